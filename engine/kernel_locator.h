@@ -1,0 +1,53 @@
+// Finds the CUDA entry points in a source file: __global__ kernels, __device__ functions and
+// host functions that launch kernels, with exact byte ranges.
+//
+// A hand-written lexer, not a compiler: it must be right on comments, string and raw-string
+// literals, templates, macros, attributes such as __launch_bounds__(256, 2), extern "C",
+// namespaces and multi-line signatures, and fast enough to run on every keystroke of a 2 MB
+// file. It works in byte offsets; the LSP layer maps them to UTF-16 positions.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kblaster::engine {
+
+enum class cuda_symbol_kind {
+  global_kernel,    // __global__
+  device_function,  // __device__ (and __host__ __device__)
+  host_launcher,    // a host function whose body contains a <<<...>>> launch
+};
+
+/// Half-open byte range [begin, end) in the source.
+struct byte_range {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  friend bool operator==(const byte_range&, const byte_range&) = default;
+};
+
+struct cuda_symbol {
+  std::string name;            // unqualified, e.g. "matmul_tiled"
+  std::string qualified_name;  // with enclosing namespaces, e.g. "ops::matmul_tiled"
+  cuda_symbol_kind kind = cuda_symbol_kind::global_kernel;
+  byte_range full_range;       // from the template<...> or first specifier to the closing brace
+                               // (or the ';' of a declaration)
+  byte_range name_range;       // the name token
+  std::string signature;       // normalised whitespace, e.g.
+                               // "__global__ void __launch_bounds__(256, 2) k(float* a, int n)"
+  std::vector<std::string> template_parameters;  // e.g. {"typename T", "int TILE = 32"}
+  std::string launch_bounds;   // arguments of __launch_bounds__, e.g. "256, 2"; empty if none
+  bool extern_c = false;
+  bool is_definition = true;   // false for a declaration ending in ';'
+};
+
+/// Every symbol in `source`, in source order.
+std::vector<cuda_symbol> locate_cuda_symbols(std::string_view source);
+
+/// The symbol whose name token contains `offset`, or whose name a call at `offset` names
+/// (for hover on a kernel name at a launch site); nullptr when none.
+const cuda_symbol* symbol_at(const std::vector<cuda_symbol>& symbols, std::string_view source,
+                             std::size_t offset);
+
+}  // namespace kblaster::engine
