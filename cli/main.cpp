@@ -1,6 +1,6 @@
 // kblaster: the command-line entry point. Thin: parses arguments and hands over.
 #include "cli/command_registry.h"
-#include "cli/version.h"
+#include "kblaster_version.h"
 
 #include <iostream>
 
