@@ -23,12 +23,11 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-// Finds "Content-Length:" (any case) at the start of a line in `s`, from `from` on.
-std::size_t find_length_line(std::string_view s, std::size_t from) {
+// Finds "Content-Length:" (any case) in `s` from `from` on. Not only at line starts: after a
+// rejected header the next message may directly follow the stray body bytes.
+std::size_t find_length_field(std::string_view s, std::size_t from) {
   for (std::size_t i = from; i + length_field.size() < s.size(); ++i) {
-    if (i != 0 && s[i - 1] != '\n') continue;
-    if (iequals(s.substr(i, length_field.size()), length_field) && s[i + length_field.size()] == ':')
-      return i;
+    if (iequals(s.substr(i, length_field.size()), length_field) && s[i + length_field.size()] == ':') return i;
   }
   return std::string_view::npos;
 }
@@ -53,16 +52,24 @@ void frame_reader::compact() {
 }
 
 void frame_reader::resync(std::size_t from) {
+  resyncing_ = true;
+  start_ += std::min(from, buffer_.size() - start_);
+  try_resync();
+}
+
+bool frame_reader::try_resync() {
   const std::string_view rest = std::string_view(buffer_).substr(start_);
-  const std::size_t at = find_length_line(rest, from);
+  const std::size_t at = find_length_field(rest, 0);
   if (at == std::string_view::npos) {
     // Keep a tail that could be the start of a split "Content-Length:".
-    const std::size_t keep = std::min(rest.size(), length_field.size());
-    start_ = buffer_.size() - keep;
-  } else {
-    start_ += at;
+    start_ = buffer_.size() - std::min(rest.size(), length_field.size());
+    compact();
+    return false;
   }
+  start_ += at;
+  resyncing_ = false;
   compact();
+  return true;
 }
 
 std::optional<frame_event> frame_reader::parse_header() {
@@ -78,19 +85,18 @@ std::optional<frame_event> frame_reader::parse_header() {
 
   std::optional<std::size_t> length;
   std::string error;
-  std::string_view block = rest.substr(0, end);
-  while (!block.empty() && error.empty()) {
-    const std::size_t eol = block.find("\r\n");
-    const std::string_view line = block.substr(0, eol);
-    block = eol == std::string_view::npos ? std::string_view() : block.substr(eol + 2);
+  std::size_t resume = end + header_end.size();  // where to look for the next header on error
+  for (std::size_t line_start = 0; line_start < end && error.empty();) {
+    std::size_t eol = rest.find("\r\n", line_start);
+    if (eol == std::string_view::npos || eol > end) eol = end;
+    const std::string_view line = rest.substr(line_start, eol - line_start);
+    const std::size_t next_line = eol + 2;
+    line_start = next_line;
     const std::size_t colon = line.find(':');
     if (colon == std::string_view::npos) {
       error = "header line without a colon";
-      break;
-    }
-    const std::string_view name = trim(line.substr(0, colon));
-    const std::string_view value = trim(line.substr(colon + 1));
-    if (iequals(name, "content-length")) {
+    } else if (iequals(trim(line.substr(0, colon)), "content-length")) {
+      const std::string_view value = trim(line.substr(colon + 1));
       std::size_t n = 0;
       const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
       if (value.empty() || ec != std::errc() || ptr != value.data() + value.size())
@@ -99,15 +105,16 @@ std::optional<frame_event> frame_reader::parse_header() {
         error = "two different Content-Length headers";
       else
         length = n;
-    } else if (!iequals(name, "content-type")) {
-      // Unknown headers are allowed by the spec's spirit of extensibility; ignore them.
     }
+    // Other headers (Content-Type, or ones a future spec adds) are allowed and ignored.
+    // A bad line may be garbage in front of a real header: resume right after it.
+    if (!error.empty()) resume = std::min(next_line, end + header_end.size());
   }
   if (error.empty() && !length) error = "header without Content-Length";
 
   if (!error.empty()) {
-    // The body cannot be located; drop the header and find the next one.
-    start_ += end + header_end.size();
+    // The body cannot be located; find the next header.
+    start_ += resume;
     resync(0);
     return frame_event{frame_event::kind::header_error, error};
   }
@@ -127,6 +134,7 @@ std::optional<frame_event> frame_reader::parse_header() {
 }
 
 std::optional<frame_event> frame_reader::next() {
+  if (resyncing_ && !try_resync()) return std::nullopt;
   if (!body_length_) {
     if (auto error = parse_header()) return error;
     if (!body_length_) return std::nullopt;

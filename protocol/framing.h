@@ -40,13 +40,16 @@ class frame_reader {
  private:
   std::optional<frame_event> parse_header();
   void compact();
-  // Drops bytes up to the next "Content-Length:" at a line start, searching from `from`.
+  // After a rejected header: drops bytes up to the next "Content-Length:", searching from
+  // `from` bytes past the current position, now or once more bytes arrive.
   void resync(std::size_t from);
+  bool try_resync();
 
   std::string buffer_;
   std::size_t start_ = 0;             // consumed prefix of buffer_
   std::size_t max_body_;
   std::optional<std::size_t> body_length_;  // set once a header was accepted
+  bool resyncing_ = false;             // looking for the next "Content-Length:"
   std::size_t skip_ = 0;               // bytes of an oversized body still to discard
 };
 
