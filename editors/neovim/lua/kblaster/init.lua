@@ -1,0 +1,192 @@
+-- kblaster: starts KernelBlaster's language server for CUDA buffers in Neovim's built-in client.
+--
+-- Works from Neovim 0.7 (Debian 12 ships 0.7.2), which has no vim.lsp.start and no vim.fs:
+-- there we start one client per project root with vim.lsp.start_client and attach buffers
+-- with vim.lsp.buf_attach_client; on 0.8+ vim.lsp.start does the same bookkeeping itself.
+--
+--   require('kblaster').setup({
+--     cmd = { 'kblaster', 'serve' },        -- how to start the daemon (stdio)
+--     settings = { kblaster = { logLevel = 'info' } },
+--   })
+
+local M = {}
+
+local defaults = {
+  -- The daemon, speaking LSP on stdin/stdout.
+  cmd = { 'kblaster', 'serve' },
+  -- Sent as initializationOptions and in workspace/didChangeConfiguration, and returned for
+  -- workspace/configuration requests (Neovim's default handler reads config.settings).
+  settings = { kblaster = {} },
+  filetypes = { 'cuda' },
+  -- The first directory upwards from the file holding one of these is the project root; one
+  -- daemon serves each root. Without any, the file's own directory is the root.
+  root_markers = { '.git', 'CMakeLists.txt', 'compile_commands.json', 'Makefile' },
+  name = 'kblaster',
+  -- Passed through to the client config unchanged when set.
+  on_attach = nil,
+  on_init = nil,
+  on_exit = nil,
+  capabilities = nil,
+  handlers = nil,
+  flags = nil,
+}
+
+M.config = vim.deepcopy(defaults)
+
+-- client ids by root directory, for Neovim < 0.8 (vim.lsp.start keeps its own).
+local clients_by_root = {}
+
+---@private
+local function is_dir_or_file(path)
+  return vim.loop.fs_stat(path) ~= nil
+end
+
+--- The project root for `fname`: the nearest ancestor holding a root marker.
+function M.find_root(fname)
+  local dir = vim.fn.fnamemodify(fname, ':p:h')
+  local current = dir
+  while true do
+    for _, marker in ipairs(M.config.root_markers) do
+      if is_dir_or_file(current .. '/' .. marker) then
+        return current
+      end
+    end
+    local parent = vim.fn.fnamemodify(current, ':h')
+    if parent == current then
+      return dir
+    end
+    current = parent
+  end
+end
+
+--- The client config for a buffer whose project root is `root_dir`.
+function M.client_config(root_dir)
+  local c = M.config
+  local settings = c.settings or {}
+  return {
+    name = c.name,
+    cmd = c.cmd,
+    root_dir = root_dir,
+    settings = settings,
+    init_options = settings.kblaster or settings,
+    capabilities = c.capabilities,
+    handlers = c.handlers,
+    flags = c.flags,
+    on_attach = c.on_attach,
+    on_exit = c.on_exit,
+    on_init = function(client, result)
+      -- Neovim 0.7 never sends the settings by itself; a server that reads them at start
+      -- gets them here as well as in initializationOptions.
+      if next(settings) ~= nil then
+        client.notify('workspace/didChangeConfiguration', { settings = settings })
+      end
+      if c.on_init then
+        c.on_init(client, result)
+      end
+    end,
+  }
+end
+
+--- Starts (or reuses) the client for the buffer's project and attaches the buffer.
+--- Returns the client id, or nil when the daemon could not be started.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  local fname = vim.api.nvim_buf_get_name(bufnr)
+  if fname == '' then
+    return nil
+  end
+  if vim.fn.executable(M.config.cmd[1]) ~= 1 then
+    vim.notify(string.format('kblaster: %q is not executable; set cmd in require("kblaster").setup()',
+      M.config.cmd[1]), vim.log.levels.ERROR)
+    return nil
+  end
+  local root_dir = M.find_root(fname)
+  local config = M.client_config(root_dir)
+
+  if vim.lsp.start then
+    -- 0.8+: reuses a running client with the same name and root_dir.
+    return vim.lsp.start(config, { bufnr = bufnr })
+  end
+
+  local id = clients_by_root[root_dir]
+  local client = id and vim.lsp.get_client_by_id(id)
+  if not client or client.is_stopped() then
+    id = vim.lsp.start_client(config)
+    if not id then
+      return nil
+    end
+    clients_by_root[root_dir] = id
+  end
+  vim.lsp.buf_attach_client(bufnr, id)
+  return id
+end
+
+--- The running kblaster clients attached to `bufnr` (all buffers when nil).
+function M.clients(bufnr)
+  local found = {}
+  local all = bufnr and vim.lsp.buf_get_clients(bufnr) or vim.lsp.get_active_clients()
+  for _, client in pairs(all) do
+    if client.name == M.config.name then
+      table.insert(found, client)
+    end
+  end
+  return found
+end
+
+--- Runs the daemon's self-test command (progress shows in the client's progress messages).
+function M.self_test(steps, step_ms)
+  for _, client in ipairs(M.clients(vim.api.nvim_get_current_buf())) do
+    client.request('workspace/executeCommand', {
+      command = 'kblaster.selfTest',
+      arguments = { { steps = steps or 10, stepMs = step_ms or 100 } },
+    }, function(err, result)
+      if err then
+        vim.notify('kblaster.selfTest: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      else
+        vim.notify('kblaster.selfTest: ' .. vim.inspect(result))
+      end
+    end)
+  end
+end
+
+--- Configures the client and starts it for every CUDA buffer, open now or later.
+function M.setup(opts)
+  opts = opts or {}
+  local config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts)
+  -- Lists replace rather than merge by index (tbl_deep_extend would keep a default's tail).
+  for _, key in ipairs({ 'cmd', 'filetypes', 'root_markers' }) do
+    if opts[key] ~= nil then
+      config[key] = opts[key]
+    end
+  end
+  if type(config.cmd) == 'string' then
+    config.cmd = { config.cmd, 'serve' }
+  end
+  vim.validate({
+    cmd = { config.cmd, 'table' },
+    filetypes = { config.filetypes, 'table' },
+    settings = { config.settings, 'table' },
+  })
+  M.config = config
+
+  local group = vim.api.nvim_create_augroup('kblaster', { clear = true })
+  vim.api.nvim_create_autocmd('FileType', {
+    group = group,
+    pattern = config.filetypes,
+    callback = function(args)
+      M.attach(args.buf)
+    end,
+  })
+  -- Buffers already open when setup() runs (e.g. from a plugin manager's lazy load).
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and vim.tbl_contains(config.filetypes, vim.bo[bufnr].filetype) then
+      M.attach(bufnr)
+    end
+  end
+
+  vim.api.nvim_create_user_command('KblasterSelfTest', function(cmd_opts)
+    M.self_test(tonumber(cmd_opts.fargs[1]), tonumber(cmd_opts.fargs[2]))
+  end, { nargs = '*', desc = 'kblaster: run the daemon self-test [steps] [stepMs]' })
+end
+
+return M

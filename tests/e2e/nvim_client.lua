@@ -1,0 +1,243 @@
+-- End-to-end test with Neovim's built-in LSP client, through the shipped editors/neovim setup.
+--
+--   KBLASTER_BINARY=build/cli/kblaster nvim --headless --clean -u tests/e2e/nvim_client.lua
+--
+-- Opens examples/matmul/matmul.cu (or $KBLASTER_E2E_FILE), asks the daemon for document symbols
+-- and for a hover on the templated kernel's name, checks the answers against the file itself
+-- (names, kinds, lines, the signature and template parameter in the hover), shuts the daemon
+-- down and exits 0, or 1 on any mismatch, error or timeout. It prints what the daemon answered
+-- in a readable form, which is also what scripts/demo shows.
+-- Written for Neovim 0.7.2 (Debian 12): no vim.fs, no `nvim -l`, no vim.lsp.start.
+
+local script = debug.getinfo(1, 'S').source:gsub('^@', '')
+local root = vim.fn.fnamemodify(script, ':p:h:h:h')
+local binary = os.getenv('KBLASTER_BINARY') or (root .. '/build/cli/kblaster')
+local file = os.getenv('KBLASTER_E2E_FILE') or (root .. '/examples/matmul/matmul.cu')
+local timeout_ms = tonumber(os.getenv('KBLASTER_E2E_TIMEOUT_MS') or '') or 15000
+-- The kernel the hover is asked about, and what each definition in the file should be.
+local hover_name = os.getenv('KBLASTER_E2E_HOVER') or 'matmul_tiled'
+
+local failures = {}
+
+local function out(fmt, ...)
+  io.stdout:write(string.format(fmt, ...) .. '\n')
+end
+
+local function check(ok, fmt, ...)
+  if not ok then
+    local msg = string.format(fmt, ...)
+    table.insert(failures, msg)
+    io.stderr:write('FAIL: ' .. msg .. '\n')
+  end
+  return ok
+end
+
+local function finish()
+  if #failures == 0 then
+    out('e2e.neovim: all checks passed')
+    vim.cmd('qall!')
+  else
+    io.stderr:write(string.format('e2e.neovim: %d check(s) failed\n', #failures))
+    vim.cmd('cquit 1')
+  end
+end
+
+local function wait_for(what, predicate)
+  if not vim.wait(timeout_ms, predicate, 20) then
+    error(string.format('timed out after %d ms waiting for %s', timeout_ms, what), 0)
+  end
+end
+
+-- --- what the file says: every definition the daemon should report -------------------------
+
+--- The definitions in `lines` (1-based Lua list of strings): for each name, the 0-based line
+--- and column of its name, the line of a `template <...>` header right above, the line of the
+--- closing brace at column 0, and the signature (text up to the opening brace).
+local function definitions(lines)
+  local found = {}
+  local i = 1
+  while i <= #lines do
+    local line = lines[i]
+    local qualifier = line:match('^%s*(__global__)') or line:match('^%s*(__device__)')
+    -- A host function: a definition at column 0 that is neither __global__ nor __device__.
+    if not qualifier and (line:match('^extern%s+"C"') or line:match('^[%a_][%w_:<>]*[%s%*&]+[%a_][%w_]*%s*%(')) then
+      qualifier = 'host'
+    end
+    local name_col, name = line:match('()([%a_][%w_]*)%s*%(')
+    if qualifier and name and not line:match('^%s*//') and not line:match(';%s*$') then
+      local def = { name = name, qualifier = qualifier, line = i - 1, col = name_col - 1 }
+      if i > 1 and lines[i - 1]:match('^%s*template%s*<') then
+        def.template_line = i - 2
+      end
+      local sig = {}
+      local j = i
+      while j <= #lines do
+        local brace = lines[j]:find('{', 1, true)
+        table.insert(sig, brace and lines[j]:sub(1, brace - 1) or lines[j])
+        if brace then break end
+        j = j + 1
+      end
+      def.signature = table.concat(sig, ' '):gsub('%s+', ' '):gsub('%s+$', '')
+      while j <= #lines and lines[j] ~= '}' do j = j + 1 end
+      def.end_line = j - 1
+      table.insert(found, def)
+      i = j
+    end
+    i = i + 1
+  end
+  return found
+end
+
+local function squash(s)
+  return (s:gsub('%s+', ''))
+end
+
+local function range_str(r)
+  return string.format('%d:%d-%d:%d', r.start.line + 1, r.start.character + 1, r['end'].line + 1,
+    r['end'].character + 1)
+end
+
+-- --- the session ---------------------------------------------------------------------------
+
+local function main()
+  vim.opt.runtimepath:prepend(root .. '/editors/neovim')
+  vim.cmd('filetype on')
+  check(vim.fn.executable(binary) == 1, 'daemon %s is not executable (set KBLASTER_BINARY)', binary)
+
+  local exit_code, init_result
+  require('kblaster').setup({
+    cmd = { binary, 'serve' },
+    on_init = function(_, result) init_result = result end,
+    on_exit = function(code) exit_code = code end,
+  })
+
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  check(vim.bo[buf].filetype == 'cuda', 'filetype of %s is %q, not cuda', file, vim.bo[buf].filetype)
+
+  local client
+  wait_for('the kblaster client to initialize', function()
+    client = require('kblaster').clients(buf)[1]
+    return client ~= nil and client.initialized
+  end)
+  local caps = client.server_capabilities
+  local info = init_result.serverInfo or {}
+  out('daemon: %s %s (%s)', tostring(info.name), tostring(info.version), binary)
+  check(info.name == 'kblaster', 'serverInfo.name is %s', vim.inspect(info.name))
+  check(caps.documentSymbolProvider == true, 'documentSymbolProvider is %s', vim.inspect(caps.documentSymbolProvider))
+  check(caps.hoverProvider == true, 'hoverProvider is %s', vim.inspect(caps.hoverProvider))
+  local sync = caps.textDocumentSync or {}
+  check(type(sync) == 'table' and sync.openClose == true and sync.change == 2,
+    'textDocumentSync is %s, expected openClose and incremental change', vim.inspect(sync))
+  local commands = (caps.executeCommandProvider or {}).commands or {}
+  check(vim.tbl_contains(commands, 'kblaster.selfTest'), 'executeCommandProvider.commands is %s',
+    vim.inspect(commands))
+  check(caps.positionEncoding == nil or caps.positionEncoding == 'utf-16',
+    'positionEncoding is %s (Neovim 0.7 speaks utf-16 only)', vim.inspect(caps.positionEncoding))
+
+  local function request(method, params)
+    local done, err, result = false, nil, nil
+    local ok = client.request(method, params, function(e, r)
+      done, err, result = true, e, r
+    end, buf)
+    check(ok, '%s was not sent', method)
+    wait_for('the reply to ' .. method, function() return done end)
+    return err, result
+  end
+
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local expected = definitions(lines)
+  local uri = vim.uri_from_bufnr(buf)
+
+  -- Document symbols: exactly the file's definitions, with their kinds, details and lines.
+  local err, symbols = request('textDocument/documentSymbol', { textDocument = { uri = uri } })
+  check(err == nil, 'documentSymbol error: %s', vim.inspect(err))
+  symbols = symbols or {}
+  out('\n%s: %d symbols', vim.fn.fnamemodify(file, ':~:.'), #symbols)
+  local by_name = {}
+  for _, s in ipairs(symbols) do
+    out('  %-14s line %-3d %-40s (kind %d, range %s)', s.name, s.selectionRange.start.line + 1,
+      s.detail or '', s.kind, range_str(s.range))
+    check(by_name[s.name] == nil, 'symbol %s reported twice', s.name)
+    by_name[s.name] = s
+  end
+  check(#symbols == #expected, '%d symbols, expected %d (%s)', #symbols, #expected,
+    table.concat(vim.tbl_map(function(d) return d.name end, expected), ', '))
+  for _, d in ipairs(expected) do
+    local s = by_name[d.name]
+    if check(s ~= nil, 'no symbol for %s (%s at line %d)', d.name, d.qualifier, d.line + 1) then
+      check(s.kind == 12, '%s: kind %s, expected 12 (Function)', d.name, vim.inspect(s.kind))
+      check(type(s.detail) == 'string' and s.detail:sub(1, #d.qualifier) == d.qualifier,
+        '%s: detail %s should start with %s', d.name, vim.inspect(s.detail), d.qualifier)
+      local sel = s.selectionRange
+      check(sel.start.line == d.line and sel.start.character == d.col and sel['end'].line == d.line
+        and sel['end'].character == d.col + #d.name,
+        '%s: selectionRange %s, expected the name at %d:%d-%d:%d', d.name, range_str(sel),
+        d.line + 1, d.col + 1, d.line + 1, d.col + #d.name + 1)
+      local first = d.template_line or d.line
+      check(s.range.start.line == first or s.range.start.line == d.line,
+        '%s: range starts on line %d, expected %d', d.name, s.range.start.line + 1, first + 1)
+      local e = s.range['end']
+      check((e.line == d.end_line and e.character >= 1) or (e.line == d.end_line + 1 and e.character == 0),
+        '%s: range ends at %d:%d, expected after the closing brace on line %d', d.name, e.line + 1,
+        e.character + 1, d.end_line + 1)
+    end
+  end
+
+  -- Hover on the templated kernel's name: its signature in a cuda block, template included.
+  local target
+  for _, d in ipairs(expected) do
+    if d.name == hover_name then target = d end
+  end
+  if check(target ~= nil, 'no definition of %s in %s', hover_name, file) then
+    local pos = { line = target.line, character = target.col + 2 }
+    local herr, hover = request('textDocument/hover', { textDocument = { uri = uri }, position = pos })
+    check(herr == nil, 'hover error: %s', vim.inspect(herr))
+    local contents = hover and hover.contents or {}
+    local value = type(contents) == 'table' and contents.value or ''
+    out('\nhover on %s (line %d):\n%s', hover_name, target.line + 1, value)
+    check(contents.kind == 'markdown', 'hover kind %s, expected markdown', vim.inspect(contents.kind))
+    check(value:find('```cuda', 1, true) ~= nil, 'hover has no ```cuda block')
+    check(squash(value):find(squash(target.signature), 1, true) ~= nil,
+      'hover does not contain the signature %q', target.signature)
+    if target.template_line then
+      local header = lines[target.template_line + 1]:match('^%s*(template%s*<.->)')
+      check(squash(value):find(squash(header), 1, true) ~= nil,
+        'hover does not list the template parameters %q', header)
+    end
+    local r = hover and hover.range
+    check(r ~= nil and r.start.line == target.line and r.start.character == target.col
+      and r['end'].character == target.col + #hover_name,
+      'hover range %s, expected the name', r and range_str(r) or 'nil')
+  end
+
+  -- Hover away from any kernel: null.
+  local blank
+  for i, l in ipairs(lines) do
+    if l:match('^%s*$') then blank = i - 1 break end
+  end
+  if blank then
+    local nerr, none = request('textDocument/hover',
+      { textDocument = { uri = uri }, position = { line = blank, character = 0 } })
+    check(nerr == nil and none == nil, 'hover on blank line %d: %s %s', blank + 1, vim.inspect(nerr),
+      vim.inspect(none))
+  end
+
+  -- Clean shutdown: shutdown, exit, exit code 0.
+  client.stop()
+  wait_for('the daemon to exit', function() return exit_code ~= nil end)
+  out('\ndaemon exited with code %d after shutdown', exit_code)
+  check(exit_code == 0, 'exit code %d after shutdown + exit, expected 0', exit_code)
+end
+
+vim.api.nvim_create_autocmd('VimEnter', {
+  once = true,
+  callback = function()
+    local ok, err = xpcall(main, debug.traceback)
+    if not ok then
+      table.insert(failures, tostring(err))
+      io.stderr:write('ERROR: ' .. tostring(err) .. '\n')
+    end
+    finish()
+  end,
+})
