@@ -14,8 +14,8 @@ local root = vim.fn.fnamemodify(script, ':p:h:h:h')
 local binary = os.getenv('KBLASTER_BINARY') or (root .. '/build/cli/kblaster')
 local file = os.getenv('KBLASTER_E2E_FILE') or (root .. '/examples/matmul/matmul.cu')
 local timeout_ms = tonumber(os.getenv('KBLASTER_E2E_TIMEOUT_MS') or '') or 15000
--- The kernel the hover is asked about, and what each definition in the file should be.
-local hover_name = os.getenv('KBLASTER_E2E_HOVER') or 'matmul_tiled'
+-- The kernel the hover is asked about: matmul_tiled, else the file's first __global__ kernel.
+local hover_name = os.getenv('KBLASTER_E2E_HOVER')
 
 local failures = {}
 
@@ -156,8 +156,10 @@ local function main()
   out('\n%s: %d symbols', vim.fn.fnamemodify(file, ':~:.'), #symbols)
   local by_name = {}
   for _, s in ipairs(symbols) do
-    out('  %-14s line %-3d %-40s (kind %d, range %s)', s.name, s.selectionRange.start.line + 1,
-      s.detail or '', s.kind, range_str(s.range))
+    local detail = (s.detail or ''):gsub('%s+', ' ')
+    if #detail > 64 then detail = detail:sub(1, 61) .. '...' end
+    out('  line %-3d %-14s kind %-2d lines %-6s %s', s.selectionRange.start.line + 1, s.name, s.kind,
+      (s.range.start.line + 1) .. '-' .. (s.range['end'].line + 1), detail)
     check(by_name[s.name] == nil, 'symbol %s reported twice', s.name)
     by_name[s.name] = s
   end
@@ -187,8 +189,14 @@ local function main()
   -- Hover on the templated kernel's name: its signature in a cuda block, template included.
   local target
   for _, d in ipairs(expected) do
-    if d.name == hover_name then target = d end
+    if d.name == (hover_name or 'matmul_tiled') then target = d end
   end
+  if not target and not hover_name then
+    for _, d in ipairs(expected) do
+      if not target and d.qualifier == '__global__' then target = d end
+    end
+  end
+  hover_name = target and target.name or hover_name or 'matmul_tiled'
   if check(target ~= nil, 'no definition of %s in %s', hover_name, file) then
     local pos = { line = target.line, character = target.col + 2 }
     local herr, hover = request('textDocument/hover', { textDocument = { uri = uri }, position = pos })
@@ -232,6 +240,7 @@ end
 
 vim.api.nvim_create_autocmd('VimEnter', {
   once = true,
+  nested = true,  -- so that :edit inside fires BufRead and FileType (and so the client starts)
   callback = function()
     local ok, err = xpcall(main, debug.traceback)
     if not ok then
