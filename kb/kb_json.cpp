@@ -1,0 +1,298 @@
+// JSON export and import, keyed by state in the paper's shape:
+//   {"$format": ..., "$techniques": {...},
+//    "<state>": {"primary_bottleneck", "secondary_characteristics", ..., "optimizations": [
+//        {"technique", "description", ...statistics, "by_arch": {"sm_80": {...}}}]}}
+// Importing merges: texts are replaced, statistics are pooled, lessons and transitions added.
+#include "kb/change_log.h"
+#include "kb/knowledge_base.h"
+#include "kb/stats_math.h"
+#include "kb/stats_store.h"
+
+#include <cmath>
+
+namespace kblaster::kb {
+namespace {
+
+using json = nlohmann::json;
+constexpr const char* format_tag = "kblaster-kb/1";
+
+json stats_json(const stats& s, double prior) {
+  return {{"attempts", s.attempts},
+          {"compile_failures", s.compile_failures},
+          {"incorrect_results", s.incorrect},
+          {"successes", s.successes},
+          {"n_measured", s.n_measured},
+          {"mean_log_speedup", s.mean_log_speedup},
+          {"m2_log_speedup", s.m2_log_speedup},
+          {"variance_log_speedup", s.variance_log_speedup()},
+          {"predicted_speedup", predicted_speedup(s, prior)},
+          {"confidence", confidence(s)},
+          {"last_used", s.last_used ? json(*s.last_used) : json(nullptr)}};
+}
+
+[[noreturn]] void bad(const std::string& where, const std::string& what) {
+  throw kb_error(error_kind::invalid_argument, "import: " + where + ": " + what);
+}
+
+std::string str(const json& o, const char* key, const std::string& where, const std::string& def = "") {
+  if (!o.contains(key) || o[key].is_null()) return def;
+  if (!o[key].is_string()) bad(where, std::string("'") + key + "' must be a string");
+  return o[key].get<std::string>();
+}
+
+double num(const json& o, const char* key, const std::string& where, double def) {
+  if (!o.contains(key) || o[key].is_null()) return def;
+  if (!o[key].is_number() || !std::isfinite(o[key].get<double>()))
+    bad(where, std::string("'") + key + "' must be a finite number");
+  return o[key].get<double>();
+}
+
+std::int64_t count(const json& o, const char* key, const std::string& where) {
+  if (!o.contains(key) || o[key].is_null()) return 0;
+  if (!o[key].is_number_integer() || o[key].get<std::int64_t>() < 0)
+    bad(where, std::string("'") + key + "' must be a non-negative integer");
+  return o[key].get<std::int64_t>();
+}
+
+stats stats_from_json(const json& o, const std::string& where) {
+  stats s;
+  s.attempts = count(o, "attempts", where);
+  s.compile_failures = count(o, "compile_failures", where);
+  s.incorrect = count(o, "incorrect_results", where);
+  s.successes = count(o, "successes", where);
+  s.n_measured = count(o, "n_measured", where);
+  s.mean_log_speedup = num(o, "mean_log_speedup", where, 0.0);
+  s.m2_log_speedup = num(o, "m2_log_speedup", where, 0.0);
+  if (s.compile_failures + s.incorrect + s.n_measured > s.attempts || s.successes > s.n_measured)
+    bad(where, "inconsistent counts (failures + measured exceed attempts, or successes exceed measured)");
+  if (o.contains("last_used") && o["last_used"].is_string()) s.last_used = o["last_used"].get<std::string>();
+  return s;
+}
+
+}  // namespace
+
+json knowledge_base::export_json() {
+  json doc = json::object();
+  doc["$format"] = format_tag;
+  json techs = json::object();
+  for (const auto& t : techniques()) techs[t.name] = {{"category", t.category}, {"description", t.description}};
+  doc["$techniques"] = techs;
+
+  auto opt_q = db_->prepare(
+      "SELECT t.id, t.name, t.category, t.description, o.prior_speedup, o.note FROM optimizations o "
+      "JOIN techniques t ON t.id = o.technique_id WHERE o.state_id = ? ORDER BY t.name");
+  auto stats_q = db_->prepare(
+      "SELECT arch, attempts, compile_failures, incorrect, successes, n_measured, mean_log_speedup, "
+      "m2_log_speedup, last_used FROM opt_stats WHERE state_id = ? AND technique_id = ? ORDER BY arch");
+  for (const auto& st : states()) {
+    json s = {{"primary_bottleneck", st.primary_bottleneck},
+              {"secondary_characteristics", st.secondary},
+              {"description", st.description},
+              {"criteria", st.criteria},
+              {"scope", st.scope},
+              {"origin", st.origin},
+              {"notes", st.notes}};
+    json opts = json::array();
+    opt_q.bind(1, st.id);
+    while (opt_q.step()) {
+      const double prior = opt_q.get_double(4);
+      json o = {{"technique", opt_q.get_text(1)}, {"category", opt_q.get_text(2)},
+                {"description", opt_q.get_text(3)}, {"prior_speedup", prior}, {"note", opt_q.get_text(5)}};
+      o.update(stats_json(stats{}, prior));
+      json by_arch = json::object();
+      stats_q.bind(1, st.id).bind(2, opt_q.get_int(0));
+      while (stats_q.step()) {
+        stats x;
+        x.attempts = stats_q.get_int(1);
+        x.compile_failures = stats_q.get_int(2);
+        x.incorrect = stats_q.get_int(3);
+        x.successes = stats_q.get_int(4);
+        x.n_measured = stats_q.get_int(5);
+        x.mean_log_speedup = stats_q.get_double(6);
+        x.m2_log_speedup = stats_q.get_double(7);
+        if (!stats_q.is_null(8)) x.last_used = stats_q.get_text(8);
+        if (stats_q.get_text(0) == all_archs) o.update(stats_json(x, prior));
+        else by_arch[stats_q.get_text(0)] = stats_json(x, prior);
+      }
+      stats_q.reset();
+      o["by_arch"] = by_arch;
+      opts.push_back(o);
+    }
+    opt_q.reset();
+    s["optimizations"] = opts;
+    json ls = json::array();
+    for (const auto& l : lessons(st.name))
+      ls.push_back({{"technique", l.technique}, {"arch", l.arch}, {"text", l.text},
+                    {"provenance", l.provenance}, {"created_at", l.created_at}});
+    s["lessons"] = ls;
+    json tr = json::array();
+    for (const auto& t : transitions_from(st.name))
+      tr.push_back({{"technique", t.technique}, {"to", t.to_state}, {"count", t.count},
+                    {"mean_log_speedup", t.mean_log_speedup}});
+    s["transitions"] = tr;
+    doc[st.name] = s;
+  }
+  return doc;
+}
+
+import_summary knowledge_base::import_json(const json& doc, const update_cause& cause) {
+  require_writable();
+  if (!doc.is_object()) bad("document", "must be a JSON object keyed by state name");
+  if (doc.contains("$format") && doc["$format"] != format_tag)
+    bad("$format", "unsupported format " + doc["$format"].dump() + " (expected \"" + format_tag + "\")");
+  import_summary sum;
+  sql::transaction tx(*db_);
+  const bool seeding = cause.kind == "seed";
+  if (seeding && (db_->query_int("SELECT count(*) FROM meta WHERE key = 'seeded_at'") > 0 ||
+                  db_->query_int("SELECT count(*) FROM states") > 0))
+    return sum;  // another process seeded it first
+  change_log log(*db_);
+
+  auto put_technique_row = [&](const std::string& name, const std::string& category,
+                               const std::string& description) {
+    const auto id = ensure_technique(name, log);
+    log.track("techniques", {{"id", id}}, [&] {
+      auto& s = db_->cached("UPDATE techniques SET category = ?, description = ? WHERE id = ?");
+      s.bind(1, category).bind(2, description).bind(3, id).run();
+    });
+    ++sum.techniques;
+    return id;
+  };
+
+  if (doc.contains("$techniques")) {
+    if (!doc["$techniques"].is_object()) bad("$techniques", "must be an object keyed by technique name");
+    for (const auto& [name, t] : doc["$techniques"].items()) {
+      const std::string where = "technique '" + name + "'";
+      if (!t.is_object()) bad(where, "must be an object");
+      put_technique_row(name, str(t, "category", where), str(t, "description", where));
+    }
+  }
+
+  for (const auto& [name, s] : doc.items()) {
+    if (name.empty() || name.front() == '$') continue;
+    const std::string where = "state '" + name + "'";
+    if (!s.is_object()) bad(where, "must be an object");
+    std::vector<std::string> secondary;
+    if (s.contains("secondary_characteristics")) {
+      if (!s["secondary_characteristics"].is_array()) bad(where, "'secondary_characteristics' must be an array");
+      for (const auto& v : s["secondary_characteristics"]) {
+        if (!v.is_string()) bad(where, "'secondary_characteristics' must hold strings");
+        secondary.push_back(v.get<std::string>());
+      }
+    }
+    const std::string primary = str(s, "primary_bottleneck", where);
+    if (primary.empty()) bad(where, "'primary_bottleneck' is required");
+    const json criteria = s.value("criteria", json::array());
+    const auto sid = ensure_state(name, log);
+    log.track("states", {{"id", sid}}, [&] {
+      auto& q = db_->cached(
+          "UPDATE states SET primary_bottleneck = ?, secondary = ?, criteria = ?, scope = ?, origin = ?, "
+          "description = ?, notes = ? WHERE id = ?");
+      q.bind(1, primary).bind(2, json(secondary).dump()).bind(3, criteria.dump());
+      q.bind(4, str(s, "scope", where, all_archs)).bind(5, str(s, "origin", where, seeding ? "seed" : "imported"));
+      q.bind(6, str(s, "description", where)).bind(7, str(s, "notes", where)).bind(8, sid).run();
+    });
+    ++sum.states;
+
+    if (s.contains("optimizations") && !s["optimizations"].is_array()) bad(where, "'optimizations' must be an array");
+    for (const auto& o : s.value("optimizations", json::array())) {
+      const std::string tname = o.is_object() ? str(o, "technique", where) : "";
+      if (tname.empty()) bad(where, "each optimization needs a 'technique' name");
+      const std::string owhere = where + " technique '" + tname + "'";
+      std::int64_t tid = 0;
+      if (auto t = find_technique(tname); t && !t->description.empty()) tid = t->id;
+      else tid = put_technique_row(tname, str(o, "category", owhere), str(o, "description", owhere));
+      const double prior = num(o, "prior_speedup", owhere, 1.1);
+      if (prior <= 0) bad(owhere, "'prior_speedup' must be positive");
+      const json okey{{"state_id", sid}, {"technique_id", tid}};
+      log.track("optimizations", okey, [&] {
+        auto& q = db_->cached(
+            "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note) VALUES(?, ?, ?, ?) "
+            "ON CONFLICT DO UPDATE SET prior_speedup = excluded.prior_speedup, note = excluded.note");
+        q.bind(1, sid).bind(2, tid).bind(3, prior).bind(4, str(o, "note", owhere)).run();
+      });
+      ++sum.optimizations;
+      std::vector<std::pair<std::string, stats>> rows;
+      if (o.contains("attempts")) rows.emplace_back(all_archs, stats_from_json(o, owhere));
+      if (o.contains("by_arch")) {
+        if (!o["by_arch"].is_object()) bad(owhere, "'by_arch' must be an object keyed by architecture");
+        for (const auto& [arch, x] : o["by_arch"].items()) {
+          if (!x.is_object()) bad(owhere, "'by_arch." + arch + "' must be an object");
+          rows.emplace_back(arch, stats_from_json(x, owhere + " arch " + arch));
+        }
+      }
+      for (const auto& [arch, incoming] : rows) {
+        if (incoming.attempts == 0 && !incoming.last_used) continue;
+        const json key{{"state_id", sid}, {"technique_id", tid}, {"arch", arch}};
+        const json before = log.snapshot("opt_stats", key);
+        upsert_stats(*db_, sid, tid, arch, merge(stats_from_row(before), incoming));
+        log.record("opt_stats", key, before, log.snapshot("opt_stats", key));
+      }
+    }
+
+    if (s.contains("lessons") && !s["lessons"].is_array()) bad(where, "'lessons' must be an array");
+    for (const auto& l : s.value("lessons", json::array())) {
+      if (!l.is_object()) bad(where, "each lesson must be an object");
+      const std::string text = str(l, "text", where);
+      if (text.empty()) bad(where, "a lesson needs 'text'");
+      const std::string tech = str(l, "technique", where), arch = str(l, "arch", where, all_archs);
+      auto& dup = db_->cached(
+          "SELECT 1 FROM lessons WHERE state_id = ? AND technique = ? AND arch = ? AND text = ?");
+      bool exists = false;
+      {
+        sql::statement_use use(dup);
+        dup.bind(1, sid).bind(2, tech).bind(3, arch).bind(4, text);
+        exists = dup.step();
+      }
+      if (exists) continue;
+      auto& q = db_->cached(
+          "INSERT INTO lessons(state_id, technique, arch, text, provenance, created_at) VALUES(?, ?, ?, ?, ?, ?)");
+      q.bind(1, sid).bind(2, tech).bind(3, arch).bind(4, text).bind(5, str(l, "provenance", where));
+      q.bind(6, str(l, "created_at", where, now_iso8601())).run();
+      const auto id = db_->last_insert_rowid();
+      log.record("lessons", {{"id", id}}, nullptr, log.snapshot("lessons", {{"id", id}}));
+      ++sum.lessons;
+    }
+  }
+
+  // Transitions last: they may name states that appear later in the document.
+  for (const auto& [name, s] : doc.items()) {
+    if (name.empty() || name.front() == '$' || !s.contains("transitions")) continue;
+    const std::string where = "state '" + name + "' transitions";
+    if (!s["transitions"].is_array()) bad(where, "must be an array");
+    const auto from = state_id(name);
+    for (const auto& t : s["transitions"]) {
+      if (!t.is_object()) bad(where, "each transition must be an object");
+      const std::string tech = str(t, "technique", where), to = str(t, "to", where);
+      if (tech.empty() || to.empty()) bad(where, "each transition needs 'technique' and 'to'");
+      const std::int64_t n = count(t, "count", where);
+      const double mean = num(t, "mean_log_speedup", where, 0.0);
+      if (n == 0) continue;
+      const json key{{"from_state_id", from}, {"technique_id", ensure_technique(tech, log)},
+                     {"to_state_id", ensure_state(to, log)}};
+      const json before = log.snapshot("transitions", key);
+      const std::int64_t m = before.is_null() ? 0 : before["count"].get<std::int64_t>();
+      const double old = before.is_null() ? 0.0 : before["mean_log_speedup"].get<double>();
+      const double pooled = m == 0 ? mean : (old * static_cast<double>(m) + mean * static_cast<double>(n)) /
+                                                static_cast<double>(m + n);
+      auto& q = db_->cached(
+          "INSERT OR REPLACE INTO transitions(from_state_id, technique_id, to_state_id, count, mean_log_speedup) "
+          "VALUES(?, ?, ?, ?, ?)");
+      q.bind(1, from).bind(2, key["technique_id"].get<std::int64_t>()).bind(3, key["to_state_id"].get<std::int64_t>());
+      q.bind(4, m + n).bind(5, pooled).run();
+      log.record("transitions", key, before, log.snapshot("transitions", key));
+      ++sum.transitions;
+    }
+  }
+
+  if (seeding) {
+    auto& q = db_->cached("INSERT OR REPLACE INTO meta(key, value) VALUES('seeded_at', ?)");
+    q.bind(1, now_iso8601()).run();
+  }
+  sum.update_id = log.commit(cause);
+  tx.commit();
+  matcher_->invalidate();
+  return sum;
+}
+
+}  // namespace kblaster::kb

@@ -1,0 +1,121 @@
+// The knowledge base: one SQLite file holding states, techniques, their statistics, the replay
+// buffer of attempts, transitions, lessons and the revertible log of every change.
+#pragma once
+
+#include "kb/selection.h"
+#include "kb/sqlite.h"
+#include "kb/state_match.h"
+#include "kb/types.h"
+
+#include <filesystem>
+#include <memory>
+
+namespace kblaster::kb {
+
+/// How to open a KB file.
+struct open_options {
+  enum class access_mode {
+    read_write,  ///< create if missing, migrate, seed; error if not writable
+    read_only,   ///< never write; error if missing or if it needs a migration
+    automatic,   ///< read_write where possible, read_only for an existing unwritable file
+  };
+  access_mode access = access_mode::read_write;
+  bool seed = true;             ///< load the shipped seed KB into a new, empty file
+  bool check_integrity = false; ///< run PRAGMA quick_check before using the file
+  int busy_timeout_ms = 5000;   ///< how long to wait for another writer
+};
+
+/// Summary of an import.
+struct import_summary {
+  std::int64_t update_id = 0;
+  std::int64_t states = 0, techniques = 0, optimizations = 0, lessons = 0, transitions = 0;
+};
+
+/// A connection to one KB file. Safe for several processes at once (WAL, busy timeout, short
+/// IMMEDIATE transactions); an instance itself is not thread-safe: use one per thread.
+/// Every method throws kb_error.
+class knowledge_base {
+ public:
+  /// Opens (and if allowed creates, migrates and seeds) the KB at `path`. Refuses corrupt,
+  /// non-SQLite, foreign and too-new files without modifying them.
+  static knowledge_base open(const std::filesystem::path& path, const open_options& options = {});
+
+  knowledge_base(knowledge_base&&) noexcept;
+  knowledge_base& operator=(knowledge_base&&) noexcept;
+  ~knowledge_base();
+
+  const std::filesystem::path& path() const noexcept { return path_; }
+  bool read_only() const noexcept { return read_only_; }
+
+  // --- states, techniques, optimizations, lessons (kb_catalog.cpp) ---
+  std::vector<state> states();
+  std::optional<state> find_state(const std::string& name);
+  std::vector<technique> techniques();
+  std::optional<technique> find_technique(const std::string& name);
+  /// Inserts or replaces a state by name; returns its id.
+  std::int64_t put_state(const state& s, const update_cause& cause);
+  /// Inserts or replaces a technique by name; returns its id.
+  std::int64_t put_technique(const technique& t, const update_cause& cause);
+  /// Lists a technique for a state (or updates its prior and note).
+  void put_optimization(const std::string& state, const std::string& technique, double prior_speedup,
+                        const std::string& note, const update_cause& cause);
+  /// Optimizations of a state with statistics for `arch` (falling back to all architectures
+  /// where that architecture has no attempts), best predicted first.
+  std::vector<optimization> optimizations(const std::string& state, const std::string& arch = "");
+  std::int64_t add_lesson(const lesson& l, const update_cause& cause);
+  std::vector<lesson> lessons(const std::string& state);
+  std::vector<transition> transitions_from(const std::string& state);
+
+  // --- replay buffer (kb_attempts.cpp) ---
+  /// Stores an attempt and applies its numeric update (statistics, transition) in one
+  /// transaction, logged as one update. Unknown states and techniques are added as discovered.
+  /// Returns the attempt's id once committed.
+  std::int64_t record_attempt(const attempt& a);
+  /// Attempts, newest first (all when limit is 0).
+  std::vector<attempt> attempts(std::size_t limit = 0);
+
+  // --- policy and matching (kb_select.cpp) ---
+  /// Chooses techniques to try in a state. Deterministic for request.seed.
+  std::vector<choice> select(const selection_request& request);
+  /// Best KB state for a signature, with its score; nullopt when the KB has no state at all.
+  std::optional<state_match> match_state(const std::string& primary,
+                                         const std::vector<std::string>& secondary,
+                                         const std::string& arch = "");
+
+  // --- update log (kb_history.cpp) ---
+  /// Updates, newest first.
+  std::vector<update_record> history(std::size_t limit = 50);
+  std::optional<update_record> find_update(std::int64_t id);
+  /// Undoes an update; refuses (kind conflict) when a later update changed the same values.
+  /// Returns the id of the revert's own update record.
+  std::int64_t revert(std::int64_t update_id, const std::string& detail = "");
+
+  // --- import / export (kb_json.cpp) ---
+  /// The whole KB keyed by state, in the paper's shape (replay buffer and log excluded).
+  nlohmann::json export_json();
+  /// Merges a document produced by export_json (or the seed file) into this KB.
+  import_summary import_json(const nlohmann::json& doc, const update_cause& cause);
+
+  /// Counts for `kblaster kb stats`.
+  kb_summary summary();
+
+  /// The raw connection, for tests and tools.
+  sql::database& db() noexcept { return *db_; }
+
+ private:
+  knowledge_base() = default;
+  friend class change_log;
+  void seed_if_empty();
+  std::int64_t state_id(const std::string& name);       // throws not_found
+  std::int64_t technique_id(const std::string& name);   // throws not_found
+  std::int64_t ensure_state(const std::string& name, class change_log& log);
+  std::int64_t ensure_technique(const std::string& name, class change_log& log);
+  void require_writable() const;
+
+  std::filesystem::path path_;
+  bool read_only_ = false;
+  std::unique_ptr<sql::database> db_;
+  std::unique_ptr<state_matcher> matcher_;
+};
+
+}  // namespace kblaster::kb

@@ -1,0 +1,145 @@
+// Migrations of the KB schema. Each entry upgrades version N-1 to N; never edit a released one,
+// append a new one instead (tests open files of every earlier version).
+#include "kb/schema.h"
+
+#include <array>
+#include <string>
+
+namespace kblaster::kb::schema {
+namespace {
+
+// Version 1: states, techniques, per-state optimizations with statistics, the replay buffer.
+constexpr const char* v1 = R"sql(
+CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE states (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  primary_bottleneck TEXT NOT NULL,
+  secondary TEXT NOT NULL DEFAULT '[]',     -- JSON array of characteristic names
+  criteria TEXT NOT NULL DEFAULT '[]',      -- JSON array of metric conditions
+  scope TEXT NOT NULL DEFAULT 'all',        -- 'all' or an architecture family such as sm_90
+  origin TEXT NOT NULL DEFAULT 'seed',      -- seed | discovered | imported
+  description TEXT NOT NULL DEFAULT '',
+  notes TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX states_primary ON states(primary_bottleneck);
+CREATE TABLE techniques (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  category TEXT NOT NULL DEFAULT '',
+  description TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE optimizations (
+  state_id INTEGER NOT NULL REFERENCES states(id) ON DELETE CASCADE,
+  technique_id INTEGER NOT NULL REFERENCES techniques(id) ON DELETE CASCADE,
+  prior_speedup REAL NOT NULL DEFAULT 1.1,  -- belief before any attempt; edited by the update agents
+  note TEXT NOT NULL DEFAULT '',            -- how the technique applies to this state
+  PRIMARY KEY (state_id, technique_id)
+) WITHOUT ROWID;
+CREATE TABLE opt_stats (
+  state_id INTEGER NOT NULL,
+  technique_id INTEGER NOT NULL,
+  arch TEXT NOT NULL,                       -- 'all' aggregates every architecture
+  attempts INTEGER NOT NULL DEFAULT 0,
+  compile_failures INTEGER NOT NULL DEFAULT 0,
+  incorrect INTEGER NOT NULL DEFAULT 0,
+  successes INTEGER NOT NULL DEFAULT 0,     -- correct and faster
+  n_measured INTEGER NOT NULL DEFAULT 0,    -- correct attempts with a measured speedup
+  mean_log_speedup REAL NOT NULL DEFAULT 0,
+  m2_log_speedup REAL NOT NULL DEFAULT 0,   -- Welford's sum of squared deviations
+  last_used TEXT,
+  PRIMARY KEY (state_id, technique_id, arch)
+) WITHOUT ROWID;
+CREATE TABLE attempts (
+  id INTEGER PRIMARY KEY,
+  task TEXT NOT NULL,
+  trajectory TEXT NOT NULL DEFAULT '',
+  iteration INTEGER NOT NULL DEFAULT 0,
+  step INTEGER NOT NULL DEFAULT 0,
+  state_before_id INTEGER NOT NULL,
+  state_after_id INTEGER,
+  technique_id INTEGER NOT NULL,
+  predicted_speedup REAL,
+  measured_speedup REAL,
+  compile_ok INTEGER NOT NULL,
+  correct INTEGER NOT NULL,
+  runtime_ms REAL,
+  gpu_name TEXT NOT NULL DEFAULT '',
+  arch TEXT NOT NULL DEFAULT '',
+  started_at TEXT NOT NULL,
+  finished_at TEXT NOT NULL
+);
+CREATE INDEX attempts_task ON attempts(task, trajectory, step);
+)sql";
+
+// Version 2: transitions between states and the lessons the LLM writes.
+constexpr const char* v2 = R"sql(
+CREATE TABLE transitions (
+  from_state_id INTEGER NOT NULL,
+  technique_id INTEGER NOT NULL,
+  to_state_id INTEGER NOT NULL,
+  count INTEGER NOT NULL DEFAULT 0,
+  mean_log_speedup REAL NOT NULL DEFAULT 0,
+  PRIMARY KEY (from_state_id, technique_id, to_state_id)
+) WITHOUT ROWID;
+CREATE TABLE lessons (
+  id INTEGER PRIMARY KEY,
+  state_id INTEGER NOT NULL REFERENCES states(id) ON DELETE CASCADE,
+  technique TEXT NOT NULL DEFAULT '',       -- empty: about the state as a whole
+  arch TEXT NOT NULL DEFAULT 'all',
+  text TEXT NOT NULL,
+  provenance TEXT NOT NULL DEFAULT '',      -- which agent, model, iteration and attempts
+  created_at TEXT NOT NULL
+);
+CREATE INDEX lessons_state ON lessons(state_id);
+)sql";
+
+// Version 3: the update log (revertible), and attempt details the engine started reporting.
+constexpr const char* v3 = R"sql(
+CREATE TABLE updates (
+  id INTEGER PRIMARY KEY,
+  created_at TEXT NOT NULL,
+  cause TEXT NOT NULL,                      -- numeric | textual_gradient | import | seed | manual | revert
+  detail TEXT NOT NULL DEFAULT '',          -- e.g. the agents' textual output
+  attempt_ids TEXT NOT NULL DEFAULT '[]',   -- JSON array of attempts that justified it
+  reverted_by INTEGER
+);
+CREATE TABLE update_changes (
+  update_id INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  table_name TEXT NOT NULL,
+  row_key TEXT NOT NULL,                    -- JSON object of the primary-key columns
+  op TEXT NOT NULL,                         -- insert | update | delete
+  before TEXT,                              -- JSON: changed columns (update) or whole row (delete)
+  after TEXT,                               -- JSON: changed columns (update) or whole row (insert)
+  PRIMARY KEY (update_id, seq)
+) WITHOUT ROWID;
+ALTER TABLE attempts ADD COLUMN elapsed_cycles INTEGER;
+ALTER TABLE attempts ADD COLUMN tokens_by_role TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE attempts ADD COLUMN code_hash TEXT NOT NULL DEFAULT '';
+CREATE INDEX attempts_state ON attempts(state_before_id, technique_id);
+)sql";
+
+constexpr std::array migrations{v1, v2, v3};
+
+}  // namespace
+
+int latest_version() noexcept { return static_cast<int>(migrations.size()); }
+
+int current_version(sql::database& db) {
+  if (db.query_int("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='schema_version'") == 0)
+    return 0;
+  return static_cast<int>(db.query_int("SELECT max(version) FROM schema_version", 0));
+}
+
+void migrate(sql::database& db, int target) {
+  for (int v = current_version(db) + 1; v <= target && v <= latest_version(); ++v) {
+    db.exec(migrations[static_cast<std::size_t>(v - 1)]);
+    auto& s = db.cached("INSERT INTO schema_version(version, applied_at) VALUES(?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))");
+    s.bind(1, v).run();
+  }
+  db.exec("PRAGMA application_id = " + std::to_string(application_id));
+}
+
+}  // namespace kblaster::kb::schema

@@ -1,0 +1,129 @@
+// The weighted and Thompson selection policies, with guaranteed exploration of untried
+// techniques and retirement of techniques that keep failing.
+#include "kb/selection.h"
+
+#include "kb/stats_math.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace kblaster::kb {
+namespace {
+
+bool is_untried(const candidate& c) { return c.attempts_in_state == 0; }
+
+bool is_retired(const candidate& c, int retire_after) {
+  return retire_after > 0 && c.attempts_in_state >= retire_after && c.successes_in_state == 0;
+}
+
+double weight_of(double gain, double temperature) {
+  return std::exp(std::log(std::max(gain, 1e-9)) / temperature);
+}
+
+// Draws one index from `items` with probability proportional to weight (greedy when T <= 0).
+std::size_t weighted_pick(const std::vector<const candidate*>& items, double temperature,
+                          random_source& rng) {
+  if (temperature <= 0.0) return 0;  // items are sorted best first
+  std::vector<double> w(items.size());
+  // Normalise by the best gain so that small temperatures do not overflow.
+  const double top = items.front()->opt.predicted_speedup;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    w[i] = weight_of(items[i]->opt.predicted_speedup / top, temperature);
+  const double total = std::accumulate(w.begin(), w.end(), 0.0);
+  double u = rng.uniform() * total;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (u < w[i]) return i;
+    u -= w[i];
+  }
+  return w.size() - 1;
+}
+
+void sort_by_gain(std::vector<const candidate*>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const candidate* a, const candidate* b) {
+    return a->opt.predicted_speedup > b->opt.predicted_speedup;
+  });
+}
+
+double thompson_sample(const candidate& c, random_source& rng) {
+  const posterior p = posterior_of(c.opt.statistics, c.opt.prior_speedup);
+  const double p_ok = rng.beta(p.alpha, p.beta);
+  const double mean_log = p.mean_log + std::sqrt(p.var_of_mean) * rng.normal();
+  return p_ok * std::exp(mean_log) + (1.0 - p_ok);
+}
+
+}  // namespace
+
+std::optional<selection_policy> parse_policy(std::string_view name) {
+  if (name == "weighted") return selection_policy::weighted;
+  if (name == "thompson") return selection_policy::thompson;
+  return std::nullopt;
+}
+
+std::string_view to_string(selection_policy p) noexcept {
+  return p == selection_policy::weighted ? "weighted" : "thompson";
+}
+
+std::vector<choice> choose(std::vector<candidate> candidates, const selection_request& request) {
+  random_source rng(request.seed);
+  // The order of candidates must not depend on how SQL returned them.
+  std::sort(candidates.begin(), candidates.end(),
+            [](const candidate& a, const candidate& b) { return a.opt.technique < b.opt.technique; });
+
+  std::vector<const candidate*> live, untried;
+  for (const auto& c : candidates)
+    if (!is_retired(c, request.retire_after)) {
+      live.push_back(&c);
+      if (is_untried(c)) untried.push_back(&c);
+    }
+  std::string fallback_reason = "exploit";
+  if (live.empty()) {  // every technique keeps failing: still answer, and say so
+    for (const auto& c : candidates) live.push_back(&c);
+    fallback_reason = "fallback";
+  }
+
+  std::vector<choice> out;
+  auto take = [&](const candidate* c, double score, const std::string& reason) {
+    out.push_back(choice{c->opt, score, reason});
+    live.erase(std::find(live.begin(), live.end(), c));
+    untried.erase(std::remove(untried.begin(), untried.end(), c), untried.end());
+  };
+  const std::size_t k = std::min(request.k, live.size());
+
+  // Untried techniques get a reserved slot: always when k >= 2 or nothing has been tried,
+  // otherwise with explore_probability. The uniform draw happens either way, to keep the
+  // random stream (and so determinism across versions of the candidate set) simple.
+  if (k > 0 && !untried.empty()) {
+    const bool all_untried = untried.size() == live.size();
+    const double u = rng.uniform();
+    if (!all_untried && (k >= 2 || u < request.explore_probability)) {
+      sort_by_gain(untried);
+      const double t = request.temperature > 0 ? request.temperature : 1.0;
+      const candidate* c = untried[weighted_pick(untried, t, rng)];
+      take(c, c->opt.predicted_speedup, "explore");
+    }
+  }
+
+  if (request.policy == selection_policy::weighted) {
+    while (out.size() < k) {
+      sort_by_gain(live);
+      std::vector<const candidate*> pool(
+          live.begin(), live.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                           live.size(), std::max(request.pool, k - out.size()))));
+      const candidate* c = pool[weighted_pick(pool, request.temperature, rng)];
+      take(c, c->opt.predicted_speedup, fallback_reason);
+    }
+  } else {
+    std::vector<std::pair<double, const candidate*>> samples;
+    for (const candidate* c : live) samples.emplace_back(thompson_sample(*c, rng), c);
+    std::stable_sort(samples.begin(), samples.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [score, c] : samples) {
+      if (out.size() >= k) break;
+      take(c, score, fallback_reason);
+    }
+  }
+  return out;
+}
+
+}  // namespace kblaster::kb

@@ -1,0 +1,53 @@
+// Selection policies: which techniques to try next in a state. Pure functions over candidates
+// and a seeded random source, so that a selection is reproducible from its seed.
+#pragma once
+
+#include "kb/random.h"
+#include "kb/types.h"
+
+#include <optional>
+#include <string_view>
+
+namespace kblaster::kb {
+
+/// How to choose among candidate techniques.
+enum class selection_policy {
+  weighted,  ///< the paper's: weighted random choice among the top by predicted gain
+  thompson,  ///< sample each technique's posterior gain, take the best samples
+};
+
+/// Parses "weighted" or "thompson".
+std::optional<selection_policy> parse_policy(std::string_view name);
+std::string_view to_string(selection_policy p) noexcept;
+
+/// What to select; defaults are the ones the engine uses.
+struct selection_request {
+  std::string state;
+  std::string arch;          ///< restrict statistics to this family; empty or "all" for all
+  std::size_t k = 1;         ///< how many distinct techniques to return
+  selection_policy policy = selection_policy::weighted;
+  std::uint64_t seed = 0;
+  double temperature = 0.5;  ///< weighted: weights are exp(log(gain) / temperature); <= 0 is greedy
+  std::size_t pool = 5;      ///< weighted: sample among the top `pool` by predicted gain (at least k)
+  double explore_probability = 0.25;  ///< with k == 1, chance that the pick goes to an untried technique
+  int retire_after = 3;      ///< attempts without a single success after which a technique is dropped
+};
+
+/// A candidate as the policy sees it.
+struct candidate {
+  optimization opt;
+  std::int64_t attempts_in_state = 0;   ///< over every architecture
+  std::int64_t successes_in_state = 0;
+};
+
+/// One chosen technique.
+struct choice {
+  optimization opt;
+  double score = 0;     ///< predicted gain (weighted) or sampled gain (thompson)
+  std::string reason;   ///< "exploit", "explore" (untried), or "fallback" (all retired)
+};
+
+/// Chooses up to request.k distinct candidates. Deterministic for a given request.seed.
+std::vector<choice> choose(std::vector<candidate> candidates, const selection_request& request);
+
+}  // namespace kblaster::kb
