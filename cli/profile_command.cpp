@@ -1,0 +1,116 @@
+// `kblaster profile`: classify a recorded Nsight Compute report, profile a program live on a
+// GPU, or analyse a source statically (no GPU), printing the state, its evidence and the lines
+// that hurt, or JSON with --json.
+#include "cli/command_registry.h"
+#include "engine/profile_pipeline.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct profile_options {
+  std::string file;
+  std::vector<std::string> program_args;
+  std::string ncu_csv;
+  std::string ncu_raw;
+  std::string ncu_source;
+  bool static_only = false;
+  bool json = false;
+  std::string arch;
+  int block_size = 256;
+  std::string kernel;
+  std::string nvtx;
+  std::string clock_control = "base";
+  std::string report;
+  int timeout_s = 600;
+};
+
+nlohmann::json diagnostics_json(const std::vector<kblaster::engine::diagnostic>& diags) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& d : diags)
+    out.push_back({{"file", d.file}, {"line", d.line}, {"column", d.column},
+                   {"severity", kblaster::engine::to_string(d.severity)}, {"code", d.code},
+                   {"message", d.message}, {"tool", d.tool}});
+  return out;
+}
+
+int print(const kblaster::engine::profile_outcome& o, bool json) {
+  using namespace kblaster::engine;
+  if (json) {
+    nlohmann::json j;
+    j["kernels"] = nlohmann::json::array();
+    for (const auto& k : o.kernels) j["kernels"].push_back(to_json(k));
+    j["warnings"] = o.warnings;
+    j["diagnostics"] = diagnostics_json(o.diagnostics);
+    if (!o.report_path.empty()) j["report"] = o.report_path;
+    if (!o.error.empty()) j["error"] = o.error;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    for (const auto& d : o.diagnostics)
+      std::cerr << (d.file.empty() ? std::string("nvcc") : d.file) << ":" << d.line << ":" << d.column << ": "
+                << to_string(d.severity) << ": " << d.message << "\n";
+    for (const auto& w : o.warnings) std::cerr << "kblaster: warning: " << w << "\n";
+    for (const auto& k : o.kernels) std::cout << render_human(k) << "\n";
+    if (!o.report_path.empty()) std::cout << "Nsight Compute report kept at " << o.report_path << "\n";
+    if (!o.error.empty()) std::cerr << "kblaster: " << o.error << "\n";
+  }
+  return o.error.empty() ? 0 : 1;
+}
+
+int run_profile(const profile_options& opts) {
+  using namespace kblaster::engine;
+  if (!opts.ncu_csv.empty()) {
+    std::optional<std::string> raw, source;
+    if (!opts.ncu_raw.empty()) raw = opts.ncu_raw;
+    if (!opts.ncu_source.empty()) source = opts.ncu_source;
+    return print(analyze_recorded(opts.ncu_csv, raw, source), opts.json);
+  }
+  if (opts.file.empty()) {
+    std::cerr << "kblaster profile: give FILE.cu, or --ncu-csv DETAILS.csv (see --help)\n";
+    return 2;
+  }
+  build_profile_options b;
+  b.arch = opts.arch;
+  b.assumed_block_size = opts.block_size;
+  b.program_args = opts.program_args;
+  b.ncu.kernel_regex = opts.kernel;
+  b.ncu.nvtx_include = opts.nvtx;
+  b.ncu.clock_control = opts.clock_control;
+  b.ncu.report_base = opts.report;
+  b.ncu.timeout = std::chrono::seconds(opts.timeout_s);
+  return print(opts.static_only ? analyze_static(opts.file, b) : profile_live(opts.file, b), opts.json);
+}
+
+const bool registered = kblaster::cli::register_command([](CLI::App& root) {
+  auto* app = root.add_subcommand(
+      "profile",
+      "Profile CUDA kernels and classify their performance state.\n"
+      "  kblaster profile FILE.cu [-- ARGS]       build and profile on this machine's GPU (ncu)\n"
+      "  kblaster profile --ncu-csv DETAILS.csv   classify a recorded report, running nothing\n"
+      "  kblaster profile --static FILE.cu        ptxas resources and occupancy, no GPU needed");
+  auto opts = std::make_shared<profile_options>();
+  app->add_option("file", opts->file, "CUDA source with a main() (live) or any kernels (--static)");
+  app->add_option("args", opts->program_args, "arguments of the profiled program (after --)");
+  app->add_option("--ncu-csv", opts->ncu_csv, "details page: ncu -i R.ncu-rep --csv --page details --print-details all");
+  app->add_option("--ncu-raw", opts->ncu_raw, "raw page: ncu -i R.ncu-rep --csv --page raw --print-units base");
+  app->add_option("--ncu-source", opts->ncu_source, "source page of a -lineinfo build: --page source --print-source cuda,sass");
+  app->add_flag("--static", opts->static_only, "static analysis only: ptxas -v and the occupancy calculator");
+  app->add_flag("--json", opts->json, "print JSON: one object per kernel instance under \"kernels\"");
+  app->add_option("--arch", opts->arch, "target architecture, e.g. sm_90 (default: the local GPU's, else sm_90)");
+  app->add_option("--block-size", opts->block_size, "static mode: block size to compute occupancy for")->check(CLI::Range(1, 1024));
+  app->add_option("--kernel", opts->kernel, "live mode: profile kernels whose name matches this regex");
+  app->add_option("--nvtx", opts->nvtx, "live mode: profile only inside this NVTX range");
+  app->add_option("--clock-control", opts->clock_control, "live mode: ncu clock control (base, none, reset)");
+  app->add_option("--report", opts->report, "live mode: where to keep the .ncu-rep (without extension)");
+  app->add_option("--timeout", opts->timeout_s, "live mode: seconds before profiling is abandoned")->check(CLI::PositiveNumber);
+  app->get_option("--static")->excludes(app->get_option("--ncu-csv"));
+  return kblaster::cli::command{app, [opts] { return run_profile(*opts); }};
+});
+
+}  // namespace

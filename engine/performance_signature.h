@@ -1,0 +1,83 @@
+// The performance signature of one kernel instance: the primary bottleneck, secondary
+// characteristics each with the evidence that justifies it, and what could not be known.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kblaster::engine {
+
+/// Primary bottlenecks (snake_case names shared with the KB).
+namespace primary {
+inline constexpr const char* memory_bound_dram = "memory_bound_dram";
+inline constexpr const char* memory_bound_l2 = "memory_bound_l2";
+inline constexpr const char* memory_bound_l1 = "memory_bound_l1";
+inline constexpr const char* compute_bound = "compute_bound";
+inline constexpr const char* latency_bound = "latency_bound";
+inline constexpr const char* small_grid = "small_grid";
+inline constexpr const char* balanced = "balanced";
+inline constexpr const char* memory_heavy = "memory_heavy";
+inline constexpr const char* compute_heavy = "compute_heavy";
+inline constexpr const char* unknown = "unknown";  // static profile only: needs a GPU run
+}  // namespace primary
+
+/// Secondary characteristics (snake_case names shared with the KB).
+namespace secondary {
+inline constexpr const char* uncoalesced_global_access = "uncoalesced_global_access";
+inline constexpr const char* shared_memory_bank_conflicts = "shared_memory_bank_conflicts";
+inline constexpr const char* warp_divergence = "warp_divergence";
+inline constexpr const char* occupancy_limited_by_registers = "occupancy_limited_by_registers";
+inline constexpr const char* occupancy_limited_by_shared_memory = "occupancy_limited_by_shared_memory";
+inline constexpr const char* occupancy_limited_by_block_size = "occupancy_limited_by_block_size";
+inline constexpr const char* register_spills = "register_spills";
+inline constexpr const char* atomic_contention = "atomic_contention";
+inline constexpr const char* launch_bound = "launch_bound";
+inline constexpr const char* tensor_cores_unused = "tensor_cores_unused";
+}  // namespace secondary
+
+/// One secondary characteristic and why it was assigned.
+struct characteristic {
+  std::string name;
+  std::string evidence;  // metric values and rule figures, in words an engineer reads
+  std::optional<double> estimated_speedup;  // ncu's estimate (percent) where a rule gave one
+};
+
+/// A rule finding worth showing: ncu's OPT/WRN rules ordered by estimated speedup.
+struct finding {
+  std::string rule;
+  std::string type;
+  std::optional<double> estimated_speedup;
+  std::string speedup_type;
+  std::string text;  // first sentence(s) of the rule text
+};
+
+/// Speed-of-Light figures the primary bottleneck was derived from (percent of peak).
+struct sol_figures {
+  std::optional<double> compute_pct, memory_pct, dram_pct, l2_pct, l1_pct;
+  std::optional<double> duration_us, waves_per_sm;
+  std::optional<double> theoretical_occupancy_pct, achieved_occupancy_pct;
+};
+
+/// The deterministic classifier's verdict for one kernel instance.
+struct performance_signature {
+  long long id = 0;
+  std::string name;      // demangled, as profiled
+  std::string function;  // short name
+  std::string primary = primary::unknown;
+  std::string sol_band;      // "saturated", "one_sided", "heavy", "balanced", "low", "" (static)
+  std::string memory_level;  // "dram", "l2", "l1" when the memory side dominates
+  std::vector<std::string> primary_evidence;
+  std::vector<characteristic> secondary;
+  std::vector<finding> findings;
+  std::vector<std::string> unknown;  // what this profile cannot tell
+  sol_figures sol;
+  bool static_only = false;
+
+  /// True when `name` is among the secondary characteristics.
+  bool has(const std::string& name) const;
+  /// Names of the secondary characteristics, in order.
+  std::vector<std::string> secondary_names() const;
+};
+
+}  // namespace kblaster::engine

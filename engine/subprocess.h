@@ -1,0 +1,31 @@
+// Runs a child process with arguments (no shell), captures its stdout and stderr, and kills it
+// (its whole process group) when a timeout passes.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kblaster::engine {
+
+/// How a child process ended.
+struct process_result {
+  int exit_code = -1;       // valid when !timed_out and signal == 0
+  int signal = 0;           // the signal that ended it, 0 if it exited
+  bool timed_out = false;
+  bool failed_to_start = false;  // exec failed: exit_code holds errno
+  std::string out;
+  std::string err;
+  double seconds = 0;
+  bool ok() const { return !timed_out && !failed_to_start && signal == 0 && exit_code == 0; }
+};
+
+/// Runs argv[0] (looked up in PATH) with argv, in `cwd` when given. Thread-safe.
+process_result run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                           const std::optional<std::string>& cwd = std::nullopt);
+
+/// Full path of `name` found in PATH (or `name` itself if it holds a '/'), or empty.
+std::string find_in_path(const std::string& name);
+
+}  // namespace kblaster::engine
