@@ -1,0 +1,17 @@
+// How CUDA symbols are described to the user (symbol details, hover text). Shared by the
+// documentSymbol and hover features so both say the same thing.
+#pragma once
+
+#include "engine/kernel_locator.h"
+
+#include <string>
+
+namespace kblaster::server {
+
+/// "__global__", "__device__" or "host launcher".
+std::string kind_label(const engine::cuda_symbol& symbol);
+
+/// Markdown for a hover on `symbol`.
+std::string hover_markdown(const engine::cuda_symbol& symbol);
+
+}  // namespace kblaster::server

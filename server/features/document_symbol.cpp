@@ -1,0 +1,25 @@
+// textDocument/documentSymbol: the kernels, device functions and launchers of a CUDA file.
+#include "server/features/cuda_symbol_text.h"
+#include "server/features/features.h"
+#include "server/lsp_server.h"
+
+namespace kblaster::server {
+
+using protocol::json;
+namespace lsp = protocol::lsp;
+
+void register_document_symbol(feature_registry& registry, lsp_server&) {
+  registry.on_request("textDocument/documentSymbol", execution::concurrent, [](const json& params, request_context& ctx) {
+    const auto doc = ctx.watch_document(lsp::document_uri_params::from(params).uri);
+    json symbols = json::array();
+    for (const auto& s : doc->symbols()) {
+      ctx.check_cancelled();
+      symbols.push_back(lsp::document_symbol(s.qualified_name, kind_label(s) + " " + s.signature,
+                                             lsp::symbol_kind::function, doc->to_range(s.full_range),
+                                             doc->to_range(s.name_range)));
+    }
+    return symbols;
+  });
+}
+
+}  // namespace kblaster::server

@@ -1,0 +1,34 @@
+// textDocument/hover on a kernel name: its signature and template parameters. (The
+// performance state joins this hover once the profiler lands.)
+#include "server/features/cuda_symbol_text.h"
+#include "server/features/features.h"
+#include "server/lsp_server.h"
+
+namespace kblaster::server {
+
+using protocol::json;
+namespace lsp = protocol::lsp;
+
+namespace {
+bool identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+}  // namespace
+
+void register_hover(feature_registry& registry, lsp_server&) {
+  registry.on_request("textDocument/hover", execution::concurrent, [](const json& params, request_context& ctx) -> json {
+    const auto p = lsp::text_document_position_params::from(params);
+    const auto doc = ctx.watch_document(p.uri);
+    const std::size_t offset = doc->lines().offset_of(p.pos);
+    const engine::cuda_symbol* symbol = engine::symbol_at(doc->symbols(), doc->text(), offset);
+    if (!symbol) return nullptr;
+    // The range is the word under the cursor: the definition's name or a launch site's.
+    const std::string& text = doc->text();
+    std::size_t begin = offset, end = offset;
+    while (begin > 0 && identifier_char(text[begin - 1])) --begin;
+    while (end < text.size() && identifier_char(text[end])) ++end;
+    return lsp::hover(hover_markdown(*symbol), doc->to_range({begin, end}));
+  });
+}
+
+}  // namespace kblaster::server

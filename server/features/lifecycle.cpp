@@ -1,0 +1,49 @@
+// initialize / initialized / shutdown / exit.
+#include "kblaster_version.h"
+#include "server/features/features.h"
+#include "server/lsp_server.h"
+
+namespace kblaster::server {
+
+using protocol::json;
+
+/// Applies the settings this layer understands (the engine's come later); unknown keys are kept.
+void apply_settings(lsp_server& server) {
+  const json settings = server.settings();
+  if (const auto it = settings.find("logLevel"); it != settings.end() && it->is_string()) {
+    if (const auto level = parse_log_level(it->get<std::string>())) server.log().set_level(*level);
+    else server.log().warn("setting logLevel: unknown level " + it->dump() + " (use error, warn, info, debug or trace)");
+  }
+}
+
+void register_lifecycle(feature_registry& registry, lsp_server& server) {
+  registry.on_request("initialize", execution::ordered, [&server](const json& params, request_context&) -> json {
+    if (server.initialized())
+      throw protocol::rpc_error(protocol::error_code::invalid_request, "initialize was already received");
+    if (!params.is_object())
+      throw protocol::rpc_error(protocol::error_code::invalid_params, "invalid params: initialize needs an object");
+    server.mark_initialized(params);
+    if (const auto it = params.find("initializationOptions"); it != params.end() && it->is_object()) {
+      server.merge_settings(*it);
+      apply_settings(server);
+    }
+    server.log().info("initialized by " + params.value("/clientInfo/name"_json_pointer, std::string("an unnamed client")));
+    return {
+        {"capabilities",
+         {{"positionEncoding", "utf-16"},
+          {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
+          {"documentSymbolProvider", true},
+          {"hoverProvider", true},
+          {"executeCommandProvider", {{"commands", {"kblaster.selfTest"}}}}}},
+        {"serverInfo", {{"name", "kblaster"}, {"version", KBLASTER_VERSION}}},
+    };
+  });
+  registry.on_notification("initialized", [&server](const json&) { server.log().debug("client confirmed initialization"); });
+  registry.on_request("shutdown", execution::ordered, [&server](const json&, request_context&) -> json {
+    server.mark_shutdown();
+    return nullptr;
+  });
+  registry.on_notification("exit", [&server](const json&) { server.request_exit(); });
+}
+
+}  // namespace kblaster::server
