@@ -1,0 +1,150 @@
+// Tests that compile with the real nvcc: diagnostics of broken sources, ptxas resources, the
+// build cache, the timeout and the static profile. Skipped, with a message, where nvcc is absent.
+#include "engine/nvcc_driver.h"
+#include "engine/profile_pipeline.h"
+#include "engine/subprocess.h"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+using namespace kblaster::engine;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string broken(const std::string& name) { return std::string(KBLASTER_FIXTURES_DIR) + "/nvcc/" + name; }
+
+// A fresh cache per test run, so that the first build really runs nvcc.
+std::string fresh_cache() {
+  const auto dir = fs::temp_directory_path() / ("kblaster-nvcc-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  return dir.string();
+}
+
+bool have_nvcc() {
+  if (find_nvcc()) return true;
+  std::cout << "SKIPPED: nvcc not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): nvcc tests not run\n";
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("nvcc diagnostics of broken sources, compiled for real") {
+  if (!have_nvcc()) return;
+  nvcc_driver driver(*find_nvcc(), fresh_cache());
+  nvcc_options o;
+  o.arch = "sm_90";
+
+  SUBCASE("undefined identifier: error with line and column") {
+    const auto r = driver.compile(broken("undefined_identifier.cu"), output_kind::object, o);
+    CHECK_FALSE(r.ok);
+    REQUIRE_FALSE(r.diagnostics.empty());
+    const auto& d = r.diagnostics[0];
+    CHECK(d.severity == diagnostic_severity::error);
+    CHECK(d.line == 5);
+    CHECK(d.column == 12);
+    CHECK(d.message.find("missing_value") != std::string::npos);
+    CHECK(d.file.find("undefined_identifier.cu") != std::string::npos);
+  }
+  SUBCASE("syntax error") {
+    const auto r = driver.compile(broken("syntax_error.cu"), output_kind::object, o);
+    CHECK_FALSE(r.ok);
+    REQUIRE_FALSE(r.diagnostics.empty());
+    CHECK(r.diagnostics[0].line == 4);
+    CHECK(r.diagnostics[0].message.find("expected a \";\"") != std::string::npos);
+  }
+  SUBCASE("ptxas error: too much shared memory, pointed at the kernel") {
+    const auto r = driver.compile(broken("too_much_shared.cu"), output_kind::object, o);
+    CHECK_FALSE(r.ok);
+    bool found = false;
+    for (const auto& d : r.diagnostics)
+      if (d.tool == "ptxas" && d.severity == diagnostic_severity::error) {
+        found = true;
+        CHECK(d.message.find("too much shared data") != std::string::npos);
+        CHECK(d.kernel == "_Z3bigPf");
+        CHECK(d.line == 3);
+      }
+    CHECK(found);
+  }
+  SUBCASE("warning, ptxas resources and the build cache") {
+    const auto r = driver.compile(broken("spills_and_warning.cu"), output_kind::object, o);
+    REQUIRE(r.ok);
+    CHECK_FALSE(r.from_cache);
+    CHECK(fs::exists(r.output_path));
+    REQUIRE_FALSE(r.diagnostics.empty());
+    CHECK(r.diagnostics[0].severity == diagnostic_severity::warning);
+    CHECK(r.diagnostics[0].code == "177-D");
+    CHECK(r.diagnostics[0].line == 4);
+    REQUIRE(r.resources.size() == 1);
+    CHECK(r.resources[0].stack_frame_bytes == 1024);
+    CHECK(r.resources[0].arch == "sm_90");
+    const auto again = driver.compile(broken("spills_and_warning.cu"), output_kind::object, o);
+    CHECK(again.ok);
+    CHECK(again.from_cache);
+    CHECK(again.output_path == r.output_path);
+    CHECK(again.resources.size() == 1);
+    CHECK(again.diagnostics.size() == r.diagnostics.size());
+    nvcc_options other = o;
+    other.extra_flags = {"-O2"};
+    CHECK_FALSE(driver.compile(broken("spills_and_warning.cu"), output_kind::object, other).from_cache);
+  }
+  SUBCASE("timeout") {
+    nvcc_options slow = o;
+    slow.timeout = std::chrono::seconds(0);
+    slow.use_cache = false;
+    const auto r = driver.compile(broken("spills_and_warning.cu"), output_kind::object, slow);
+    CHECK_FALSE(r.ok);
+    CHECK(r.timed_out);
+    CHECK(r.diagnostics.at(0).message.find("did not finish") != std::string::npos);
+  }
+  SUBCASE("missing file") {
+    const auto r = driver.compile("/nonexistent/k.cu", output_kind::object, o);
+    CHECK_FALSE(r.ok);
+    CHECK(r.diagnostics.at(0).message.find("cannot read") != std::string::npos);
+  }
+}
+
+TEST_CASE("nvcc version and the default architecture") {
+  if (!have_nvcc()) return;
+  nvcc_driver driver(*find_nvcc(), fresh_cache());
+  CHECK(driver.version().find("release") != std::string::npos);
+  CHECK(driver.target_arch("sm_80") == "sm_80");
+  const std::string arch = driver.target_arch("");
+  CHECK(arch.rfind("sm_", 0) == 0);
+}
+
+TEST_CASE("static profile of the recorded kernels: resources and occupancy without a GPU") {
+  if (!have_nvcc()) return;
+  build_profile_options b;
+  b.arch = "sm_90";
+  const auto o = analyze_static(std::string(KBLASTER_FIXTURES_DIR) + "/ncu-h100/kernels.cu", b);
+  REQUIRE(o.error.empty());
+  REQUIRE(o.kernels.size() == 9);
+  for (const auto& k : o.kernels) {
+    CHECK(k.signature.static_only);
+    CHECK(k.signature.primary == "unknown");
+    CHECK_FALSE(k.signature.unknown.empty());
+    if (k.signature.function == "spills") CHECK(k.signature.has("register_spills"));
+    if (k.signature.function == "vadd") CHECK(k.signature.secondary.empty());
+  }
+  const auto bad = analyze_static(broken("syntax_error.cu"), b);
+  CHECK(bad.error == "compilation failed");
+  CHECK_FALSE(bad.diagnostics.empty());
+}
+
+TEST_CASE("subprocess: exit codes, missing programs, timeouts") {
+  CHECK(run_process({"sh", "-c", "echo out; echo err >&2; exit 3"}, std::chrono::seconds(10)).exit_code == 3);
+  const auto r = run_process({"sh", "-c", "echo out; echo err >&2"}, std::chrono::seconds(10));
+  CHECK(r.ok());
+  CHECK(r.out == "out\n");
+  CHECK(r.err == "err\n");
+  CHECK(run_process({"/nonexistent/program"}, std::chrono::seconds(10)).failed_to_start);
+  const auto slow = run_process({"sh", "-c", "sleep 5"}, std::chrono::milliseconds(200));
+  CHECK(slow.timed_out);
+  CHECK(slow.seconds < 3);
+}
