@@ -12,6 +12,12 @@ std::string kind_label(const engine::cuda_symbol& symbol) {
   return "";
 }
 
+std::string symbol_detail(const engine::cuda_symbol& symbol) {
+  const std::string label = kind_label(symbol);
+  if (symbol.signature.rfind(label, 0) == 0) return symbol.signature;
+  return label + " " + symbol.signature;
+}
+
 std::string hover_markdown(const engine::cuda_symbol& symbol) {
   std::string title;
   switch (symbol.kind) {

@@ -11,6 +11,9 @@ namespace kblaster::server {
 /// "__global__", "__device__" or "host launcher".
 std::string kind_label(const engine::cuda_symbol& symbol);
 
+/// One line for outlines: the signature, led by the kind label unless it already starts with it.
+std::string symbol_detail(const engine::cuda_symbol& symbol);
+
 /// Markdown for a hover on `symbol`.
 std::string hover_markdown(const engine::cuda_symbol& symbol);
 

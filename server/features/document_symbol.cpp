@@ -14,7 +14,7 @@ void register_document_symbol(feature_registry& registry, lsp_server&) {
     json symbols = json::array();
     for (const auto& s : doc->symbols()) {
       ctx.check_cancelled();
-      symbols.push_back(lsp::document_symbol(s.qualified_name, kind_label(s) + " " + s.signature,
+      symbols.push_back(lsp::document_symbol(s.qualified_name, symbol_detail(s),
                                              lsp::symbol_kind::function, doc->to_range(s.full_range),
                                              doc->to_range(s.name_range)));
     }
