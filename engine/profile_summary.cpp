@@ -28,7 +28,8 @@ std::string sol_line(const sol_figures& f) {
   item("DRAM", f.dram_pct, "%");
   item("L2", f.l2_pct, "%");
   item("L1/TEX", f.l1_pct, "%");
-  item("duration", f.duration_us, " us");
+  if (f.duration_us && *f.duration_us >= 1000) item("duration", *f.duration_us / 1000, " ms");
+  else item("duration", f.duration_us, " us");
   item("theoretical occupancy", f.theoretical_occupancy_pct, "%");
   item("achieved occupancy", f.achieved_occupancy_pct, "%");
   return s;

@@ -291,7 +291,7 @@ performance_signature classify(const kernel_instance& k, const classify_context&
   if (!k.find("Avg. Active Threads Per Warp") && !k.find("smsp__thread_inst_executed_per_inst_executed.ratio"))
     s.unknown.push_back("warp divergence: no WarpStateStats section in the profile");
   if (!k.find("smsp__sass_inst_executed_op_local_ld.sum") && !ctx.resources)
-    s.unknown.push_back("local-memory traffic: no memory tables (MemoryWorkloadAnalysis_Tables) in the profile");
+    s.unknown.push_back("local-memory traffic and atomics: no memory tables (MemoryWorkloadAnalysis_Tables) in the profile");
   return s;
 }
 
@@ -327,6 +327,8 @@ performance_signature classify_static(const kernel_resources& r, const sm_limits
   s.primary_evidence.push_back(std::to_string(r.registers) + " registers/thread, " + std::to_string(r.shared_bytes) +
                                " bytes static shared memory, " + std::to_string(r.stack_frame_bytes) +
                                " bytes stack frame on " + r.arch);
+  s.primary_evidence.push_back("occupancy computed for an assumed block of " + std::to_string(block_size) +
+                               " threads (--block-size)");
   if (!occ.error.empty()) s.unknown.push_back("occupancy: " + occ.error);
   else if (occ.limiter != occupancy_limiter::none)
     occupancy_characteristic(s, occ.limiter,
