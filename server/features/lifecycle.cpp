@@ -24,7 +24,10 @@ void register_lifecycle(feature_registry& registry, lsp_server& server) {
       throw protocol::rpc_error(protocol::error_code::invalid_params, "invalid params: initialize needs an object");
     server.mark_initialized(params);
     if (const auto it = params.find("initializationOptions"); it != params.end() && it->is_object()) {
-      server.merge_settings(*it);
+      // Accept our section ({"kblaster": {...}}) or the settings themselves, as for
+      // workspace/didChangeConfiguration.
+      const auto ours = it->find("kblaster");
+      server.merge_settings(ours != it->end() && ours->is_object() ? *ours : *it);
       apply_settings(server);
     }
     server.log().info("initialized by " + params.value("/clientInfo/name"_json_pointer, std::string("an unnamed client")));
