@@ -61,8 +61,25 @@ void upsert_stats(sql::database& db, std::int64_t sid, std::int64_t tid, const s
 std::int64_t knowledge_base::record_attempt(const attempt& a) {
   require_writable();
   validate(a);
-  const std::string now = now_iso8601();
   sql::transaction tx(*db_);
+  const auto id = insert_attempt(a);
+  tx.commit();
+  return id;
+}
+
+std::vector<std::int64_t> knowledge_base::record_attempts(const std::vector<attempt>& batch) {
+  require_writable();
+  for (const auto& a : batch) validate(a);
+  sql::transaction tx(*db_);
+  std::vector<std::int64_t> ids;
+  ids.reserve(batch.size());
+  for (const auto& a : batch) ids.push_back(insert_attempt(a));
+  tx.commit();
+  return ids;
+}
+
+std::int64_t knowledge_base::insert_attempt(const attempt& a) {
+  const std::string now = now_iso8601();
   change_log log(*db_);
   const auto before_id = ensure_state(a.state_before, log);
   // 0 when the state after is unknown (SQLite rowids start at 1).
@@ -123,7 +140,6 @@ std::int64_t knowledge_base::record_attempt(const attempt& a) {
   }
 
   log.commit(update_cause{"numeric", "attempt " + std::to_string(id), {id}});
-  tx.commit();
   return id;
 }
 

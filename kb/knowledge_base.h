@@ -71,6 +71,9 @@ class knowledge_base {
   /// transaction, logged as one update. Unknown states and techniques are added as discovered.
   /// Returns the attempt's id once committed.
   std::int64_t record_attempt(const attempt& a);
+  /// Stores several attempts in one transaction (all or none), each with its own logged
+  /// update; cheaper per attempt when a batch of rollouts finishes together.
+  std::vector<std::int64_t> record_attempts(const std::vector<attempt>& batch);
   /// Attempts, newest first (all when limit is 0).
   std::vector<attempt> attempts(std::size_t limit = 0);
 
@@ -111,6 +114,7 @@ class knowledge_base {
   std::int64_t ensure_state(const std::string& name, class change_log& log);
   std::int64_t ensure_technique(const std::string& name, class change_log& log);
   void require_writable() const;
+  std::int64_t insert_attempt(const attempt& a);  // inside the caller's transaction
 
   std::filesystem::path path_;
   bool read_only_ = false;

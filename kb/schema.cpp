@@ -105,16 +105,17 @@ CREATE TABLE updates (
   attempt_ids TEXT NOT NULL DEFAULT '[]',   -- JSON array of attempts that justified it
   reverted_by INTEGER
 );
-CREATE TABLE update_changes (
+CREATE TABLE update_changes (             -- a rowid table: rows are appended, often large
+  id INTEGER PRIMARY KEY,
   update_id INTEGER NOT NULL,
   seq INTEGER NOT NULL,
   table_name TEXT NOT NULL,
   row_key TEXT NOT NULL,                    -- JSON object of the primary-key columns
   op TEXT NOT NULL,                         -- insert | update | delete
   before TEXT,                              -- JSON: changed columns (update) or whole row (delete)
-  after TEXT,                               -- JSON: changed columns (update) or whole row (insert)
-  PRIMARY KEY (update_id, seq)
-) WITHOUT ROWID;
+  after TEXT                                -- JSON: changed columns (update) or whole row (insert)
+);
+CREATE INDEX update_changes_update ON update_changes(update_id, seq);
 ALTER TABLE attempts ADD COLUMN elapsed_cycles INTEGER;
 ALTER TABLE attempts ADD COLUMN tokens_by_role TEXT NOT NULL DEFAULT '{}';
 ALTER TABLE attempts ADD COLUMN code_hash TEXT NOT NULL DEFAULT '';

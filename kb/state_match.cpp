@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
 
 namespace kblaster::kb {
 
@@ -24,16 +25,12 @@ const std::vector<std::string>& secondary_characteristics() {
   return names;
 }
 
-namespace {
-
 std::string family_of(const std::string& primary) {
   if (primary.rfind("memory_", 0) == 0) return "memory";
   if (primary.rfind("compute_", 0) == 0) return "compute";
   if (primary == "latency_bound" || primary == "small_grid") return "latency";
   return primary;
 }
-
-}  // namespace
 
 double match_score(const state_signature& s, const std::string& primary,
                    const std::vector<std::string>& secondary_sorted, const std::string& arch) {
@@ -62,17 +59,32 @@ void state_matcher::reload(sql::database& db) {
   cache_.clear();
   auto s = db.prepare("SELECT id, name, primary_bottleneck, secondary, scope FROM states");
   while (s.step()) {
-    state_signature sig{s.get_int(0), s.get_text(1), s.get_text(2), {}, s.get_text(4)};
+    state_signature sig{s.get_int(0), s.get_text(1), s.get_text(2), {}, s.get_text(4), "", 0};
     const auto sec = nlohmann::json::parse(s.get_text(3), nullptr, false);
     if (sec.is_array())
       for (const auto& v : sec)
         if (v.is_string()) sig.secondary.push_back(v.get<std::string>());
     std::sort(sig.secondary.begin(), sig.secondary.end());
     sig.secondary.erase(std::unique(sig.secondary.begin(), sig.secondary.end()), sig.secondary.end());
+    sig.family = family_of(sig.primary);
     cache_.push_back(std::move(sig));
   }
   std::sort(cache_.begin(), cache_.end(),
             [](const state_signature& a, const state_signature& b) { return a.name < b.name; });
+  bit_names_.clear();
+  masks_valid_ = true;
+  for (auto& sig : cache_)
+    for (const auto& name : sig.secondary) {
+      auto it = std::find(bit_names_.begin(), bit_names_.end(), name);
+      if (it == bit_names_.end()) {
+        if (bit_names_.size() == 64) {
+          masks_valid_ = false;
+          break;
+        }
+        it = bit_names_.insert(bit_names_.end(), name);
+      }
+      sig.mask |= std::uint64_t{1} << (it - bit_names_.begin());
+    }
   loaded_ = true;
 }
 
@@ -92,9 +104,31 @@ std::optional<state_match> state_matcher::best(sql::database& db, const std::str
   secondary.erase(std::unique(secondary.begin(), secondary.end()), secondary.end());
   const state_signature* best_sig = nullptr;
   double best_score = -1.0;
-  for (const auto& sig : cache_) {
-    const double sc = match_score(sig, primary, secondary, arch);
-    if (sc > best_score) best_score = sc, best_sig = &sig;  // ties keep the first name
+  if (masks_valid_) {
+    // The same score as match_score, with the set operations done on bit masks.
+    std::uint64_t q = 0;
+    int unknown = 0;  // query names no state has: they only enlarge the union
+    for (const auto& name : secondary) {
+      const auto it = std::find(bit_names_.begin(), bit_names_.end(), name);
+      if (it == bit_names_.end()) ++unknown;
+      else q |= std::uint64_t{1} << (it - bit_names_.begin());
+    }
+    const std::string family = family_of(primary);
+    const bool any_arch = arch.empty() || arch == "all";
+    for (const auto& sig : cache_) {
+      if (sig.scope != "all" && (any_arch || sig.scope != arch)) continue;
+      double sc = sig.primary == primary ? 0.5 : sig.family == family ? 0.2 : 0.0;
+      const int common = std::popcount(sig.mask & q);
+      const int unite = std::popcount(sig.mask | q) + unknown;
+      sc += 0.45 * (unite == 0 ? 1.0 : static_cast<double>(common) / unite);
+      if (!any_arch && sig.scope == arch) sc += 0.05;
+      if (sc > best_score) best_score = sc, best_sig = &sig;  // ties keep the first name
+    }
+  } else {
+    for (const auto& sig : cache_) {
+      const double sc = match_score(sig, primary, secondary, arch);
+      if (sc > best_score) best_score = sc, best_sig = &sig;
+    }
   }
   if (!best_sig || best_score < 0) return std::nullopt;
   return state_match{best_sig->name, best_score,

@@ -23,14 +23,19 @@ struct state_signature {
   std::string primary;
   std::vector<std::string> secondary;  ///< sorted, unique
   std::string scope;
+  std::string family;                  ///< memory, compute, latency or the primary itself
+  std::uint64_t mask = 0;              ///< secondaries as bits (see state_matcher)
 };
 
 /// The best state for a signature.
 struct state_match {
   std::string state;
-  double score = 0;            ///< 0..1; 1 is an exact match of primary and secondaries
+  double score = 0;  ///< 0..1: 0.95 for an exact match of an all-architecture state, 1 for one of `arch`
   bool exact = false;          ///< same primary and the same set of secondaries
 };
+
+/// The family of a primary bottleneck used for partial credit: memory, compute or latency.
+std::string family_of(const std::string& primary);
 
 /// Similarity of a state to a signature in [0, 1], or a negative value when the state's scope
 /// is another architecture. Primary: 0.5 when equal, 0.2 within a family (memory, compute,
@@ -49,6 +54,10 @@ class state_matcher {
  private:
   void reload(sql::database& db);
   std::vector<state_signature> cache_;
+  // Secondary names interned to bits, so a match over 10,000 states is a popcount per state.
+  // With more than 64 distinct names the exact (sorted vector) comparison is used instead.
+  std::vector<std::string> bit_names_;
+  bool masks_valid_ = true;
   std::int64_t data_version_ = -1;
   bool loaded_ = false;
 };

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <random>
@@ -108,12 +109,40 @@ int main(int argc, char** argv) {
     kb.record_attempt(a);
   }
   const double insert_s = seconds_since(t0);
+  // The same again in batches of 64 (one transaction per batch), as when a batch of rollouts ends.
+  std::vector<kblaster::kb::attempt> batch;
+  std::vector<kblaster::kb::attempt> all_batched;
+  const std::size_t n_batched = n_attempts / 5;
+  for (std::size_t i = 0; i < n_batched; ++i) {
+    const std::size_t s = rng() % n_states;
+    kblaster::kb::attempt a;
+    a.task = "bench/batched" + std::to_string(i % 250);
+    a.state_before = state_names[s];
+    a.state_after = state_names[(s + 1) % n_states];
+    a.technique = technique_names[(s * 7 + (rng() % 6) * 5) % technique_names.size()];
+    a.compile_ok = true;
+    a.correct = true;
+    a.measured_speedup = 0.7 + static_cast<double>(rng() % 200) / 100.0;
+    a.arch = archs[i % 3];
+    a.code_hash = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    all_batched.push_back(std::move(a));
+  }
+  const auto tb = clock_type::now();
+  for (std::size_t i = 0; i < all_batched.size(); i += 64) {
+    batch.assign(all_batched.begin() + static_cast<std::ptrdiff_t>(i),
+                 all_batched.begin() + static_cast<std::ptrdiff_t>(std::min(i + 64, all_batched.size())));
+    kb.record_attempts(batch);
+  }
+  const double batched_s = seconds_since(tb);
   const std::int64_t bytes_after = db_bytes(kb);
+  const std::size_t total_attempts = n_attempts + n_batched;
   std::printf("attempt insert (one transaction each, with numeric update and log): %zu in %.2f s = %.0f attempts/s\n",
               n_attempts, insert_s, static_cast<double>(n_attempts) / insert_s);
   std::printf("file size: %.2f MB total, %.2f MB per 10,000 attempts (incl. statistics, transitions, update log)\n",
               static_cast<double>(bytes_after) / 1e6,
-              static_cast<double>(bytes_after - bytes_before) / 1e6 * 10000.0 / static_cast<double>(n_attempts));
+              static_cast<double>(bytes_after - bytes_before) / 1e6 * 10000.0 / static_cast<double>(total_attempts));
+  std::printf("attempt insert in batches of 64 (record_attempts): %zu in %.2f s = %.0f attempts/s\n", n_batched,
+              batched_s, static_cast<double>(n_batched) / batched_s);
 
   for (auto policy : {kblaster::kb::selection_policy::weighted, kblaster::kb::selection_policy::thompson}) {
     std::vector<double> us;
@@ -144,7 +173,7 @@ int main(int argc, char** argv) {
     }
     print_latency("match_state (signature -> state)", us);
   }
-  std::printf("KB: %zu states, %zu attempts, file %s\n", n_states, n_attempts, path.c_str());
-  fs::remove(path);
+  std::printf("KB: %zu states, %zu attempts, file %s\n", n_states, total_attempts, path.c_str());
+  if (!std::getenv("KBLASTER_BENCH_KEEP")) fs::remove(path);
   return 0;
 }

@@ -100,3 +100,19 @@ TEST_CASE("attempts: invalid attempts are refused and store nothing") {
   CHECK(kb.attempts().empty());
   CHECK(kb.history().size() == 1);  // only the seed
 }
+
+TEST_CASE("attempts: a batch is stored all or nothing") {
+  temp_dir dir;
+  auto kb = knowledge_base::open(dir / "kb.sqlite");
+  std::vector<attempt> batch{kb_test::make_attempt("undersized_grid", "grid_size_tuning", 1.5),
+                             kb_test::make_attempt("undersized_grid", "split_k_parallelization", 2.5)};
+  auto bad = batch;
+  bad.push_back(kb_test::make_attempt("undersized_grid", "grid_size_tuning", -3));
+  CHECK_THROWS_AS(kb.record_attempts(bad), kb_error);
+  CHECK(kb.attempts().empty());
+  const auto ids = kb.record_attempts(batch);
+  REQUIRE(ids.size() == 2);
+  CHECK(ids[1] == ids[0] + 1);
+  CHECK(kb.attempts().size() == 2);
+  CHECK(kb.history(2)[0].cause.attempt_ids == std::vector<std::int64_t>{ids[1]});
+}
