@@ -158,7 +158,8 @@ local function main()
   for _, s in ipairs(symbols) do
     local detail = (s.detail or ''):gsub('%s+', ' ')
     if #detail > 64 then detail = detail:sub(1, 61) .. '...' end
-    out('  line %-3d %-14s kind %-2d lines %-6s %s', s.selectionRange.start.line + 1, s.name, s.kind,
+    out('  line %-3d %-14s %-8s lines %-6s %s', s.selectionRange.start.line + 1, s.name,
+      s.kind == 12 and 'function' or ('kind ' .. tostring(s.kind)),
       (s.range.start.line + 1) .. '-' .. (s.range['end'].line + 1), detail)
     check(by_name[s.name] == nil, 'symbol %s reported twice', s.name)
     by_name[s.name] = s
