@@ -14,6 +14,12 @@ const json* walk(const json& params, std::string_view path, bool required) {
   while (!rest.empty()) {
     const std::size_t dot = rest.find('.');
     const std::string key(rest.substr(0, dot));
+    if (!at->is_null() && !at->is_object()) {
+      // Name the part that has the wrong type, not the field that then seems missing.
+      const std::string_view parent = path.substr(0, path.size() - rest.size() - (at == &params ? 0 : 1));
+      if (parent.empty()) invalid("params", "must be an object");
+      invalid(parent, "must be an object");
+    }
     if (!at->is_object() || !at->contains(key) || (*at)[key].is_null()) {
       if (required) invalid(path, "is missing");
       return nullptr;

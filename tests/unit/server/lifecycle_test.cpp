@@ -40,6 +40,8 @@ TEST_CASE("unknown methods, unknown $/ notifications, invalid params") {
   CHECK(r["error"]["message"].get<std::string>().find("'position.line'") != std::string::npos);
   s.request(2, "textDocument/hover", {{"textDocument", {{"uri", 42}}}, {"position", {{"line", 0}, {"character", 0}}}});
   CHECK(s.reply(2)["error"]["message"].get<std::string>().find("'textDocument.uri' must be a string") != std::string::npos);
+  s.request(3, "textDocument/hover", {{"textDocument", {{"uri", "file:///x.cu"}}}, {"position", "x"}});
+  CHECK(s.reply(3)["error"]["message"] == "invalid params: 'position' must be an object");
   // Nothing was sent for the $/ notification: only the replies above came.
   CHECK(s.transport().all_received().empty());
 }
