@@ -1,0 +1,94 @@
+// The task format: what to run (kernel source), what it must agree with (a reference), on what
+// (input specs or saved tensors) and how strictly (tolerances). Read from a directory holding
+// task.json, a `.json` spec, or a single `.cu` whose spec sits in a `/* kblaster-task ... */`
+// comment. Depends only on nlohmann/json and the standard library, because kblaster-harness
+// compiles this file too (it is built on GPU machines without the rest of the engine).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kblaster::engine {
+
+/// A task file that cannot be used; the message names the file and the offending field.
+class task_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// How the expected outputs are produced.
+enum class reference_kind {
+  torchscript_module,  // a TorchScript file (torch.jit.save) with its weights
+  torchscript_source,  // TorchScript source defining `forward`, compiled at run time
+  kernel,              // another kernel with the same kb_forward ABI (an earlier version)
+};
+
+/// One input tensor: generated from a seed, or loaded from a saved tensor.
+struct input_spec {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::string dtype = "float32";  // float32 float16 bfloat16 float64 int32 int64 uint8 bool
+  std::string init = "randn";     // randn uniform zeros ones arange randint
+  double low = 0, high = 1;       // uniform: [low, high); randint: [low, high)
+  double scale = 1;               // multiplies randn/uniform values
+  std::string file;               // saved tensor (torch.save of one tensor); absolute path
+};
+
+/// The reference side of a task.
+struct reference_spec {
+  reference_kind kind = reference_kind::torchscript_source;
+  std::string path;      // module file or reference kernel (absolute)
+  std::string cpu_path;  // reference kernel's host-code version for the CPU path (absolute)
+  std::string source;    // TorchScript source (torchscript_source)
+};
+
+/// A whole task, with every path made absolute.
+struct task_spec {
+  std::string name;
+  std::string dir;          // where relative paths were resolved
+  std::string kernel;       // the CUDA candidate source (.cu)
+  std::string cpu_kernel;   // host-code version of the candidate for the CPU path (.cpp), optional
+  reference_spec reference;
+  std::vector<input_spec> inputs;
+  std::vector<input_spec> outputs;   // shapes and dtypes; needed only for a kernel reference
+  std::optional<double> atol, rtol;  // overrides of the per-dtype defaults
+  std::string arch;                  // e.g. "sm_90"; empty: the machine's
+  bool allow_libraries = false;      // may the candidate import cuBLAS/cuDNN/CUTLASS/LibTorch?
+  int seeds = 3;                     // correctness seeds, each with fresh inputs
+  std::string description;
+};
+
+/// Per-dtype tolerance: fp32/fp64 1e-4, fp16/bf16 1e-2, integers exact; spec overrides win.
+struct tolerance {
+  double atol = 1e-4;
+  double rtol = 1e-4;
+};
+
+/// Reads a task from a directory (task.json inside), a `.json` file, or a `.cu` with an embedded
+/// spec (or a sibling NAME.task.json). Throws task_error with the file and field.
+task_spec load_task(const std::string& path);
+
+/// Parses a task from JSON; relative paths are resolved against `dir`. Throws task_error.
+task_spec task_from_json(const nlohmann::json& j, const std::string& dir, const std::string& origin = "task");
+
+/// The task as JSON with absolute paths (what the engine sends to the harness).
+nlohmann::json to_json(const task_spec& t);
+
+/// The tolerance for an output of `dtype`, with the task's overrides applied.
+tolerance tolerance_for(const std::string& dtype, const task_spec& t);
+
+/// True for the dtype names the format accepts.
+bool is_known_dtype(const std::string& dtype);
+
+/// "randn", "uniform", ... : true for the initialisations the format accepts.
+bool is_known_init(const std::string& init);
+
+/// Name of a reference kind as spelled in task files ("torchscript", "source", "kernel").
+std::string to_string(reference_kind k);
+
+}  // namespace kblaster::engine

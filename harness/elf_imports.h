@@ -1,0 +1,25 @@
+// What a candidate shared object links against, read from its ELF file before it is loaded:
+// needed libraries (DT_NEEDED), undefined dynamic symbols, and every symbol name. The harness
+// refuses candidates that import cuBLAS, cuDNN, CUTLASS, BLAS or LibTorch unless the task allows
+// libraries, and ones that could load them behind our back (dlopen).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kblaster::harness {
+
+/// The dynamic-linking facts of one ELF shared object.
+struct elf_imports {
+  std::vector<std::string> needed;     // DT_NEEDED entries, e.g. "libcublas.so.13"
+  std::vector<std::string> undefined;  // undefined symbols in .dynsym
+  std::vector<std::string> symbols;    // every name in .dynsym and .symtab
+};
+
+/// Reads `path` (64-bit little-endian ELF). Throws std::runtime_error on anything else.
+elf_imports read_elf_imports(const std::string& path);
+
+/// The first reason `imports` breaks the no-libraries rule, or empty when it does not.
+std::string forbidden_library_reason(const elf_imports& imports);
+
+}  // namespace kblaster::harness

@@ -1,0 +1,84 @@
+// kblaster-harness: the referee. Reads one JSON request per line on stdin and writes one JSON
+// reply per line on stdout (see session.h and the README). A candidate runs inside this
+// process; the engine runs this process as a child so that a crash ends only the harness.
+#include "harness/device.h"
+#include "harness/session.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+namespace {
+
+// The protocol's own stdout. fd 1 is pointed at stderr so that a candidate's printf cannot
+// corrupt the replies.
+FILE* protocol_out = nullptr;
+
+void send(const nlohmann::json& j) {
+  const auto line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::fwrite(line.data(), 1, line.size(), protocol_out);
+  std::fflush(protocol_out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string device = "auto";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--device" && i + 1 < argc) {
+      device = argv[++i];
+    } else if (a == "--help" || a == "-h") {
+      std::cout << "usage: kblaster-harness [--device cpu|cuda|auto]\n"
+                   "JSON lines on stdin/stdout: {\"id\":1,\"op\":\"evaluate\",\"task\":{...},\"candidate\":\"cand.so\"}\n";
+      return 0;
+    } else {
+      std::cerr << "kblaster-harness: unknown argument '" << a << "' (see --help)\n";
+      return 2;
+    }
+  }
+  const int fd = dup(STDOUT_FILENO);
+  protocol_out = fd >= 0 ? fdopen(fd, "w") : nullptr;
+  if (!protocol_out || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    std::perror("kblaster-harness: stdout");
+    return 1;
+  }
+  std::unique_ptr<kblaster::harness::session> s;
+  try {
+    s = std::make_unique<kblaster::harness::session>(device);
+  } catch (const std::exception& e) {
+    send({{"event", "error"}, {"reason", e.what()}});
+    return 1;
+  }
+  send({{"event", "ready"}, {"device", s->device().name()}, {"cuda", s->device().is_cuda()},
+        {"pid", static_cast<long>(getpid())}});
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    nlohmann::json req;
+    try {
+      req = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception& e) {
+      send({{"id", nullptr}, {"verdict", "error"}, {"check", "request"}, {"reason", std::string("not JSON: ") + e.what()}});
+      continue;
+    }
+    if (!req.is_object()) {
+      send({{"id", nullptr}, {"verdict", "error"}, {"check", "request"}, {"reason", "a request is a JSON object"}});
+      continue;
+    }
+    if (req.value("op", "") == "shutdown") {
+      send({{"id", req.value("id", nlohmann::json())}, {"ok", true}});
+      return 0;
+    }
+    try {
+      send(s->handle(req));
+    } catch (const kblaster::harness::fatal_device_error& e) {
+      // The CUDA context is gone: say why, then exit so that the engine starts a fresh harness.
+      send({{"id", req.value("id", nlohmann::json())}, {"verdict", "error"}, {"check", "cuda_fatal"}, {"reason", e.what()}});
+      return 3;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,188 @@
+// Input generation, output buffers with canaries, and DLPack views.
+#include "harness/tensors.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+namespace kblaster::harness {
+namespace {
+
+// Elements after each output that the candidate must not touch: enough to catch an
+// off-by-a-block write, small enough to cost nothing.
+constexpr std::int64_t canary_bytes = 4096;
+
+torch::Tensor canary_pattern(const torch::Tensor& t) {
+  // A recognisable value in every representable dtype: -123 for signed, 0xA5 bytes otherwise.
+  if (t.scalar_type() == torch::kBool) return t.fill_(true);
+  if (t.scalar_type() == torch::kUInt8) return t.fill_(0xA5);
+  return t.fill_(-123);
+}
+
+torch::Tensor poison_value(torch::Tensor t) {
+  if (t.is_floating_point()) return t.fill_(std::numeric_limits<double>::quiet_NaN());
+  if (t.scalar_type() == torch::kBool) return t.fill_(true);
+  if (t.scalar_type() == torch::kUInt8) return t.fill_(0x5A);
+  return t.fill_(-0x5A5A5A5A);
+}
+
+torch::Tensor load_saved(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot read the saved tensor");
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto value = torch::pickle_load(bytes);
+  if (!value.isTensor()) throw std::runtime_error(path + ": does not hold one tensor (torch.save(tensor, path))");
+  return value.toTensor();
+}
+
+}  // namespace
+
+torch::ScalarType scalar_type(const std::string& d) {
+  if (d == "float32") return torch::kFloat32;
+  if (d == "float16") return torch::kFloat16;
+  if (d == "bfloat16") return torch::kBFloat16;
+  if (d == "float64") return torch::kFloat64;
+  if (d == "int32") return torch::kInt32;
+  if (d == "int64") return torch::kInt64;
+  if (d == "uint8") return torch::kUInt8;
+  if (d == "bool") return torch::kBool;
+  throw std::runtime_error("unknown dtype '" + d + "'");
+}
+
+std::string dtype_name(torch::ScalarType t) {
+  switch (t) {
+    case torch::kFloat32: return "float32";
+    case torch::kFloat16: return "float16";
+    case torch::kBFloat16: return "bfloat16";
+    case torch::kFloat64: return "float64";
+    case torch::kInt32: return "int32";
+    case torch::kInt64: return "int64";
+    case torch::kUInt8: return "uint8";
+    case torch::kBool: return "bool";
+    default: return c10::toString(t);
+  }
+}
+
+std::vector<torch::Tensor> make_inputs(const engine::task_spec& task, std::uint64_t seed, torch::Device device) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  std::vector<torch::Tensor> out;
+  for (const auto& in : task.inputs) {
+    torch::Tensor t;
+    const auto type = scalar_type(in.dtype);
+    if (!in.file.empty()) {
+      t = load_saved(in.file).to(type);
+    } else {
+      // Generated in float64 on the CPU from one generator, so that values do not depend on the
+      // device, then converted.
+      const auto opts = torch::TensorOptions().dtype(torch::kFloat64);
+      if (in.init == "randn") t = at::randn(in.shape, gen, opts) * in.scale;
+      else if (in.init == "uniform") t = (at::rand(in.shape, gen, opts) * (in.high - in.low) + in.low) * in.scale;
+      else if (in.init == "zeros") t = torch::zeros(in.shape, opts);
+      else if (in.init == "ones") t = torch::ones(in.shape, opts);
+      else if (in.init == "arange") t = torch::arange(static_cast<double>(c10::multiply_integers(in.shape)), opts).reshape(in.shape);
+      else if (in.init == "randint")
+        t = at::randint(static_cast<std::int64_t>(in.low), static_cast<std::int64_t>(in.high), in.shape, gen, opts);
+      else throw std::runtime_error("unknown init '" + in.init + "'");
+      t = t.to(type);
+    }
+    out.push_back(t.to(device).contiguous());
+  }
+  return out;
+}
+
+void output_buffers::poison() {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    poison_value(outputs[i]);
+    canary_pattern(storage[i].narrow(0, outputs[i].numel(), canary_elems[i]));
+  }
+}
+
+int output_buffers::damaged_canary() const {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    auto tail = storage[i].narrow(0, outputs[i].numel(), canary_elems[i]);
+    auto expected = canary_pattern(torch::empty_like(tail));
+    if (!same_bits(tail, expected)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+output_buffers make_outputs(const std::vector<torch::Tensor>& like) {
+  output_buffers b;
+  for (const auto& r : like) {
+    const std::int64_t canary = std::max<std::int64_t>(1, canary_bytes / static_cast<std::int64_t>(r.element_size()));
+    auto flat = torch::empty({r.numel() + canary}, r.options());
+    b.storage.push_back(flat);
+    b.outputs.push_back(flat.narrow(0, 0, r.numel()).view(r.sizes()));
+    b.canary_elems.push_back(canary);
+  }
+  b.poison();
+  return b;
+}
+
+namespace {
+DLDataType dl_dtype(torch::ScalarType t) {
+  switch (t) {
+    case torch::kFloat32: return {kDLFloat, 32, 1};
+    case torch::kFloat16: return {kDLFloat, 16, 1};
+    case torch::kBFloat16: return {kDLBfloat, 16, 1};
+    case torch::kFloat64: return {kDLFloat, 64, 1};
+    case torch::kInt32: return {kDLInt, 32, 1};
+    case torch::kInt64: return {kDLInt, 64, 1};
+    case torch::kUInt8: return {kDLUInt, 8, 1};
+    case torch::kBool: return {kDLUInt, 8, 1};  // DLPack 0.6 has no bool; bytes of 0/1
+    default: throw std::runtime_error("dtype " + std::string(c10::toString(t)) + " cannot cross the kb_forward ABI");
+  }
+}
+}  // namespace
+
+dl_views::dl_views(const std::vector<torch::Tensor>& tensors) {
+  shapes_.reserve(tensors.size());
+  strides_.reserve(tensors.size());
+  for (const auto& t : tensors) {
+    shapes_.emplace_back(t.sizes().begin(), t.sizes().end());
+    strides_.emplace_back(t.strides().begin(), t.strides().end());
+    DLTensor v{};
+    v.data = t.data_ptr();
+    v.device = t.is_cuda() ? DLDevice{kDLCUDA, static_cast<std::int32_t>(t.get_device())} : DLDevice{kDLCPU, 0};
+    v.ndim = static_cast<std::int32_t>(t.dim());
+    v.dtype = dl_dtype(t.scalar_type());
+    v.shape = shapes_.back().data();
+    v.strides = strides_.back().data();
+    v.byte_offset = 0;
+    views_.push_back(v);
+  }
+  original_ = views_;
+  shape_copies_ = shapes_;
+  stride_copies_ = strides_;
+}
+
+int dl_views::changed() const {
+  for (std::size_t i = 0; i < views_.size(); ++i) {
+    const auto& a = views_[i];
+    const auto& b = original_[i];
+    if (a.data != b.data || a.ndim != b.ndim || a.shape != b.shape || a.strides != b.strides ||
+        a.byte_offset != b.byte_offset || a.dtype.code != b.dtype.code || a.dtype.bits != b.dtype.bits ||
+        a.device.device_type != b.device.device_type)
+      return static_cast<int>(i);
+    // The arrays the descriptors point to are ours too.
+    if (shapes_[i] != shape_copies_[i] || strides_[i] != stride_copies_[i]) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool same_bits(const torch::Tensor& a, const torch::Tensor& b) {
+  if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type()) return false;
+  const auto ca = a.contiguous().cpu();
+  const auto cb = b.contiguous().cpu();
+  return std::memcmp(ca.data_ptr(), cb.data_ptr(), static_cast<std::size_t>(ca.nbytes())) == 0;
+}
+
+bool overlaps(const torch::Tensor& a, const torch::Tensor& b) {
+  if (a.device() != b.device() || a.numel() == 0 || b.numel() == 0) return false;
+  const auto* a0 = static_cast<const char*>(a.data_ptr());
+  const auto* b0 = static_cast<const char*>(b.data_ptr());
+  return a0 < b0 + b.nbytes() && b0 < a0 + a.nbytes();
+}
+
+}  // namespace kblaster::harness

@@ -1,0 +1,109 @@
+// The measurement loop and its statistics.
+#include "harness/timing.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+namespace kblaster::harness {
+namespace {
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+double rsd_of(const std::vector<double>& v) {
+  const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  double var = 0;
+  for (double x : v) var += (x - mean) * (x - mean);
+  var /= static_cast<double>(v.size() > 1 ? v.size() - 1 : 1);
+  return mean > 0 ? std::sqrt(var) / mean : 0;
+}
+
+}  // namespace
+
+timing_policy policy_from_json(const nlohmann::json& j) {
+  timing_policy p;
+  if (!j.is_object()) return p;
+  p.warmup = std::clamp(j.value("warmup", p.warmup), 0, 1000);
+  p.min_samples = std::clamp(j.value("min_samples", p.min_samples), 3, 100000);
+  p.max_samples = std::clamp(j.value("max_samples", p.max_samples), p.min_samples, 1000000);
+  p.max_seconds = std::clamp(j.value("max_seconds", p.max_seconds), 0.01, 600.0);
+  p.rsd_target = std::clamp(j.value("rsd_target", p.rsd_target), 1e-5, 1.0);
+  return p;
+}
+
+nlohmann::json timing_stats::to_json() const {
+  nlohmann::json j{{"samples", samples},     {"median_ms", median_ms}, {"q1_ms", q1_ms},
+                   {"q3_ms", q3_ms},         {"iqr_ms", iqr_ms},       {"mean_ms", mean_ms},
+                   {"min_ms", min_ms},       {"max_ms", max_ms},       {"rsd", rsd},
+                   {"converged", converged}, {"l2_flushed", l2_flushed}, {"drift", drift},
+                   {"throttled", throttled}};
+  if (sm_clock_start_mhz >= 0) j["sm_clock_mhz"] = {sm_clock_start_mhz, sm_clock_end_mhz};
+  if (!note.empty()) j["note"] = note;
+  return j;
+}
+
+timing_stats measure(device_context& dev, const std::function<void()>& fn, const timing_policy& policy) {
+  using clock = std::chrono::steady_clock;
+  timing_stats st;
+  for (int i = 0; i < policy.warmup; ++i) fn();
+  dev.sync_device();
+
+  bool throttled_start = false, throttled_end = false;
+  st.sm_clock_start_mhz = dev.sm_clock_mhz(&throttled_start);
+  std::vector<double> samples;
+  const auto started = clock::now();
+  while (true) {
+    dev.flush_l2();
+    dev.sync_device();
+    const auto t0 = clock::now();
+    fn();
+    dev.sync_device();  // every stream: work left on a side stream is timed too
+    const auto t1 = clock::now();
+    samples.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    const auto n = static_cast<int>(samples.size());
+    if (n >= policy.min_samples && rsd_of(samples) < policy.rsd_target) {
+      st.converged = true;
+      break;
+    }
+    if (n >= policy.max_samples) break;
+    if (std::chrono::duration<double>(clock::now() - started).count() > policy.max_seconds && n >= 3) break;
+  }
+  st.sm_clock_end_mhz = dev.sm_clock_mhz(&throttled_end);
+
+  st.samples = static_cast<int>(samples.size());
+  st.median_ms = quantile(samples, 0.5);
+  st.q1_ms = quantile(samples, 0.25);
+  st.q3_ms = quantile(samples, 0.75);
+  st.iqr_ms = st.q3_ms - st.q1_ms;
+  st.mean_ms = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
+  st.min_ms = *std::min_element(samples.begin(), samples.end());
+  st.max_ms = *std::max_element(samples.begin(), samples.end());
+  st.rsd = rsd_of(samples);
+  st.l2_flushed = dev.is_cuda();
+  if (samples.size() >= 9) {
+    const auto third = samples.size() / 3;
+    const std::vector<double> first(samples.begin(), samples.begin() + static_cast<long>(third));
+    const std::vector<double> last(samples.end() - static_cast<long>(third), samples.end());
+    st.drift = quantile(last, 0.5) / quantile(first, 0.5) - 1;
+  }
+  st.throttled = throttled_start || throttled_end || st.drift > 0.05;
+  std::string note;
+  if (!dev.is_cuda()) note = "CPU: no cache flush between samples (timed the same way otherwise)";
+  if (!st.converged)
+    note += std::string(note.empty() ? "" : "; ") + "stopped at the cap before the RSD target";
+  if (st.throttled)
+    note += std::string(note.empty() ? "" : "; ") +
+            (throttled_start || throttled_end ? "the GPU reported clock throttling" : "samples drifted by more than 5 %");
+  st.note = note;
+  return st;
+}
+
+}  // namespace kblaster::harness

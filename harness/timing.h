@@ -1,0 +1,45 @@
+// Cold timing in the manner of nvbench: before every sample the L2 is flushed (GPU) and the
+// device is idle; a sample is the host time from the call to the end of cudaDeviceSynchronize,
+// so it covers work left on any stream. Warm-up first, then samples until the relative standard
+// deviation is under the target or a cap is reached; median and interquartile range.
+#pragma once
+
+#include "harness/device.h"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+
+namespace kblaster::harness {
+
+/// The stopping policy of one measurement.
+struct timing_policy {
+  int warmup = 3;              // calls before sampling
+  int min_samples = 10;        //
+  int max_samples = 5000;      //
+  double max_seconds = 2.0;    // cap on sampling time, per measured function [s]
+  double rsd_target = 0.005;   // stop when stddev/mean of the samples is under this
+};
+
+/// Reads a policy from a request's "timing" object (missing fields keep their defaults).
+timing_policy policy_from_json(const nlohmann::json& j);
+
+/// The outcome of one measurement.
+struct timing_stats {
+  int samples = 0;
+  double median_ms = 0, q1_ms = 0, q3_ms = 0, iqr_ms = 0, mean_ms = 0, min_ms = 0, max_ms = 0;
+  double rsd = 0;           // relative standard deviation of the samples
+  bool converged = false;   // rsd reached the target before the caps
+  bool l2_flushed = false;
+  double drift = 0;         // median of the last third / median of the first third - 1
+  bool throttled = false;   // the GPU reported clock throttling, or the samples drifted by > 5 %
+  int sm_clock_start_mhz = -1, sm_clock_end_mhz = -1;
+  std::string note;
+  nlohmann::json to_json() const;
+};
+
+/// Times `fn` on `dev` under `policy`.
+timing_stats measure(device_context& dev, const std::function<void()>& fn, const timing_policy& policy);
+
+}  // namespace kblaster::harness
