@@ -1,0 +1,66 @@
+// The lowering agent and its repair loop.
+#include "engine/agents/lowering_agent.h"
+
+#include "engine/agents/kb_context.h"
+#include "engine/agents/prompt_library.h"
+
+namespace kblaster::engine::agents {
+namespace {
+
+std::string technique_block(const kb::optimization& o) {
+  std::string out = o.technique + " (" + o.category + "): " + o.description + "\n";
+  if (!o.note.empty()) out += "For this state: " + o.note + "\n";
+  out += "KB prediction: " + fixed(o.predicted_speedup) + "x (confidence " + fixed(o.confidence) + ", " +
+         std::to_string(o.statistics.attempts) + " attempts, " + std::to_string(o.statistics.compile_failures) +
+         " compile failures, " + std::to_string(o.statistics.incorrect) + " incorrect)\n";
+  return out;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> lowering_prompts(kb::knowledge_base& kb, const lowering_input& in) {
+  const std::map<std::string, std::string> vars{
+      {"entry_point", in.entry_point},
+      {"arch", in.arch.empty() ? "unknown" : in.arch},
+      {"state", in.state},
+      {"technique", technique_block(in.technique)},
+      {"lessons", render_lessons(kb, in.state, in.technique.technique, 5)},
+      {"profile_summary", in.profile_summary},
+      {"source", in.source}};
+  return {render(prompt_text("lowering.system.txt"), vars), render(prompt_text("lowering.user.txt"), vars)};
+}
+
+agent_result<std::string> lower_kernel(llm::llm_client& client, kb::knowledge_base& kb, const lowering_input& in,
+                                       const agent_options& options) {
+  const auto [system, user] = lowering_prompts(kb, in);
+  const std::string entry = in.entry_point;
+  return run_agent<std::string>(
+      client, "lowering", system, user,
+      [entry](const llm::chat_response& a) { return extract_cuda_source(a, entry); }, options);
+}
+
+lowering_outcome lower_with_repair(llm::llm_client& client, kb::knowledge_base& kb, const lowering_input& in,
+                                   const candidate_check& check, int max_repairs, const agent_options& options) {
+  lowering_outcome out;
+  auto result = lower_kernel(client, kb, in, options);
+  const std::string entry = in.entry_point;
+  while (true) {
+    out.trace = result.trace;
+    if (!result.value) return out;
+    auto failure = check(*result.value);
+    if (!failure) {
+      out.source = std::move(result.value);
+      return out;
+    }
+    out.failures.push_back(*failure);
+    if (out.repairs >= max_repairs) return out;
+    ++out.repairs;
+    const std::string feedback = render(prompt_text("lowering.repair.txt"),
+                                        {{"failure", failure->substr(0, 6000)}, {"entry_point", entry}});
+    result = continue_agent<std::string>(
+        client, std::move(result.trace), feedback,
+        [entry](const llm::chat_response& a) { return extract_cuda_source(a, entry); }, options);
+  }
+}
+
+}  // namespace kblaster::engine::agents

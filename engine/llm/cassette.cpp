@@ -1,0 +1,141 @@
+// Cassette files: reading, writing, fingerprints and replay.
+#include "engine/llm/cassette.h"
+
+#include <cstdio>
+
+namespace kblaster::engine::llm {
+namespace {
+
+using json = nlohmann::json;
+
+}  // namespace
+
+json request_json(const chat_request& r) {
+  json messages = json::array();
+  for (const auto& m : r.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+  json j{{"system", r.system}, {"messages", messages}};
+  if (r.max_tokens > 0) j["max_tokens"] = r.max_tokens;
+  if (r.temperature >= 0) j["temperature"] = r.temperature;
+  return j;
+}
+
+std::string fingerprint(const chat_request& r) {
+  json j = request_json(r);
+  j.erase("max_tokens");
+  j.erase("temperature");
+  j["role"] = r.agent_role;
+  const std::string text = j.dump();
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+json entry_json(const cassette_entry& e) {
+  return {{"fingerprint", e.fingerprint},
+          {"role", e.role},
+          {"request", e.request},
+          {"response", {{"text", e.response.text}, {"finish_reason", e.response.finish_reason},
+                        {"model", e.response.model}}},
+          {"usage", {{"prompt_tokens", e.response.usage.prompt_tokens},
+                     {"completion_tokens", e.response.usage.completion_tokens},
+                     {"estimated", e.response.usage.estimated}}},
+          {"latency_ms", e.response.latency_ms}};
+}
+
+cassette_entry entry_from_json(const json& j) {
+  cassette_entry e;
+  try {
+    e.fingerprint = j.value("fingerprint", "");
+    e.role = j.value("role", "");
+    e.request = j.value("request", json::object());
+    const auto& r = j.at("response");
+    e.response.text = r.at("text").get<std::string>();
+    e.response.finish_reason = r.value("finish_reason", "stop");
+    e.response.model = r.value("model", "");
+    if (j.contains("usage")) {
+      e.response.usage.prompt_tokens = j["usage"].value("prompt_tokens", 0);
+      e.response.usage.completion_tokens = j["usage"].value("completion_tokens", 0);
+      e.response.usage.estimated = j["usage"].value("estimated", false);
+    }
+    e.response.latency_ms = j.value("latency_ms", 0.0);
+  } catch (const json::exception& ex) {
+    throw llm_error(error_kind::bad_response, std::string("not a cassette entry: ") + ex.what());
+  }
+  return e;
+}
+
+std::vector<cassette_entry> read_cassette(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw llm_error(error_kind::config, "cannot read cassette " + path.string());
+  std::vector<cassette_entry> out;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      throw llm_error(error_kind::config, path.string() + ":" + std::to_string(n) + ": not a JSON object");
+    if (j.contains("$source")) continue;
+    try {
+      out.push_back(entry_from_json(j));
+    } catch (const llm_error& e) {
+      throw llm_error(error_kind::config, path.string() + ":" + std::to_string(n) + ": " + e.what());
+    }
+  }
+  return out;
+}
+
+cassette_writer::cassette_writer(const std::filesystem::path& path, std::shared_ptr<const redactor> redact,
+                                 const std::string& source_note)
+    : out_(path, std::ios::trunc), redact_(std::move(redact)) {
+  if (!out_) throw llm_error(error_kind::config, "cannot write cassette " + path.string());
+  out_ << json{{"$source", source_note}}.dump() << "\n";
+  out_.flush();
+}
+
+void cassette_writer::append(const cassette_entry& e) {
+  std::string line = entry_json(e).dump();
+  if (redact_) line = (*redact_)(line);
+  std::lock_guard lock(mutex_);
+  out_ << line << "\n";
+  out_.flush();
+}
+
+cassette_player::cassette_player(std::vector<cassette_entry> entries, replay_mode mode)
+    : entries_(std::move(entries)), used_(entries_.size(), false), mode_(mode) {}
+
+cassette_entry cassette_player::next(const chat_request& r) {
+  std::lock_guard lock(mutex_);
+  if (mode_ == replay_mode::in_order) {
+    if (cursor_ >= entries_.size())
+      throw llm_error(error_kind::replay_miss, "cassette exhausted: all " + std::to_string(entries_.size()) +
+                                                   " answers were used, and " + r.agent_role + " asked again");
+    const auto& e = entries_[cursor_];
+    if (!e.role.empty() && !r.agent_role.empty() && e.role != r.agent_role)
+      throw llm_error(error_kind::replay_miss, "cassette answer " + std::to_string(cursor_ + 1) + " is for " +
+                                                   e.role + ", but " + r.agent_role + " asked");
+    used_[cursor_] = true;
+    return entries_[cursor_++];
+  }
+  const std::string fp = fingerprint(r);
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    if (!used_[i] && entries_[i].fingerprint == fp) {
+      used_[i] = true;
+      return entries_[i];
+    }
+  throw llm_error(error_kind::replay_miss, "no recorded answer for this " + r.agent_role + " request (fingerprint " +
+                                               fp + ")");
+}
+
+std::size_t cassette_player::remaining() const {
+  std::lock_guard lock(mutex_);
+  std::size_t n = 0;
+  for (bool u : used_) n += u ? 0 : 1;
+  return n;
+}
+
+}  // namespace kblaster::engine::llm
