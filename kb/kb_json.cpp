@@ -168,7 +168,10 @@ import_summary knowledge_base::import_json(const json& doc, const update_cause& 
     }
   }
 
-  for (const auto& [name, s] : doc.items()) {
+  // Not a structured binding: lambdas below capture these, which clang before 16 refuses.
+  for (const auto& item : doc.items()) {
+    const std::string& name = item.key();
+    const json& s = item.value();
     if (name.empty() || name.front() == '$') continue;
     const std::string where = "state '" + name + "'";
     if (!s.is_object()) bad(where, "must be an object");
