@@ -55,7 +55,10 @@ std::vector<hot_line> attribute_hot_lines(const source_page& page, std::size_t p
       {hot_reason::uncoalesced_global, [](const source_metrics& m) { return m.global_excessive_sectors; }},
       {hot_reason::shared_bank_conflicts, [](const source_metrics& m) { return m.shared_excessive_wavefronts; }},
   };
-  for (const auto& [reason, figure] : figures) {
+  for (const auto& entry : figures) {
+    // Named members, not a structured binding: the sort's lambda captures `figure`.
+    const hot_reason reason = entry.first;
+    const auto& figure = entry.second;
     double total = 0;
     for (const auto& r : rows) total += figure(*r.metrics);
     if (total <= 0) continue;
