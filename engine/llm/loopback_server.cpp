@@ -184,8 +184,10 @@ void loopback_server::serve(std::shared_ptr<void> handle) {
     }
     if (delay > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay));
     res.prepare_payload();
-    http::write(*socket, res, ec);
+    // Counted as handled before the write: the client's call is still in flight until the
+    // answer arrives, so the server's peak can never exceed the client's bound by a race.
     in_flight_.fetch_sub(1);
+    http::write(*socket, res, ec);
     if (ec || !req.keep_alive()) {
       socket->shutdown(tcp::socket::shutdown_both, ec);
       return;
