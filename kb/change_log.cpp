@@ -97,29 +97,16 @@ void change_log::track(const std::string& table, const json& key, const std::fun
 }
 
 void change_log::record(const std::string& table, const json& key, const json& before, const json& after) {
-  if (before == after) return;
-  change c{table, key.dump(), "", nullptr, nullptr};
-  if (before.is_null()) {
-    c.op = "insert";
-    c.after = after;
-  } else if (after.is_null()) {
-    c.op = "delete";
-    c.before = before;
-  } else {
-    c.op = "update";
-    c.before = json::object();
-    c.after = json::object();
-    for (const auto& [col, v] : after.items())
-      if (!before.contains(col) || before[col] != v) {
-        c.before[col] = before.contains(col) ? before[col] : json(nullptr);
-        c.after[col] = v;
-      }
-  }
+  if (auto c = diff_rows(table, key, before, after)) changes_.push_back(std::move(*c));
+}
+
+void change_log::record(logged_change c) {
+  if (!c.before.is_null() && !c.after.is_null() && c.columns.empty()) return;
   changes_.push_back(std::move(c));
 }
 
 bool change_log::touched(const std::string& table) const {
-  return std::any_of(changes_.begin(), changes_.end(), [&](const change& c) { return c.table == table; });
+  return std::any_of(changes_.begin(), changes_.end(), [&](const logged_change& c) { return c.table == table; });
 }
 
 std::int64_t change_log::commit(const update_cause& cause) {
@@ -129,16 +116,7 @@ std::int64_t change_log::commit(const update_cause& cause) {
   u.bind(1, now_iso8601()).bind(2, cause.kind).bind(3, cause.detail).bind(4, json(cause.attempt_ids).dump());
   u.run();
   const std::int64_t id = db_.last_insert_rowid();
-  auto& c = db_.cached(
-      "INSERT INTO update_changes(update_id, seq, table_name, row_key, op, before, after) "
-      "VALUES(?, ?, ?, ?, ?, ?, ?)");
-  for (std::size_t i = 0; i < changes_.size(); ++i) {
-    const auto& ch = changes_[i];
-    c.bind(1, id).bind(2, static_cast<std::int64_t>(i)).bind(3, ch.table).bind(4, ch.key).bind(5, ch.op);
-    ch.before.is_null() ? c.bind_null(6) : c.bind(6, ch.before.dump());
-    ch.after.is_null() ? c.bind_null(7) : c.bind(7, ch.after.dump());
-    c.run();
-  }
+  for (std::size_t i = 0; i < changes_.size(); ++i) write_change(db_, id, static_cast<std::int64_t>(i), changes_[i]);
   changes_.clear();
   return id;
 }
@@ -149,7 +127,8 @@ namespace {
 std::string later_updates(sql::database& db, std::int64_t id, const std::string& table, const std::string& key) {
   auto s = db.prepare(
       "SELECT DISTINCT c.update_id FROM update_changes c JOIN updates u ON u.id = c.update_id "
-      "WHERE c.update_id > ? AND c.table_name = ? AND c.row_key = ? AND u.reverted_by IS NULL "
+      "JOIN log_columns l ON l.id = c.columns_id "
+      "WHERE c.update_id > ? AND l.table_name = ? AND c.row_key = ? AND u.reverted_by IS NULL "
       "ORDER BY c.update_id DESC");
   s.bind(1, id).bind(2, table).bind(3, key);
   std::string ids;
@@ -160,74 +139,59 @@ std::string later_updates(sql::database& db, std::int64_t id, const std::string&
 }  // namespace
 
 void revert_changes(sql::database& db, std::int64_t id, change_log& log) {
-  struct row {
-    std::string table, key, op;
-    json before, after;
-  };
-  std::vector<row> rows;
-  {
-    auto s = db.prepare(
-        "SELECT table_name, row_key, op, before, after FROM update_changes WHERE update_id = ? "
-        "ORDER BY seq DESC");
-    s.bind(1, id);
-    while (s.step())
-      rows.push_back({s.get_text(0), s.get_text(1), s.get_text(2),
-                      s.is_null(3) ? json(nullptr) : json::parse(s.get_text(3)),
-                      s.is_null(4) ? json(nullptr) : json::parse(s.get_text(4))});
-  }
-  for (const auto& r : rows) {
-    const auto& keys = key_columns(r.table);
-    const json key = json::parse(r.key);
-    const json current = log.snapshot(r.table, key);
+  auto changes = read_changes(db, id);
+  std::reverse(changes.begin(), changes.end());
+  for (const auto& c : changes) {
+    const auto& keys = key_columns(c.table);
+    const json key = c.key_object();
+    const json current = log.snapshot(c.table, key);
     const auto conflict = [&] {
       throw kb_error(error_kind::conflict,
-                     "cannot revert update " + std::to_string(id) + ": " + r.table + " row " + r.key +
-                         " was changed since by update(s) " + later_updates(db, id, r.table, r.key) +
+                     "cannot revert update " + std::to_string(id) + ": " + c.table + " row " + key.dump() +
+                         " was changed since by update(s) " + later_updates(db, id, c.table, c.key.dump()) +
                          "; revert those first");
     };
-    const auto cols = columns_of(db, r.table);
-    if (r.op == "insert") {
-      if (current != r.after) conflict();
-      log.track(r.table, key, [&] {
-        auto s = db.prepare("DELETE FROM " + r.table + where_clause(keys));
-        for (std::size_t i = 0; i < keys.size(); ++i) bind_json(s, static_cast<int>(i + 1), key.at(keys[i]));
+    const auto cols = columns_of(db, c.table);
+    for (const auto& col : c.columns)
+      if (!cols.count(col)) throw kb_error(error_kind::corrupt, "update log names unknown column " + col);
+    // The logged values must still be there: otherwise a later update changed them.
+    const auto unchanged = [&](const json& values) {
+      for (std::size_t i = 0; i < c.columns.size(); ++i)
+        if (current.value(c.columns[i], json()) != values[i]) return false;
+      return true;
+    };
+    const std::string op = c.op();
+    if (op == "insert") {
+      if (current.is_null() || !unchanged(c.after)) conflict();
+      log.track(c.table, key, [&] {
+        auto s = db.prepare("DELETE FROM " + c.table + where_clause(keys));
+        for (std::size_t i = 0; i < keys.size(); ++i) bind_json(s, static_cast<int>(i + 1), c.key[i]);
         s.run();
       });
-    } else if (r.op == "update") {
-      if (current.is_null()) conflict();
+    } else if (op == "update") {
+      if (current.is_null() || !unchanged(c.after)) conflict();
       std::string set;
-      std::vector<json> values;
-      for (const auto& [col, v] : r.after.items()) {
-        if (!cols.count(col)) throw kb_error(error_kind::corrupt, "update log names unknown column " + col);
-        if (current.value(col, json()) != v) conflict();
-        set += (set.empty() ? "" : ", ") + col + " = ?";
-        values.push_back(r.before.value(col, json()));
-      }
-      log.track(r.table, key, [&] {
-        auto s = db.prepare("UPDATE " + r.table + " SET " + set + where_clause(keys));
+      for (const auto& col : c.columns) set += (set.empty() ? "" : ", ") + col + " = ?";
+      log.track(c.table, key, [&] {
+        auto s = db.prepare("UPDATE " + c.table + " SET " + set + where_clause(keys));
         int i = 1;
-        for (const auto& v : values) bind_json(s, i++, v);
-        for (const auto& k : keys) bind_json(s, i++, key.at(k));
+        for (const auto& v : c.before) bind_json(s, i++, v);
+        for (const auto& k : c.key) bind_json(s, i++, k);
         s.run();
       });
-    } else if (r.op == "delete") {
+    } else {  // delete
       if (!current.is_null()) conflict();
       std::string names, marks;
-      std::vector<json> values;
-      for (const auto& [col, v] : r.before.items()) {
-        if (!cols.count(col)) throw kb_error(error_kind::corrupt, "update log names unknown column " + col);
-        names += (names.empty() ? "" : ", ") + col;
-        marks += marks.empty() ? "?" : ", ?";
-        values.push_back(v);
-      }
-      log.track(r.table, key, [&] {
-        auto s = db.prepare("INSERT INTO " + r.table + "(" + names + ") VALUES(" + marks + ")");
+      for (const auto& col : keys) names += (names.empty() ? "" : ", ") + col;
+      for (const auto& col : c.columns) names += ", " + col;
+      for (std::size_t i = 0; i < keys.size() + c.columns.size(); ++i) marks += i ? ", ?" : "?";
+      log.track(c.table, key, [&] {
+        auto s = db.prepare("INSERT INTO " + c.table + "(" + names + ") VALUES(" + marks + ")");
         int i = 1;
-        for (const auto& v : values) bind_json(s, i++, v);
+        for (const auto& k : c.key) bind_json(s, i++, k);
+        for (const auto& v : c.before) bind_json(s, i++, v);
         s.run();
       });
-    } else {
-      throw kb_error(error_kind::corrupt, "update log has unknown operation " + r.op);
     }
   }
 }

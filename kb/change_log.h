@@ -2,6 +2,7 @@
 // one row, grouped into an update with its cause, so that any update can be reverted.
 #pragma once
 
+#include "kb/log_format.h"
 #include "kb/sqlite.h"
 #include "kb/types.h"
 
@@ -25,6 +26,10 @@ class change_log {
   void record(const std::string& table, const nlohmann::json& key, const nlohmann::json& before,
               const nlohmann::json& after);
 
+  /// Records a change built by the caller from values it wrote (no re-reading of the row); an
+  /// update without columns is nothing.
+  void record(logged_change c);
+
   /// True when a change to `table` was recorded.
   bool touched(const std::string& table) const;
   std::size_t size() const noexcept { return changes_.size(); }
@@ -33,14 +38,8 @@ class change_log {
   std::int64_t commit(const update_cause& cause);
 
  private:
-  struct change {
-    std::string table;
-    std::string key;  // canonical JSON
-    std::string op;
-    nlohmann::json before, after;
-  };
   sql::database& db_;
-  std::vector<change> changes_;
+  std::vector<logged_change> changes_;
 };
 
 /// The primary-key columns of a table the log may touch; throws for any other table.

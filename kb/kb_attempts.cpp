@@ -15,6 +15,56 @@ using json = nlohmann::json;
 
 void validate(const attempt& a);
 
+// opt_stats' non-key columns in the order the log names them (alphabetical, as a row snapshot
+// lists them, so that logged column lists are shared with the generic path).
+const std::vector<std::string> stats_columns{"attempts",       "compile_failures", "incorrect",  "last_used",
+                                             "m2_log_speedup", "mean_log_speedup", "n_measured", "successes"};
+
+json stats_values(const stats& s) {
+  return json::array({s.attempts, s.compile_failures, s.incorrect, s.last_used ? json(*s.last_used) : json(nullptr),
+                      s.m2_log_speedup, s.mean_log_speedup, s.n_measured, s.successes});
+}
+
+std::optional<stats> read_stats(sql::database& db, std::int64_t sid, std::int64_t tid, const std::string& arch) {
+  auto& q = db.cached(
+      "SELECT attempts, compile_failures, incorrect, successes, n_measured, mean_log_speedup, m2_log_speedup, "
+      "last_used FROM opt_stats WHERE state_id = ? AND technique_id = ? AND arch = ?");
+  sql::statement_use use(q);
+  q.bind(1, sid).bind(2, tid).bind(3, arch);
+  if (!q.step()) return std::nullopt;
+  stats s;
+  s.attempts = q.get_int(0);
+  s.compile_failures = q.get_int(1);
+  s.incorrect = q.get_int(2);
+  s.successes = q.get_int(3);
+  s.n_measured = q.get_int(4);
+  s.mean_log_speedup = q.get_double(5);
+  s.m2_log_speedup = q.get_double(6);
+  if (!q.is_null(7)) s.last_used = q.get_text(7);
+  return s;
+}
+
+// The logged change of a row from values the caller read and wrote: every column for an
+// insert (before is null), only those that differ for an update.
+logged_change values_change(std::string table, json key, const std::vector<std::string>& columns,
+                            const json& before, json after) {
+  logged_change c{std::move(table), std::move(key), {}, nullptr, nullptr};
+  if (before.is_null()) {
+    c.columns = columns;
+    c.after = std::move(after);
+    return c;
+  }
+  c.before = json::array();
+  c.after = json::array();
+  for (std::size_t i = 0; i < columns.size(); ++i)
+    if (before[i] != after[i]) {
+      c.columns.push_back(columns[i]);
+      c.before.push_back(before[i]);
+      c.after.push_back(std::move(after[i]));
+    }
+  return c;
+}
+
 }  // namespace
 
 stats stats_from_row(const json& row) {
@@ -48,10 +98,15 @@ void validate(const attempt& a) {
 }  // namespace
 
 void upsert_stats(sql::database& db, std::int64_t sid, std::int64_t tid, const std::string& arch, const stats& s) {
+  // An upsert updates the row in place; INSERT OR REPLACE would delete and re-insert it.
   auto& q = db.cached(
-      "INSERT OR REPLACE INTO opt_stats(state_id, technique_id, arch, attempts, compile_failures, "
+      "INSERT INTO opt_stats(state_id, technique_id, arch, attempts, compile_failures, "
       "incorrect, successes, n_measured, mean_log_speedup, m2_log_speedup, last_used) "
-      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET attempts = excluded.attempts, "
+      "compile_failures = excluded.compile_failures, incorrect = excluded.incorrect, "
+      "successes = excluded.successes, n_measured = excluded.n_measured, "
+      "mean_log_speedup = excluded.mean_log_speedup, m2_log_speedup = excluded.m2_log_speedup, "
+      "last_used = excluded.last_used");
   q.bind(1, sid).bind(2, tid).bind(3, arch).bind(4, s.attempts).bind(5, s.compile_failures);
   q.bind(6, s.incorrect).bind(7, s.successes).bind(8, s.n_measured).bind(9, s.mean_log_speedup);
   q.bind(10, s.m2_log_speedup).bind(11, s.last_used);
@@ -88,14 +143,13 @@ std::int64_t knowledge_base::insert_attempt(const attempt& a) {
 
   // A technique tried in a state becomes one of the state's known optimizations.
   {
-    auto& q = db_->cached("SELECT 1 FROM optimizations WHERE state_id = ? AND technique_id = ?");
-    sql::statement_use use(q);
-    q.bind(1, before_id).bind(2, tid);
-    if (!q.step()) {
-      auto& ins = db_->cached("INSERT INTO optimizations(state_id, technique_id, prior_speedup) VALUES(?, ?, 1.0)");
-      ins.bind(1, before_id).bind(2, tid).run();
-      const json key{{"state_id", before_id}, {"technique_id", tid}};
-      log.record("optimizations", key, nullptr, log.snapshot("optimizations", key));
+    auto& ins = db_->cached(
+        "INSERT INTO optimizations(state_id, technique_id, prior_speedup) VALUES(?, ?, 1.0) ON CONFLICT DO NOTHING");
+    ins.bind(1, before_id).bind(2, tid).run();
+    if (db_->changes() == 1) {
+      static const std::vector<std::string> columns{"note", "prior_speedup"};
+      log.record(values_change("optimizations", json::array({before_id, tid}), columns, nullptr,
+                               json::array({"", 1.0})));
     }
   }
 
@@ -114,29 +168,45 @@ std::int64_t knowledge_base::insert_attempt(const attempt& a) {
   ins.run();
   const std::int64_t id = db_->last_insert_rowid();
 
+  // Statistics and transition: read once, computed here, written with an upsert, and logged
+  // from the values at hand instead of re-reading the rows.
   std::vector<std::string> archs{all_archs};
   if (!a.arch.empty() && a.arch != all_archs) archs.push_back(a.arch);
   for (const auto& arch : archs) {
-    const json key{{"state_id", before_id}, {"technique_id", tid}, {"arch", arch}};
-    const json before = log.snapshot("opt_stats", key);
-    stats s = stats_from_row(before);
+    const auto old = read_stats(*db_, before_id, tid, arch);
+    stats s = old.value_or(stats{});
     add_outcome(s, a.compile_ok, a.correct, a.measured_speedup, now);
     upsert_stats(*db_, before_id, tid, arch, s);
-    log.record("opt_stats", key, before, log.snapshot("opt_stats", key));
+    log.record(values_change("opt_stats", json::array({before_id, tid, arch}), stats_columns,
+                             old ? stats_values(*old) : json(nullptr), stats_values(s)));
   }
 
   if (after_id && a.correct) {
-    const json key{{"from_state_id", before_id}, {"technique_id", tid}, {"to_state_id", after_id}};
-    const json before = log.snapshot("transitions", key);
-    const std::int64_t n = before.is_null() ? 0 : before.at("count").get<std::int64_t>();
-    const double mean = before.is_null() ? 0.0 : before.at("mean_log_speedup").get<double>();
+    auto& r = db_->cached(
+        "SELECT count, mean_log_speedup FROM transitions WHERE from_state_id = ? AND technique_id = ? "
+        "AND to_state_id = ?");
+    json before = nullptr;
+    std::int64_t n = 0;
+    double mean = 0.0;
+    {
+      sql::statement_use use(r);
+      r.bind(1, before_id).bind(2, tid).bind(3, after_id);
+      if (r.step()) {
+        n = r.get_int(0);
+        mean = r.get_double(1);
+        before = json::array({n, mean});
+      }
+    }
     const double x = std::log(*a.measured_speedup);
+    const double next = mean + (x - mean) / static_cast<double>(n + 1);
     auto& t = db_->cached(
-        "INSERT OR REPLACE INTO transitions(from_state_id, technique_id, to_state_id, count, "
-        "mean_log_speedup) VALUES(?, ?, ?, ?, ?)");
-    t.bind(1, before_id).bind(2, tid).bind(3, after_id).bind(4, n + 1);
-    t.bind(5, mean + (x - mean) / static_cast<double>(n + 1)).run();
-    log.record("transitions", key, before, log.snapshot("transitions", key));
+        "INSERT INTO transitions(from_state_id, technique_id, to_state_id, count, mean_log_speedup) "
+        "VALUES(?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET count = excluded.count, "
+        "mean_log_speedup = excluded.mean_log_speedup");
+    t.bind(1, before_id).bind(2, tid).bind(3, after_id).bind(4, n + 1).bind(5, next).run();
+    static const std::vector<std::string> columns{"count", "mean_log_speedup"};
+    log.record(values_change("transitions", json::array({before_id, tid, after_id}), columns, before,
+                             json::array({n + 1, next})));
   }
 
   log.commit(update_cause{"numeric", "attempt " + std::to_string(id), {id}});

@@ -1,6 +1,7 @@
 // Reading the update log and reverting an update.
 #include "kb/change_log.h"
 #include "kb/knowledge_base.h"
+#include "kb/log_format.h"
 
 namespace kblaster::kb {
 namespace {
@@ -22,14 +23,7 @@ update_record record_from(const sql::statement& s) {
 }
 
 void load_changes(sql::database& db, update_record& r) {
-  auto s = db.prepare(
-      "SELECT table_name, row_key, op, before, after FROM update_changes WHERE update_id = ? ORDER BY seq");
-  s.bind(1, r.id);
-  while (s.step()) {
-    auto parse = [&](int i) { return s.is_null(i) ? json(nullptr) : json::parse(s.get_text(i), nullptr, false); };
-    r.changes.push_back({{"table", s.get_text(0)}, {"key", parse(1)}, {"op", s.get_text(2)},
-                         {"before", parse(3)}, {"after", parse(4)}});
-  }
+  for (const auto& c : read_changes(db, r.id)) r.changes.push_back(display(c));
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // append a new one instead (tests open files of every earlier version).
 #include "kb/schema.h"
 
+#include "kb/log_format.h"
+
 #include <array>
 #include <string>
 
@@ -122,7 +124,38 @@ ALTER TABLE attempts ADD COLUMN code_hash TEXT NOT NULL DEFAULT '';
 CREATE INDEX attempts_state ON attempts(state_before_id, technique_id);
 )sql";
 
-constexpr std::array migrations{v1, v2, v3};
+// Version 4: a compact update log (see log_format.h): key and values as JSON arrays, table and
+// column names interned in log_columns, keyed by (update_id, seq) without a rowid or second
+// index. attempts_state goes: no query reads it, and it cost a scattered page write per attempt.
+constexpr const char* v4 = R"sql(
+ALTER TABLE update_changes RENAME TO update_changes_v3;
+DROP INDEX update_changes_update;
+CREATE TABLE log_columns (
+  id INTEGER PRIMARY KEY,
+  table_name TEXT NOT NULL,
+  names TEXT NOT NULL,                      -- JSON array of the column names a change holds
+  UNIQUE (table_name, names)
+);
+CREATE TABLE update_changes (
+  update_id INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  columns_id INTEGER NOT NULL,              -- log_columns: the table, and what before/after hold
+  row_key TEXT NOT NULL,                    -- JSON array of the primary-key values, in key order
+  before TEXT,                              -- JSON array of values; NULL for an insert
+  after TEXT,                               -- JSON array of values; NULL for a delete
+  PRIMARY KEY (update_id, seq)
+) WITHOUT ROWID;
+DROP INDEX attempts_state;
+DROP INDEX attempts_task;
+)sql";
+
+struct migration {
+  const char* sql;
+  void (*convert)(sql::database&);  // data conversion after the SQL, or null
+};
+
+constexpr std::array migrations{migration{v1, nullptr}, migration{v2, nullptr}, migration{v3, nullptr},
+                                migration{v4, convert_v3_log}};
 
 }  // namespace
 
@@ -136,7 +169,9 @@ int current_version(sql::database& db) {
 
 void migrate(sql::database& db, int target) {
   for (int v = current_version(db) + 1; v <= target && v <= latest_version(); ++v) {
-    db.exec(migrations[static_cast<std::size_t>(v - 1)]);
+    const auto& m = migrations[static_cast<std::size_t>(v - 1)];
+    db.exec(m.sql);
+    if (m.convert) m.convert(db);
     auto& s = db.cached("INSERT INTO schema_version(version, applied_at) VALUES(?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))");
     s.bind(1, v).run();
   }

@@ -114,6 +114,8 @@ database::database(const std::string& path, int flags) {
   db_.reset(raw);
   if (rc != SQLITE_OK) check(raw, rc, "opening " + path);
   sqlite3_extended_result_codes(raw, 1);
+  sqlite3_rollback_hook(
+      raw, [](void* memo) { static_cast<id_memo*>(memo)->clear(); }, memo_.get());
 }
 
 void database::exec(std::string_view sql) {
@@ -126,9 +128,9 @@ void database::exec(std::string_view sql) {
 
 statement database::prepare(std::string_view sql) { return statement(db_.get(), sql); }
 
-statement& database::cached(const std::string& sql) {
+statement& database::cached(std::string_view sql) {
   auto it = cache_.find(sql);
-  if (it == cache_.end()) it = cache_.emplace(sql, statement(db_.get(), sql)).first;
+  if (it == cache_.end()) it = cache_.emplace(std::string(sql), statement(db_.get(), sql)).first;
   return it->second;
 }
 
@@ -148,7 +150,8 @@ std::int64_t database::last_insert_rowid() const noexcept { return sqlite3_last_
 int database::changes() const noexcept { return sqlite3_changes(db_.get()); }
 bool database::read_only() const noexcept { return sqlite3_db_readonly(db_.get(), "main") == 1; }
 
-transaction::transaction(database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+// BEGIN and COMMIT run as cached statements: sqlite3_exec would parse them again every time.
+transaction::transaction(database& db) : db_(db) { db_.cached("BEGIN IMMEDIATE").run(); }
 transaction::~transaction() {
   if (!done_) {
     try {
@@ -160,7 +163,7 @@ transaction::~transaction() {
   }
 }
 void transaction::commit() {
-  db_.exec("COMMIT");
+  db_.cached("COMMIT").run();
   done_ = true;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -78,6 +79,17 @@ class statement_use {
   statement& s_;
 };
 
+/// Hashes std::string and std::string_view alike, so that maps keyed by std::string can be
+/// searched with a view (no temporary string per lookup).
+struct string_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+/// Ids remembered for one connection (e.g. of interned rows that are never deleted). Emptied
+/// whenever a transaction of the connection rolls back, since ids created in it are gone.
+using id_memo = std::unordered_map<std::string, std::int64_t, string_hash, std::equal_to<>>;
+
 /// One connection. Move-only; closed on destruction. Not thread-safe: one per thread.
 class database {
  public:
@@ -92,7 +104,9 @@ class database {
   /// Prepares a fresh statement.
   statement prepare(std::string_view sql);
   /// Returns a statement prepared once per connection and kept; wrap in statement_use.
-  statement& cached(const std::string& sql);
+  statement& cached(std::string_view sql);
+  /// The connection's memo of ids; see id_memo.
+  id_memo& memo() noexcept { return *memo_; }
   /// Runs a query returning one integer (or fallback when there is no row / NULL).
   std::int64_t query_int(std::string_view sql, std::int64_t fallback = 0);
   /// Runs a query returning one text value (or empty).
@@ -107,9 +121,11 @@ class database {
   struct closer {
     void operator()(sqlite3* db) const noexcept;
   };
+  // Heap-allocated so that its address, given to SQLite's rollback hook, survives moves.
+  std::unique_ptr<id_memo> memo_ = std::make_unique<id_memo>();
   std::unique_ptr<sqlite3, closer> db_;
   // Statements must be finalized before the connection closes: members destroy in reverse.
-  std::unordered_map<std::string, statement> cache_;
+  std::unordered_map<std::string, statement, string_hash, std::equal_to<>> cache_;
 };
 
 /// A write transaction (BEGIN IMMEDIATE, so that the write lock is taken up front and the busy

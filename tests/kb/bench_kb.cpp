@@ -4,6 +4,7 @@
 #include "kb/knowledge_base.h"
 #include "kb/seed.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +24,15 @@ namespace {
 
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+// CPU time (user + system) of this process: on a shared, loaded machine it varies less than
+// wall time, so it is printed beside the wall-clock rates.
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
 }
 
 std::int64_t db_bytes(kblaster::kb::knowledge_base& kb) {
@@ -86,6 +96,7 @@ int main(int argc, char** argv) {
   const std::int64_t bytes_before = db_bytes(kb);
   const char* archs[] = {"sm_80", "sm_90", "sm_89"};
   t0 = clock_type::now();
+  const double cpu0 = cpu_seconds();
   for (std::size_t i = 0; i < n_attempts; ++i) {
     const std::size_t s = rng() % n_states;
     kblaster::kb::attempt a;
@@ -109,6 +120,7 @@ int main(int argc, char** argv) {
     kb.record_attempt(a);
   }
   const double insert_s = seconds_since(t0);
+  const double insert_cpu = cpu_seconds() - cpu0;
   // The same again in batches of 64 (one transaction per batch), as when a batch of rollouts ends.
   std::vector<kblaster::kb::attempt> batch;
   std::vector<kblaster::kb::attempt> all_batched;
@@ -128,21 +140,27 @@ int main(int argc, char** argv) {
     all_batched.push_back(std::move(a));
   }
   const auto tb = clock_type::now();
+  const double cpu_b = cpu_seconds();
   for (std::size_t i = 0; i < all_batched.size(); i += 64) {
     batch.assign(all_batched.begin() + static_cast<std::ptrdiff_t>(i),
                  all_batched.begin() + static_cast<std::ptrdiff_t>(std::min(i + 64, all_batched.size())));
     kb.record_attempts(batch);
   }
   const double batched_s = seconds_since(tb);
+  const double batched_cpu = cpu_seconds() - cpu_b;
   const std::int64_t bytes_after = db_bytes(kb);
   const std::size_t total_attempts = n_attempts + n_batched;
-  std::printf("attempt insert (one transaction each, with numeric update and log): %zu in %.2f s = %.0f attempts/s\n",
-              n_attempts, insert_s, static_cast<double>(n_attempts) / insert_s);
+  std::printf("attempt insert (one transaction each, with numeric update and log): %zu in %.2f s = %.0f attempts/s"
+              " (%.0f per CPU second)\n",
+              n_attempts, insert_s, static_cast<double>(n_attempts) / insert_s,
+              static_cast<double>(n_attempts) / insert_cpu);
   std::printf("file size: %.2f MB total, %.2f MB per 10,000 attempts (incl. statistics, transitions, update log)\n",
               static_cast<double>(bytes_after) / 1e6,
               static_cast<double>(bytes_after - bytes_before) / 1e6 * 10000.0 / static_cast<double>(total_attempts));
-  std::printf("attempt insert in batches of 64 (record_attempts): %zu in %.2f s = %.0f attempts/s\n", n_batched,
-              batched_s, static_cast<double>(n_batched) / batched_s);
+  std::printf("attempt insert in batches of 64 (record_attempts): %zu in %.2f s = %.0f attempts/s"
+              " (%.0f per CPU second)\n",
+              n_batched, batched_s, static_cast<double>(n_batched) / batched_s,
+              static_cast<double>(n_batched) / batched_cpu);
 
   for (auto policy : {kblaster::kb::selection_policy::weighted, kblaster::kb::selection_policy::thompson}) {
     std::vector<double> us;
