@@ -192,6 +192,7 @@ int main(int argc, char** argv) {
     print_latency("match_state (signature -> state)", us);
   }
   std::printf("KB: %zu states, %zu attempts, file %s\n", n_states, total_attempts, path.c_str());
-  if (!std::getenv("KBLASTER_BENCH_KEEP")) fs::remove(path);
+  if (!std::getenv("KBLASTER_BENCH_KEEP"))  // the WAL and shared-memory files too, not only the database
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
   return 0;
 }
