@@ -83,7 +83,9 @@ TEST_CASE("schema: KB edits are validated with paths and the op's own branch") {
 }
 
 TEST_CASE("prompts: provenance lines are dropped and every placeholder must have a value") {
-  for (const auto& [name, text] : embedded_prompt_files()) {
+  for (const auto& file : embedded_prompt_files()) {
+    const std::string& name = file.first;  // not a structured binding: CAPTURE makes a lambda
+    const std::string_view text = file.second;
     if (name.size() < 4 || name.substr(name.size() - 4) != ".txt") continue;
     CAPTURE(name);
     CHECK(text.substr(0, 9) == "# Source:");
