@@ -94,8 +94,9 @@ did_change_params did_change_params::from(const json& params) {
     if (!c.contains("text") || !c["text"].is_string()) invalid(at + ".text", "must be a string");
     change.text = c["text"].get<std::string>();
     if (c.contains("range") && !c["range"].is_null()) {
-      // Re-read through the path helpers so that errors name e.g. contentChanges[0].range.start.line.
-      change.where = required_range(json{{"r", c["range"]}}, "r");
+      // Re-read through the path helpers, keyed by the element's own name, so that errors name
+      // e.g. 'contentChanges[0].range.start.line'.
+      change.where = required_range(json{{at, c}}, at + ".range");
     }
     p.changes.push_back(std::move(change));
   }
