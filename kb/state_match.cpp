@@ -2,6 +2,7 @@
 #include "kb/state_match.h"
 
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <bit>
@@ -91,14 +92,18 @@ void state_matcher::reload(sql::database& db) {
 std::optional<state_match> state_matcher::best(sql::database& db, const std::string& primary,
                                                std::vector<std::string> secondary,
                                                const std::string& arch) {
-  // data_version changes when another connection commits; our own writes call invalidate().
+  // data_version changes when another connection commits; total_changes when this one writes,
+  // including raw SQL through knowledge_base::db() (the agents' KB edits) that never calls
+  // invalidate().
   const std::int64_t version = db.cached("PRAGMA data_version").step()
                                    ? db.cached("PRAGMA data_version").get_int(0)
                                    : -1;
   db.cached("PRAGMA data_version").reset();
-  if (!loaded_ || version != data_version_) {
+  const std::int64_t own_changes = sqlite3_total_changes64(db.handle());
+  if (!loaded_ || version != data_version_ || own_changes != own_changes_) {
     reload(db);
     data_version_ = version;
+    own_changes_ = own_changes;
   }
   std::sort(secondary.begin(), secondary.end());
   secondary.erase(std::unique(secondary.begin(), secondary.end()), secondary.end());

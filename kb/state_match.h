@@ -59,6 +59,7 @@ class state_matcher {
   std::vector<std::string> bit_names_;
   bool masks_valid_ = true;
   std::int64_t data_version_ = -1;
+  std::int64_t own_changes_ = -1;  // sqlite3_total_changes64 of the connection at the last load
   bool loaded_ = false;
 };
 

@@ -156,4 +156,8 @@ TEST_CASE("match: signatures map to the closest state") {
   other.put_state(s, update_cause{});
   CHECK(kb.match_state("balanced", {"warp_divergence", "atomic_contention"})->state == "exotic");
   CHECK(kb.match_state("balanced", {})->state == "balanced_near_roofline");
+  // A state written with raw SQL on this very connection (as the agents' KB edits do) is seen too.
+  kb.db().exec(R"(INSERT INTO states(name, primary_bottleneck, secondary, origin)
+                  VALUES ('raw_written', 'balanced', '["launch_bound","register_spills"]', 'discovered'))");
+  CHECK(kb.match_state("balanced", {"register_spills", "launch_bound"})->state == "raw_written");
 }
