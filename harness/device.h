@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -37,8 +38,16 @@ class device_context {
   void sync_device();
   /// Clears the last (non-sticky) error and returns its text, or empty.
   std::string take_error();
-  /// Evicts the L2 cache by writing a buffer twice its size (nvbench's cold measurement). No-op on CPU.
+  /// Evicts the L2 cache by writing a buffer twice its size (nvbench's cold measurement), enqueued
+  /// on the legacy default stream without waiting. No-op on CPU.
   void flush_l2();
+  /// Starts a timed region. CUDA: an event on the legacy default stream, which every blocking
+  /// stream (the candidate's, LibTorch's default) waits for; CPU: the host clock.
+  void timer_start();
+  /// Ends the region and returns its milliseconds (CUDA: event time, then the whole device is
+  /// synchronised). host_ms() gives the host time of the same region, device sync included.
+  double timer_stop();
+  double host_ms() const { return host_ms_; }
   /// L2 size in bytes (0 on the CPU).
   std::size_t l2_bytes() const { return l2_bytes_; }
   /// "NVIDIA H100 80GB HBM3" or "cpu".
@@ -53,6 +62,10 @@ class device_context {
   bool cuda_ = false;
   void* stream_ = nullptr;
   void* flush_buffer_ = nullptr;
+  void* start_event_ = nullptr;
+  void* stop_event_ = nullptr;
+  double host_ms_ = 0;
+  std::chrono::steady_clock::time_point host_start_;
   std::size_t l2_bytes_ = 0;
   std::string name_ = "cpu";
   struct nvml;

@@ -1,7 +1,8 @@
 // What a candidate shared object links against, read from its ELF file before it is loaded:
 // needed libraries (DT_NEEDED), undefined dynamic symbols, and every symbol name. The harness
 // refuses candidates that import cuBLAS, cuDNN, CUTLASS, BLAS or LibTorch unless the task allows
-// libraries, and ones that could load them behind our back (dlopen).
+// libraries, and ones that name such a library anywhere (a dlopen behind our back). dlopen itself
+// cannot be refused: nvcc's static CUDA runtime uses it to load the driver.
 #pragma once
 
 #include <string>
@@ -14,6 +15,7 @@ struct elf_imports {
   std::vector<std::string> needed;     // DT_NEEDED entries, e.g. "libcublas.so.13"
   std::vector<std::string> undefined;  // undefined symbols in .dynsym
   std::vector<std::string> symbols;    // every name in .dynsym and .symtab
+  std::vector<std::string> library_strings;  // forbidden library names found anywhere in the file
 };
 
 /// Reads `path` (64-bit little-endian ELF). Throws std::runtime_error on anything else.

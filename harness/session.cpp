@@ -6,6 +6,8 @@
 #include "harness/tensors.h"
 #include "harness/timing.h"
 
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
 namespace kblaster::harness {
 namespace {
 
@@ -20,7 +22,11 @@ std::vector<torch::Tensor> with_params(std::vector<torch::Tensor> inputs, const 
 
 }  // namespace
 
-session::session(const std::string& device) : dev_(device) {}
+session::session(const std::string& device) : dev_(device) {
+  // Run TorchScript references op by op, as eager PyTorch would: no fusion or graph
+  // specialisation that would make the reference faster than what users compare against.
+  torch::jit::setGraphExecutorOptimize(false);
+}
 
 candidate_library& session::library(const std::string& path, bool allow_libraries) {
   const auto key = path + (allow_libraries ? "#libs" : "");
@@ -97,7 +103,9 @@ nlohmann::json session::time(const engine::task_spec& task, kb_forward_fn fn, re
   dl_views in(cand_args), out(buffers.outputs);
   int last_rc = 0;
   dev_.sync_device();
-  const auto cand = measure(dev_, [&] { last_rc = fn(in.data(), in.size(), out.data(), out.size(), dev_.stream()); }, policy);
+  const auto cand = measure(
+      dev_, [&] { last_rc = fn(in.data(), in.size(), out.data(), out.size(), dev_.stream()); }, policy,
+      [&] { buffers.poison(); });
   dev_.sync_device();
   if (last_rc != 0) return fail("fail", "return_code", "kb_forward returned " + std::to_string(last_rc) + " while timed");
   // Correct once is not enough: the last timed call must still be right (no skipping work
@@ -122,7 +130,7 @@ nlohmann::json session::time(const engine::task_spec& task, kb_forward_fn fn, re
                    {"reference", refst.to_json()},
                    {"speedup", speedup},
                    {"seed", seed},
-                   {"method", dev_.is_cuda() ? "host clock around cudaDeviceSynchronize, L2 flushed before each sample"
+                   {"method", dev_.is_cuda() ? "CUDA events on the legacy default stream, L2 flushed before each sample"
                                              : "host clock, CPU (no cache flush)"}};
   nlohmann::json r{{"verdict", "pass"}, {"timing", t}};
   if (speedup > review_speedup) {
@@ -192,8 +200,13 @@ nlohmann::json session::handle(const nlohmann::json& req) {
     reply.update({{"verdict", "error"}, {"check", "out_of_memory"}, {"reason", e.what_without_backtrace()}});
   } catch (const c10::Error& e) {
     reply.update({{"verdict", "error"}, {"check", "torch"}, {"reason", e.what_without_backtrace()}});
+  } catch (const std::bad_alloc& e) {
+    reply.update({{"verdict", "error"}, {"check", "out_of_memory"}, {"reason", std::string("out of host memory: ") + e.what()}});
   } catch (const std::exception& e) {
     reply.update({{"verdict", "error"}, {"check", "request"}, {"reason", e.what()}});
+  } catch (...) {
+    // A candidate built by g++ can throw through its C entry point.
+    reply.update({{"verdict", "error"}, {"check", "exception"}, {"reason", "the candidate threw a non-standard exception"}});
   }
   return reply;
 }

@@ -44,13 +44,14 @@ nlohmann::json timing_stats::to_json() const {
                    {"q3_ms", q3_ms},         {"iqr_ms", iqr_ms},       {"mean_ms", mean_ms},
                    {"min_ms", min_ms},       {"max_ms", max_ms},       {"rsd", rsd},
                    {"converged", converged}, {"l2_flushed", l2_flushed}, {"drift", drift},
-                   {"throttled", throttled}};
+                   {"throttled", throttled}, {"host_median_ms", host_median_ms}};
   if (sm_clock_start_mhz >= 0) j["sm_clock_mhz"] = {sm_clock_start_mhz, sm_clock_end_mhz};
   if (!note.empty()) j["note"] = note;
   return j;
 }
 
-timing_stats measure(device_context& dev, const std::function<void()>& fn, const timing_policy& policy) {
+timing_stats measure(device_context& dev, const std::function<void()>& fn, const timing_policy& policy,
+                     const std::function<void()>& prepare) {
   using clock = std::chrono::steady_clock;
   timing_stats st;
   for (int i = 0; i < policy.warmup; ++i) fn();
@@ -58,16 +59,16 @@ timing_stats measure(device_context& dev, const std::function<void()>& fn, const
 
   bool throttled_start = false, throttled_end = false;
   st.sm_clock_start_mhz = dev.sm_clock_mhz(&throttled_start);
-  std::vector<double> samples;
+  std::vector<double> samples, host;
   const auto started = clock::now();
   while (true) {
-    dev.flush_l2();
+    if (prepare) prepare();
     dev.sync_device();
-    const auto t0 = clock::now();
+    dev.flush_l2();
+    dev.timer_start();
     fn();
-    dev.sync_device();  // every stream: work left on a side stream is timed too
-    const auto t1 = clock::now();
-    samples.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    samples.push_back(dev.timer_stop());
+    host.push_back(dev.host_ms());
     const auto n = static_cast<int>(samples.size());
     if (n >= policy.min_samples && rsd_of(samples) < policy.rsd_target) {
       st.converged = true;
@@ -87,6 +88,7 @@ timing_stats measure(device_context& dev, const std::function<void()>& fn, const
   st.min_ms = *std::min_element(samples.begin(), samples.end());
   st.max_ms = *std::max_element(samples.begin(), samples.end());
   st.rsd = rsd_of(samples);
+  st.host_median_ms = quantile(host, 0.5);
   st.l2_flushed = dev.is_cuda();
   if (samples.size() >= 9) {
     const auto third = samples.size() / 3;

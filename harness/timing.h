@@ -1,6 +1,8 @@
 // Cold timing in the manner of nvbench: before every sample the L2 is flushed (GPU) and the
-// device is idle; a sample is the host time from the call to the end of cudaDeviceSynchronize,
-// so it covers work left on any stream. Warm-up first, then samples until the relative standard
+// device is idle; a sample is the CUDA-event time on the legacy default stream, which waits for
+// the work of every blocking stream (host time on the CPU); the host time of each sample, device
+// synchronisation included, is reported beside it so that work hidden on non-blocking streams
+// shows. Warm-up first, then samples until the relative standard
 // deviation is under the target or a cap is reached; median and interquartile range.
 #pragma once
 
@@ -30,6 +32,7 @@ struct timing_stats {
   int samples = 0;
   double median_ms = 0, q1_ms = 0, q3_ms = 0, iqr_ms = 0, mean_ms = 0, min_ms = 0, max_ms = 0;
   double rsd = 0;           // relative standard deviation of the samples
+  double host_median_ms = 0;  // host clock around call + cudaDeviceSynchronize
   bool converged = false;   // rsd reached the target before the caps
   bool l2_flushed = false;
   double drift = 0;         // median of the last third / median of the first third - 1
@@ -39,7 +42,9 @@ struct timing_stats {
   nlohmann::json to_json() const;
 };
 
-/// Times `fn` on `dev` under `policy`.
-timing_stats measure(device_context& dev, const std::function<void()>& fn, const timing_policy& policy);
+/// Times `fn` on `dev` under `policy`. `prepare` runs before each sample, untimed (the harness
+/// re-poisons the candidate's outputs there, so that the last timed call must do all the work).
+timing_stats measure(device_context& dev, const std::function<void()>& fn, const timing_policy& policy,
+                     const std::function<void()>& prepare = {});
 
 }  // namespace kblaster::harness

@@ -1,0 +1,66 @@
+// The engine's side of kblaster-harness: starts it as a child process, exchanges JSON lines,
+// enforces a watchdog, and turns a crash, hang, abort or out-of-memory into a structured error.
+// A dead harness is replaced by a fresh one on the next request, so a candidate can end only a
+// harness, never the daemon.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <sys/types.h>
+
+namespace kblaster::engine {
+
+/// How to start the harness.
+struct harness_options {
+  std::string executable;                            // kblaster-harness; empty: find_harness()
+  std::string device = "auto";                       // cpu, cuda, auto
+  std::chrono::milliseconds watchdog{10'000};        // a request's own work, beyond timing budgets
+  std::chrono::milliseconds startup_timeout{120'000}; // LibTorch takes seconds to load
+};
+
+/// A reply, or why there is none. `error` is empty when `body` holds the harness's reply.
+struct harness_reply {
+  nlohmann::json body;
+  std::string error;         // crash, hang, abort, out_of_memory, exited, start_failed, protocol
+  std::string message;       // a sentence for the user
+  std::string stderr_tail;   // the harness's last words
+  bool ok() const { return error.empty(); }
+  /// The reply as JSON: the body, or {"verdict":"error","check":error,"reason":message,...}.
+  nlohmann::json to_json() const;
+};
+
+/// One harness child. Not thread-safe: one request at a time (callers serialise).
+class harness_client {
+ public:
+  explicit harness_client(harness_options options);
+  ~harness_client();
+  harness_client(const harness_client&) = delete;
+  harness_client& operator=(const harness_client&) = delete;
+
+  /// Sends `request` (an "id" is added) and waits for its reply; the deadline is the watchdog
+  /// plus the time the request's own timing policy may take. Starts a harness when none runs.
+  harness_reply request(nlohmann::json request);
+  /// The running child's pid, or -1.
+  pid_t pid() const;
+  /// How many harnesses were started, the first included.
+  int starts() const { return starts_; }
+  /// Ends the child (shutdown request, then SIGKILL).
+  void stop();
+
+ private:
+  struct child;
+  harness_options options_;
+  std::unique_ptr<child> child_;
+  int starts_ = 0;
+  long long next_id_ = 1;
+  harness_reply start();
+  harness_reply lost(const std::string& during, bool timed_out);
+};
+
+/// kblaster-harness beside the running executable's build tree, in $KBLASTER_HARNESS, or on PATH; empty when absent.
+std::string find_harness();
+
+}  // namespace kblaster::engine

@@ -1,0 +1,20 @@
+// out_of_bounds.cu: right answer plus writes past the end of its output.
+// kblaster-expect: canary
+// kblaster-task: vector_add
+// Adversarial candidate for the harness's GPU path (the kb_forward ABI); written for
+// KernelBlaster's tests. The harness must reject it with the check named above.
+#include <cuda_runtime.h>
+#include <dlpack/dlpack.h>
+
+__global__ void add_over(const float* a, const float* b, float* c, long long n) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+  else if (i < n + 4) c[i] = 0.f;  // the bug: a bounds check off by a few
+}
+
+extern "C" int kb_forward(const DLTensor* in, int, DLTensor* out, int, cudaStream_t stream) {
+  const long long n = in[0].shape[0];
+  add_over<<<static_cast<unsigned>((n + 4 + 255) / 256), 256, 0, stream>>>(static_cast<const float*>(in[0].data),
+      static_cast<const float*>(in[1].data), static_cast<float*>(out[0].data), n);
+  return static_cast<int>(cudaGetLastError());
+}

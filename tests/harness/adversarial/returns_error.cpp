@@ -1,0 +1,8 @@
+// returns_error: reports failure through its return code.
+// kblaster-expect: return_code
+// kblaster-task: vector_add
+// Adversarial candidate for the harness's CPU path (host code, the kb_forward ABI); written for
+// KernelBlaster's tests. The harness must reject it with the check named above.
+#include <dlpack/dlpack.h>
+
+extern "C" int kb_forward(const DLTensor*, int, DLTensor*, int, void*) { return 7; }

@@ -1,0 +1,22 @@
+// swaps_output_pointer.cu: writes the answer, then points the descriptor at its own buffer.
+// kblaster-expect: descriptor_changed
+// kblaster-task: vector_add
+// Adversarial candidate for the harness's GPU path (the kb_forward ABI); written for
+// KernelBlaster's tests. The harness must reject it with the check named above.
+#include <cuda_runtime.h>
+#include <dlpack/dlpack.h>
+
+__global__ void add(const float* a, const float* b, float* c, long long n) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+extern "C" int kb_forward(const DLTensor* in, int, DLTensor* out, int, cudaStream_t stream) {
+  static float* mine = nullptr;
+  const long long n = in[0].shape[0];
+  if (!mine && cudaMalloc(&mine, sizeof(float) * n) != cudaSuccess) return 1;
+  add<<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(static_cast<const float*>(in[0].data),
+      static_cast<const float*>(in[1].data), static_cast<float*>(out[0].data), n);
+  out[0].data = mine;
+  return static_cast<int>(cudaGetLastError());
+}

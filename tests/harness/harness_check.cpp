@@ -1,0 +1,262 @@
+// harness_check: runs kblaster-harness through the engine's harness_client over every example
+// task (must pass), every adversarial candidate (must be rejected with the check its file names
+// in a `kblaster-expect:` line) and every isolation candidate (the harness dies, the client
+// reports how and starts a fresh one). --device cpu uses the .cpp host-code versions (CI);
+// --device cuda the .cu versions (the GPU machine). --bench N prints candidates evaluated per
+// minute (fresh compile, verify, time) over the examples. Exit status: the number of failures.
+#include "engine/harness_client.h"
+#include "engine/task.h"
+#include "engine/task_build.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace kblaster::engine;
+
+namespace {
+
+struct options {
+  std::string harness, root, device = "cpu", cache, only, json_out, bench_task;
+  double watchdog_s = 10, max_seconds = 0.3;
+  int bench = 0;
+};
+
+struct checker {
+  options opt;
+  std::unique_ptr<nvcc_driver> nvcc;
+  std::unique_ptr<harness_client> client;
+  int failures = 0;
+  nlohmann::json log = nlohmann::json::array();
+
+  std::string ext() const { return opt.device == "cpu" ? ".cpp" : ".cu"; }
+
+  candidate_build build(const std::string& src, bool use_cache = true) {
+    if (is_host_source(src)) return build_host_candidate(src, opt.cache, use_cache);
+    if (!nvcc) {
+      const auto path = find_nvcc();
+      if (!path) return {false, false, "", "nvcc not found", {}, 0};
+      nvcc = std::make_unique<nvcc_driver>(*path, opt.cache, 4);
+    }
+    return build_candidate(src, "", *nvcc, use_cache);
+  }
+
+  nlohmann::json evaluate(const task_spec& task, const std::string& library) {
+    nlohmann::json req{{"op", "evaluate"}, {"task", to_json(task)}, {"candidate", library},
+                       {"timing", {{"max_seconds", opt.max_seconds}}}};
+    return client->request(req).to_json();
+  }
+
+  void record(const std::string& section, const std::string& name, bool ok, const std::string& detail,
+              const nlohmann::json& reply) {
+    if (!ok) ++failures;
+    std::cout << (ok ? "  ok    " : "  FAIL  ") << std::left << std::setw(34) << name << std::right << detail << "\n";
+    log.push_back({{"section", section}, {"name", name}, {"ok", ok}, {"detail", detail}, {"reply", reply}});
+  }
+
+  static std::string tag(const std::string& text, const std::string& key) {
+    const std::regex re("// " + key + ": *([A-Za-z0-9_]+)");
+    std::smatch m;
+    return std::regex_search(text, m, re) ? m[1].str() : "";
+  }
+
+  static std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  std::vector<fs::path> files(const fs::path& dir) const {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ext()) out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  task_spec task_named(const std::string& name) {
+    for (const auto* base : {"examples/tasks/", "tests/harness/tasks/"}) {
+      const auto p = fs::path(opt.root) / base / name;
+      if (fs::exists(p / "task.json")) return load_task(p.string());
+    }
+    throw task_error("no task named " + name);
+  }
+
+  std::string source_of(const task_spec& t) const { return opt.device == "cpu" ? t.cpu_kernel : t.kernel; }
+
+  static std::string figures(const nlohmann::json& r) {
+    std::ostringstream s;
+    s << std::setprecision(3);
+    double max_abs = 0;
+    for (const auto& seed : r.value("seeds", nlohmann::json::array()))
+      for (const auto& o : seed.value("outputs", nlohmann::json::array())) max_abs = std::max(max_abs, o.value("max_abs_error", 0.0));
+    s << "max abs err " << max_abs;
+    if (r.contains("timing")) {
+      const auto& t = r["timing"];
+      s << std::fixed << "  cand " << t["candidate"].value("median_ms", 0.0) << " ms (IQR "
+        << t["candidate"].value("iqr_ms", 0.0) << ", n=" << t["candidate"].value("samples", 0) << ")  ref "
+        << t["reference"].value("median_ms", 0.0) << " ms  speedup " << t.value("speedup", 0.0) << "x";
+    }
+    return s.str();
+  }
+
+  void examples() {
+    std::cout << "examples (" << opt.device << "): each must verify and be timed\n";
+    for (const auto& e : fs::directory_iterator(fs::path(opt.root) / "examples/tasks")) {
+      if (!fs::exists(e.path() / "task.json")) continue;
+      const auto task = load_task(e.path().string());
+      const auto b = build(source_of(task));
+      if (!b.ok) {
+        record("examples", task.name, false, "does not build: " + b.log.substr(0, 300), {});
+        continue;
+      }
+      const auto r = evaluate(task, b.library);
+      record("examples", task.name, r.value("verdict", "") == "pass" && r.contains("timing"),
+             r.value("verdict", "") == "pass" ? figures(r) : r.dump(), r);
+    }
+  }
+
+  void adversarial() {
+    std::cout << "adversarial candidates (" << opt.device << "): each must be rejected with its check\n";
+    for (const auto& f : files(fs::path(opt.root) / "tests/harness/adversarial")) {
+      const auto text = read(f);
+      const auto expect = tag(text, "kblaster-expect");
+      const auto task = task_named(tag(text, "kblaster-task"));
+      const auto b = build(f.string());
+      if (!b.ok) {
+        record("adversarial", f.filename().string(), false, "does not build: " + b.log.substr(0, 300), {});
+        continue;
+      }
+      const auto r = evaluate(task, b.library);
+      const std::string verdict = r.value("verdict", ""), check = r.value("check", "");
+      bool ok = verdict != "pass" && check == expect;
+      if (ok && expect == "tolerance") {
+        // The reply must name the first mismatching element (the candidate spoils index 12345).
+        ok = r.dump().find("\"first_mismatch\":12345") != std::string::npos;
+      }
+      record("adversarial", f.filename().string(), ok,
+             verdict + " (" + check + "): " + r.value("reason", "").substr(0, 160) + (ok ? "" : "  [expected " + expect + "]"), r);
+    }
+  }
+
+  void isolation() {
+    std::cout << "isolation (" << opt.device << "): the harness dies, the engine reports it and starts afresh\n";
+    const auto good_task = task_named("vector_add");
+    const auto good = build(source_of(good_task));
+    for (const auto& f : files(fs::path(opt.root) / "tests/harness/isolation")) {
+      const auto expect = tag(read(f), "kblaster-expect");
+      const auto b = build(f.string());
+      if (!b.ok) {
+        record("isolation", f.filename().string(), false, "does not build: " + b.log.substr(0, 300), {});
+        continue;
+      }
+      const int starts_before = client->starts();
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto r = evaluate(good_task, b.library);
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const auto after = evaluate(good_task, good.library);  // a fresh harness must take over
+      // A reply the client made up (no "device") means the harness died: a fresh one must have
+      // been started. An out-of-memory the harness caught itself leaves it running.
+      const bool died = !r.contains("device");
+      const bool ok = r.value("check", "") == expect && after.value("verdict", "") == "pass" &&
+                      client->starts() == starts_before + (died ? 1 : 0);
+      std::ostringstream d;
+      d << r.value("check", "") << " after " << std::fixed << std::setprecision(1) << secs << " s; next request "
+        << after.value("verdict", "") << (died ? " on a fresh harness" : " on the same harness") << " (starts "
+        << client->starts() << ")";
+      if (!ok) d << "  [expected " << expect << "]: " << r.dump().substr(0, 300) << "; next: " << after.dump().substr(0, 300);
+      record("isolation", f.filename().string(), ok, d.str(), r);
+    }
+  }
+
+  // Candidates fully evaluated per minute: a fresh compile (cache off), verify on three seeds,
+  // time candidate and reference.
+  void bench() {
+    std::vector<task_spec> tasks;
+    for (const auto& e : fs::directory_iterator(fs::path(opt.root) / "examples/tasks"))
+      if (fs::exists(e.path() / "task.json") && (opt.bench_task.empty() || e.path().filename() == opt.bench_task))
+        tasks.push_back(load_task(e.path().string()));
+    std::sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    double compile_s = 0, eval_s = 0;
+    int done = 0, passed = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int round = 0; round < opt.bench; ++round)
+      for (const auto& t : tasks) {
+        const auto c0 = std::chrono::steady_clock::now();
+        const auto b = build(source_of(t), false);
+        const auto c1 = std::chrono::steady_clock::now();
+        const auto r = b.ok ? evaluate(t, b.library) : nlohmann::json{{"verdict", "fail"}};
+        const auto c2 = std::chrono::steady_clock::now();
+        compile_s += std::chrono::duration<double>(c1 - c0).count();
+        eval_s += std::chrono::duration<double>(c2 - c1).count();
+        ++done;
+        passed += r.value("verdict", "") == "pass";
+      }
+    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << std::fixed << std::setprecision(2) << "bench: " << done << " candidates (" << passed << " passed) in "
+              << total << " s: " << 60.0 * done / total << " candidates/minute; per candidate: compile "
+              << compile_s / done << " s, verify+time " << eval_s / done << " s (timing cap " << opt.max_seconds
+              << " s per side)\n";
+    log.push_back({{"section", "bench"}, {"candidates", done}, {"passed", passed}, {"seconds", total},
+                   {"per_minute", 60.0 * done / total}, {"compile_s", compile_s / done}, {"evaluate_s", eval_s / done}});
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--harness") o.harness = v;
+    else if (k == "--root") o.root = v;
+    else if (k == "--device") o.device = v;
+    else if (k == "--cache") o.cache = v;
+    else if (k == "--only") o.only = v;
+    else if (k == "--watchdog") o.watchdog_s = std::stod(v);
+    else if (k == "--max-seconds") o.max_seconds = std::stod(v);
+    else if (k == "--bench") o.bench = std::stoi(v);
+    else if (k == "--json-out") o.json_out = v;
+    else if (k == "--bench-task") o.bench_task = v;
+    else {
+      std::cerr << "harness_check: unknown option " << k << "\n";
+      return 100;
+    }
+  }
+  if (o.harness.empty() || o.root.empty()) {
+    std::cerr << "usage: harness_check --harness PATH --root SOURCE_DIR [--device cpu|cuda] [--cache DIR] "
+                 "[--only examples|adversarial|isolation|bench] [--watchdog S] [--max-seconds S] [--bench N] [--bench-task NAME] [--json-out F]\n";
+    return 100;
+  }
+  if (o.cache.empty()) o.cache = (fs::temp_directory_path() / "kblaster-harness-check").string();
+  checker c{o, nullptr, nullptr, 0, nlohmann::json::array()};
+  harness_options ho;
+  ho.executable = o.harness;
+  ho.device = o.device;
+  ho.watchdog = std::chrono::milliseconds(static_cast<long long>(o.watchdog_s * 1000));
+  c.client = std::make_unique<harness_client>(ho);
+  try {
+    if (o.only.empty() || o.only == "examples") c.examples();
+    if (o.only.empty() || o.only == "adversarial") c.adversarial();
+    if (o.only.empty() || o.only == "isolation") c.isolation();
+    if (o.bench > 0) c.bench();
+  } catch (const std::exception& e) {
+    std::cout << "harness_check: " << e.what() << "\n";
+    ++c.failures;
+  }
+  if (!o.json_out.empty()) std::ofstream(o.json_out) << c.log.dump(1) << "\n";
+  std::cout << (c.failures ? "FAILED: " : "all passed: ") << c.failures << " failure(s)\n";
+  return std::min(c.failures, 99);
+}

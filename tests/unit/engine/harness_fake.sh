@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# A stand-in for kblaster-harness in the harness_client unit tests (no LibTorch needed): speaks
+# the same JSON lines and misbehaves on request. The request's "candidate" says how:
+# ok, crash (SIGSEGV), abort (SIGABRT), hang, exit, oom (prints bad_alloc, then SIGABRT), noise.
+# Written for KernelBlaster's tests.
+echo '{"event":"ready","device":"fake","cuda":false}'
+while IFS= read -r line; do
+  id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' <<<"$line")
+  case "$line" in
+    *'"op":"shutdown"'*) exit 0 ;;
+    *'"candidate":"crash"'*) kill -SEGV $$ ;;
+    *'"candidate":"abort"'*) echo "candidate: assertion failed" >&2; kill -ABRT $$ ;;
+    *'"candidate":"oom"'*) echo "terminate called after throwing an instance of 'std::bad_alloc'" >&2; kill -ABRT $$ ;;
+    *'"candidate":"hang"'*) sleep 600 ;;
+    *'"candidate":"exit"'*) exit 4 ;;
+    *'"candidate":"noise"'*) echo 'not json'; echo '{"id":-5,"verdict":"pass"}'; echo "{\"id\":$id,\"verdict\":\"pass\"}" ;;
+    *) echo "{\"id\":$id,\"verdict\":\"pass\",\"pid\":$$}" ;;
+  esac
+done
