@@ -1,0 +1,84 @@
+// `kblaster import kernelbench PROBLEM.py --out TASK_DIR`: turn a KernelBench problem into a task
+// (TorchScript module with its weights, input specs, kernel.cu stub, eager and torch.compile
+// times) with the machine's PyTorch. The work is in engine/kernelbench_import.h.
+#include "cli/command_registry.h"
+#include "engine/kernelbench_import.h"
+
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct import_options {
+  std::string problem;
+  std::string out;
+  std::string python = "python3";
+  std::string device = "cpu";
+  double timeout_s = 600;
+  double timing_seconds = 1;
+  bool no_timing = false;
+};
+
+std::string timing_text(const nlohmann::json& t) {
+  if (t.value("status", "") != "measured") return t.value("status", "unknown") + ": " + t.value("reason", "");
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(4) << t.value("median_ms", 0.0) << " ms median, " << t.value("mean_ms", 0.0)
+    << " ms mean over " << t.value("samples", 0) << " calls";
+  if (t.contains("compile_seconds")) s << std::setprecision(1) << " (compiled in " << t["compile_seconds"].get<double>() << " s)";
+  return s.str();
+}
+
+int run_import(const import_options& opts) {
+  using namespace kblaster::engine;
+  kernelbench_import_options o;
+  o.problem = opts.problem;
+  o.out_dir = opts.out;
+  o.python = opts.python;
+  o.device = opts.device;
+  o.timeout = std::chrono::seconds(static_cast<long long>(opts.timeout_s));
+  o.timing_seconds = opts.no_timing ? 0 : opts.timing_seconds;
+  try {
+    const auto r = import_kernelbench(o, [](const std::string& line) { std::cerr << "kblaster import: " << line << "\n"; });
+    const auto& m = r.manifest;
+    std::cout << "task " << r.task.name << " written to " << r.task_json << "\n"
+              << "  reference: " << r.task.reference.path << " (torch.jit." << m.value("torchscript_method", "?")
+              << ", PyTorch " << m.value("torch_version", "?") << ")\n"
+              << "  arguments: " << r.task.inputs.size() << " input(s), then "
+              << m.value("parameters", nlohmann::json::array()).size()
+              << " parameter(s) and buffer(s); see kernel.cu for the order\n"
+              << "  eager on " << m.value("device_name", "?") << ": " << timing_text(m.value("eager", nlohmann::json::object()))
+              << "\n  torch.compile: " << timing_text(m.value("compile", nlohmann::json::object())) << "\n";
+    for (const auto& in : m.at("inputs"))
+      if (in.contains("note")) std::cout << "  note: " << in.value("name", "") << ": " << in["note"].get<std::string>() << "\n";
+    return 0;
+  } catch (const import_error& e) {
+    std::cerr << "kblaster import: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+const bool registered = kblaster::cli::register_command([](CLI::App& root) {
+  auto* app = root.add_subcommand("import", "Import tasks from other benchmarks");
+  app->require_subcommand(1);
+  auto* kb = app->add_subcommand(
+      "kernelbench",
+      "Turn a KernelBench problem (class Model, get_inputs(), get_init_inputs()) into a task directory:\n"
+      "a TorchScript module with its weights, the inputs' spec, a kernel.cu stub, and the eager and\n"
+      "torch.compile reference times, using this machine's PyTorch.");
+  auto opts = std::make_shared<import_options>();
+  kb->add_option("problem", opts->problem, "the KernelBench problem file (.py)")->required();
+  kb->add_option("--out", opts->out, "the task directory to write")->required();
+  kb->add_option("--python", opts->python, "Python interpreter with PyTorch (default: python3 in PATH)");
+  kb->add_option("--device", opts->device, "export and time on cpu or cuda (default cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  kb->add_option("--timeout", opts->timeout_s, "seconds the exporter may take (default 600)")->check(CLI::Range(1.0, 86400.0));
+  kb->add_option("--timing-seconds", opts->timing_seconds, "time spent timing each of eager and torch.compile (default 1)")
+      ->check(CLI::Range(0.01, 600.0));
+  kb->add_flag("--no-timing", opts->no_timing, "export only; do not time the reference");
+  return kblaster::cli::command{app, [opts] { return run_import(*opts); }};
+});
+
+}  // namespace
