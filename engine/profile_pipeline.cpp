@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 
 namespace fs = std::filesystem;
 
@@ -77,23 +78,35 @@ profile_outcome analyze_recorded(const std::string& details_csv_path, const std:
   return analyze_pages(details, raw, source, matcher);
 }
 
-profile_outcome analyze_static(const std::string& cu_path, const build_profile_options& options, const state_matcher* matcher) {
-  profile_outcome out;
+// Finds nvcc and builds `cu_path` for profiling; on failure records why in `out` (with the
+// compiler's diagnostics) and returns nothing. Shared by the static and live paths.
+namespace {
+std::optional<compile_result> compile_for_profile(const std::string& cu_path, const build_profile_options& options,
+                                                output_kind kind, profile_outcome& out) {
   const auto nvcc = find_nvcc();
   if (!nvcc) {
     out.error = "nvcc not found (looked in PATH, $CUDA_HOME/bin and /usr/local/cuda/bin)";
-    return out;
+    return std::nullopt;
   }
   nvcc_driver driver(*nvcc, nvcc_driver::default_cache_dir());
   nvcc_options o;
   o.arch = options.arch;
   o.extra_flags = options.nvcc_flags;
-  const auto built = driver.compile(cu_path, output_kind::object, o);
+  auto built = driver.compile(cu_path, kind, o);
   out.diagnostics = built.diagnostics;
   if (!built.ok) {
     out.error = "compilation failed";
-    return out;
+    return std::nullopt;
   }
+  return built;
+}
+}  // namespace
+
+profile_outcome analyze_static(const std::string& cu_path, const build_profile_options& options, const state_matcher* matcher) {
+  profile_outcome out;
+  const auto compiled = compile_for_profile(cu_path, options, output_kind::object, out);
+  if (!compiled) return out;
+  const compile_result& built = *compiled;
   const auto limits = limits_for(built.arch);
   if (!limits) {
     out.error = "no occupancy data for " + built.arch + " (supported: compute capability 7.0 to 12.x)";
@@ -112,27 +125,15 @@ profile_outcome analyze_static(const std::string& cu_path, const build_profile_o
 
 profile_outcome profile_live(const std::string& cu_path, const build_profile_options& options, const state_matcher* matcher) {
   profile_outcome out;
-  const auto nvcc = find_nvcc();
-  if (!nvcc) {
-    out.error = "nvcc not found (looked in PATH, $CUDA_HOME/bin and /usr/local/cuda/bin)";
-    return out;
-  }
   const auto ncu = find_ncu();
   if (!ncu) {
     out.error = "ncu (Nsight Compute) not found in PATH, $CUDA_HOME/bin, /usr/local/cuda/bin or "
                 "/opt/nvidia/nsight-compute; without it use: kblaster profile --static FILE.cu";
     return out;
   }
-  nvcc_driver driver(*nvcc, nvcc_driver::default_cache_dir());
-  nvcc_options o;
-  o.arch = options.arch;
-  o.extra_flags = options.nvcc_flags;
-  const auto built = driver.compile(cu_path, output_kind::executable, o);
-  out.diagnostics = built.diagnostics;
-  if (!built.ok) {
-    out.error = "compilation failed";
-    return out;
-  }
+  const auto compiled = compile_for_profile(cu_path, options, output_kind::executable, out);
+  if (!compiled) return out;
+  const compile_result& built = *compiled;
   ncu_options n = options.ncu;
   if (n.report_base.empty()) n.report_base = fs::path(cu_path).stem().string();
   std::vector<std::string> program = {built.output_path};
