@@ -63,6 +63,8 @@ cassette_entry entry_from_json(const json& j) {
       e.response.usage.estimated = j["usage"].value("estimated", false);
     }
     e.response.latency_ms = j.value("latency_ms", 0.0);
+    if (j.contains("match")) e.match = j["match"].get<std::vector<std::string>>();
+    e.reuse = j.value("reuse", false);
   } catch (const json::exception& ex) {
     throw llm_error(error_kind::bad_response, std::string("not a cassette entry: ") + ex.what());
   }
@@ -121,6 +123,7 @@ cassette_entry cassette_player::next(const chat_request& r) {
     used_[cursor_] = true;
     return entries_[cursor_++];
   }
+  if (mode_ == replay_mode::by_content) return next_by_content(r);
   const std::string fp = fingerprint(r);
   for (std::size_t i = 0; i < entries_.size(); ++i)
     if (!used_[i] && entries_[i].fingerprint == fp) {
@@ -129,6 +132,22 @@ cassette_entry cassette_player::next(const chat_request& r) {
     }
   throw llm_error(error_kind::replay_miss, "no recorded answer for this " + r.agent_role + " request (fingerprint " +
                                                fp + ")");
+}
+
+cassette_entry cassette_player::next_by_content(const chat_request& r) {
+  std::string text = r.system;
+  for (const auto& m : r.messages) text += "\n" + m.content;
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    const auto& e = entries_[i];
+    if ((used_[i] && !e.reuse) || (!e.role.empty() && e.role != r.agent_role)) continue;
+    bool all = true;
+    for (const auto& m : e.match) all = all && text.find(m) != std::string::npos;
+    if (!all) continue;
+    used_[i] = true;
+    return e;
+  }
+  throw llm_error(error_kind::replay_miss, "the answer book has no answer for this " + r.agent_role +
+                                               " request (no entry of that role whose 'match' strings all occur in it)");
 }
 
 std::size_t cassette_player::remaining() const {

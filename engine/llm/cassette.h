@@ -25,6 +25,10 @@ struct cassette_entry {
   std::string role;         ///< agent role; checked on replay when both sides name one
   nlohmann::json request;   ///< {system, messages, max_tokens, temperature}; never headers
   chat_response response;   ///< text, finish_reason, model, usage, latency_ms
+  /// Answer books only: substrings that must all occur in the request's system prompt and
+  /// messages for this answer to be served (by_content replay).
+  std::vector<std::string> match;
+  bool reuse = false;       ///< answer books only: may be served more than once
 };
 
 /// Stable fingerprint of a request: FNV-1a 64 over its role, system prompt and messages (the
@@ -58,6 +62,8 @@ class cassette_writer {
 enum class replay_mode {
   by_fingerprint,  ///< the first unused entry with the request's fingerprint
   in_order,        ///< the next entry, whatever the request (prompts that embed run numbers)
+  by_content,      ///< an answer book: the first usable entry of the role whose `match` strings
+                   ///< all occur in the request; deterministic whatever order threads ask in
 };
 
 /// Serves recorded answers. Thread-safe.
@@ -70,6 +76,7 @@ class cassette_player {
 
  private:
   mutable std::mutex mutex_;
+  cassette_entry next_by_content(const chat_request& r);
   std::vector<cassette_entry> entries_;
   std::vector<bool> used_;
   replay_mode mode_;

@@ -1,0 +1,176 @@
+// The shared state of a run: evaluation cache, accounting, budgets, stop flag, progress.
+#include "engine/optimize/loop_context.h"
+
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+namespace kblaster::engine::optimize {
+
+loop_context::loop_context(const task_spec& t, const loop_options& o, run_environment& e, run_journal& j,
+                           std::string id)
+    : task(t), options(o), env(e), journal(j), run_id(std::move(id)) {}
+
+version loop_context::evaluate(const std::string& source) {
+  const auto hash = source_hash(task.name, source);
+  {
+    // Two trajectories may produce the same candidate (a mechanical variant, say) at once:
+    // the second waits for the first's result instead of measuring it again.
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      if (auto it = cache_.find(hash); it != cache_.end()) return it->second;
+      if (!in_flight_.count(hash)) break;
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      lock.lock();
+    }
+    in_flight_.insert(hash);
+  }
+  journal.put_source(hash, source);
+  evaluation e;
+  try {
+    e = env.eval->evaluate(task.name, source, evaluation_request{});
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    in_flight_.erase(hash);
+    throw;
+  }
+  e.code_hash = hash;
+  std::lock_guard lock(mutex_);
+  in_flight_.erase(hash);
+  version v{hash, source, e};
+  cache_.emplace(hash, v);
+  return v;
+}
+
+std::optional<version> loop_context::cached(const std::string& hash) const {
+  std::lock_guard lock(mutex_);
+  const auto it = cache_.find(hash);
+  if (it == cache_.end()) return std::nullopt;
+  return it->second;
+}
+
+void loop_context::remember(const std::string& source, const evaluation& e) {
+  std::lock_guard lock(mutex_);
+  cache_.emplace(e.code_hash, version{e.code_hash, source, e});
+}
+
+bool loop_context::stopped() const { return env.stop.stop_requested() || internal_.stop_requested(); }
+
+void loop_context::stop(const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  if (stop_reason_.empty()) stop_reason_ = reason;
+  internal_.request_stop();
+}
+
+std::string loop_context::stop_reason() const {
+  std::lock_guard lock(mutex_);
+  if (!stop_reason_.empty()) return stop_reason_;
+  return env.stop.stop_requested() ? "cancelled" : "";
+}
+
+std::optional<std::string> loop_context::check_budgets() {
+  std::optional<std::string> reason;
+  {
+    std::lock_guard lock(mutex_);
+    const auto& b = options.limits;
+    if (b.candidates > 0 && candidates_ >= b.candidates) reason = "budget_candidates";
+    else if (b.gpu_seconds > 0 && gpu_seconds_ >= b.gpu_seconds) reason = "budget_gpu_seconds";
+    else if (b.tokens > 0 && tokens_ >= b.tokens) reason = "budget_tokens";
+    else if (b.wall_seconds > 0 && wall_seconds() >= b.wall_seconds) reason = "budget_wall_seconds";
+  }
+  if (reason) stop(*reason);
+  return reason;
+}
+
+void loop_context::account(int candidates, double gpu_seconds, std::int64_t tokens) {
+  std::lock_guard lock(mutex_);
+  candidates_ += candidates;
+  gpu_seconds_ += gpu_seconds;
+  tokens_ += tokens;
+}
+
+int loop_context::candidates() const {
+  std::lock_guard lock(mutex_);
+  return candidates_;
+}
+double loop_context::gpu_seconds() const {
+  std::lock_guard lock(mutex_);
+  return gpu_seconds_;
+}
+std::int64_t loop_context::tokens() const {
+  std::lock_guard lock(mutex_);
+  return tokens_;
+}
+double loop_context::wall_seconds() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+}
+
+void loop_context::set_best_speedup(double s) {
+  std::lock_guard lock(mutex_);
+  best_speedup_ = std::max(best_speedup_, s);
+}
+
+void loop_context::step_done(int iteration, int trajectory, int step, int count, const std::string& message) {
+  progress_event e;
+  {
+    std::lock_guard lock(mutex_);
+    steps_done_ += count;
+    e.steps_done = steps_done_;
+  }
+  e.phase = "step";
+  e.iteration = iteration;
+  e.trajectory = trajectory;
+  e.step = step;
+  e.message = message;
+  emit(std::move(e));
+}
+
+void loop_context::emit(progress_event e) {
+  std::lock_guard lock(mutex_);
+  e.steps_total = steps_total();
+  if (e.steps_done == 0) e.steps_done = steps_done_;
+  e.candidates = candidates_;
+  e.best_speedup = best_speedup_;
+  // One event at a time: callbacks need not be thread-safe.
+  if (env.progress) env.progress(e);
+}
+
+state_of_version state_of(kb::knowledge_base& kb, const evaluation& e, const std::string& arch) {
+  if (!e.profile || e.profile->primary.empty()) return {"unknown", 0, false};
+  const auto m = kb.match_state(e.profile->primary, e.profile->secondary, arch);
+  if (!m) return {"unknown", 0, false};
+  return {m->state, m->score, m->exact};
+}
+
+std::string prompt_summary(const evaluation& e, bool cycles_only) {
+  if (cycles_only || !e.profile) {
+    std::ostringstream s;
+    s << "Only timing is known (no profile details).";
+    if (e.profile && e.profile->elapsed_cycles) s << " Elapsed cycles: " << *e.profile->elapsed_cycles << ".";
+    if (e.runtime_ms) s << " Runtime: " << *e.runtime_ms << " ms.";
+    return s.str();
+  }
+  return e.profile->summary;
+}
+
+std::uint64_t step_seed(std::uint64_t seed, int iteration, int trajectory, int step, std::uint64_t salt) {
+  // splitmix64 over the coordinates: neighbouring steps get unrelated seeds.
+  auto mix = [](std::uint64_t z) {
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  std::uint64_t h = mix(seed);
+  for (std::uint64_t v : {static_cast<std::uint64_t>(iteration), static_cast<std::uint64_t>(trajectory),
+                          static_cast<std::uint64_t>(step), salt})
+    h = mix(h ^ v);
+  return h;
+}
+
+std::string trajectory_name(const std::string& run_id, int iteration, int trajectory) {
+  return run_id + "/i" + std::to_string(iteration) + "/t" + std::to_string(trajectory);
+}
+
+}  // namespace kblaster::engine::optimize

@@ -1,0 +1,107 @@
+// What every trajectory of a run shares: the task, options and environment, the checkpoint, the
+// evaluation cache, the run's accounting against its budgets, the stop flag and progress. All
+// members that change during a run are guarded; trajectories run on several threads.
+#pragma once
+
+#include "engine/optimize/optimize.h"
+#include "engine/optimize/run_journal.h"
+
+#include "kb/knowledge_base.h"
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stop_token>
+#include <string>
+
+namespace kblaster::engine::optimize {
+
+/// A kernel version: its source and its (cached) evaluation.
+struct version {
+  std::string hash;
+  std::string source;
+  evaluation eval;
+  double ms() const { return eval.runtime_ms.value_or(0); }
+};
+
+/// A version's KB state.
+struct state_of_version {
+  std::string name;    ///< "unknown" when there is no profile or no KB state at all
+  double score = 0;
+  bool exact = false;
+};
+
+/// Shared state of one run.
+class loop_context {
+ public:
+  loop_context(const task_spec& task, const loop_options& options, run_environment& env, run_journal& journal,
+               std::string run_id);
+
+  const task_spec& task;
+  const loop_options& options;
+  run_environment& env;
+  run_journal& journal;
+  const std::string run_id;
+  std::string arch;  ///< the KB statistics key (sm_90), set once the baseline is measured
+
+  /// Evaluates `source` fully (verify, time, profile when correct), once per hash per run:
+  /// later calls, and resumed runs, are served from the cache and the checkpoint.
+  version evaluate(const std::string& source);
+  /// The cached version with `hash`, if evaluated in this run.
+  std::optional<version> cached(const std::string& hash) const;
+  /// Adds a journaled evaluation to the cache (resume) without counting it again.
+  void remember(const std::string& source, const evaluation& e);
+
+  /// True once cancelled by the caller or stopped by a budget or an error.
+  bool stopped() const;
+  /// Stops the run with `reason` (the first reason wins).
+  void stop(const std::string& reason);
+  std::string stop_reason() const;
+  /// The first budget reached ("budget_candidates", ...), if any; stops the run when one is.
+  std::optional<std::string> check_budgets();
+
+  /// Adds a finished step's figures (live or from the checkpoint) to the run's totals.
+  void account(int candidates, double gpu_seconds, std::int64_t tokens);
+  int candidates() const;
+  double gpu_seconds() const;
+  std::int64_t tokens() const;
+  double wall_seconds() const;
+
+  /// Progress: a step finished (or was skipped), with the best speedup known.
+  void step_done(int iteration, int trajectory, int step, int count, const std::string& message);
+  void set_best_speedup(double s);
+  void emit(progress_event e);
+  int steps_total() const { return options.iterations * options.breadth * options.depth; }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, version> cache_;
+  std::set<std::string> in_flight_;
+  std::stop_source internal_;
+  std::string stop_reason_;
+  int candidates_ = 0, steps_done_ = 0;
+  double gpu_seconds_ = 0, best_speedup_ = 1;
+  std::int64_t tokens_ = 0;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+/// The KB state of a version (deterministic classifier + KB match).
+state_of_version state_of(kb::knowledge_base& kb, const evaluation& e, const std::string& arch);
+
+/// What the agents read about a version: the profile summary, or only cycles (an ablation).
+std::string prompt_summary(const evaluation& e, bool cycles_only);
+
+/// A 64-bit mix of the run seed and a step's coordinates (selection seeds).
+std::uint64_t step_seed(std::uint64_t seed, int iteration, int trajectory, int step, std::uint64_t salt = 0);
+
+/// "run/i0/t3": the KB trajectory name of trajectory b of iteration k.
+std::string trajectory_name(const std::string& run_id, int iteration, int trajectory);
+
+/// Runs step (k, b, t) from `start`: choose a technique, apply it (mechanical tier or the
+/// lowering agent), evaluate. Returns the step's journal record; "result" is the hash of the
+/// version the trajectory continues from, "end" is true when nothing applies any more.
+nlohmann::json run_step(loop_context& ctx, kb::knowledge_base& kb, const version& start, int iteration,
+                        int trajectory, int step, const std::set<std::string>& tried);
+
+}  // namespace kblaster::engine::optimize

@@ -1,0 +1,161 @@
+// Building and rendering the run report.
+#include "engine/optimize/run_report.h"
+
+#include "engine/llm/llm_client.h"
+
+#include <iomanip>
+#include <sstream>
+
+namespace kblaster::engine::optimize {
+namespace {
+using json = nlohmann::json;
+
+std::string num(double v, int digits = 2) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
+std::string ms_text(const json& v) { return v.is_number() ? num(v.get<double>(), 4) + " ms" : "-"; }
+
+json candidate_summary(const json& c) {
+  const auto& e = c["evaluation"];
+  json out{{"label", c.value("label", "")},        {"technique", c.value("technique", "")},
+           {"hash", c.value("hash", "")},          {"compile_ok", e.value("compile_ok", false)},
+           {"correct", e.value("correct", false)}, {"check", e.value("check", "")},
+           {"state_after", c.value("state_after", "")}};
+  if (e.contains("runtime_ms")) out["runtime_ms"] = e["runtime_ms"];
+  if (c.contains("measured_speedup")) out["measured_speedup"] = c["measured_speedup"];
+  if (c.contains("parameters") && !c["parameters"].empty()) out["parameters"] = c["parameters"];
+  if (c.contains("soft_verifier")) out["soft_verifier"] = c["soft_verifier"];
+  out["gpu_seconds"] = e.value("gpu_seconds", 0.0);
+  return out;
+}
+
+}  // namespace
+
+json build_run_report(loop_context& ctx, const optimize_result& r, const version& baseline, const version& best) {
+  const auto& o = ctx.options;
+  json rep{{"$format", "kblaster-run-report/1"},
+           {"run_id", r.run_id},
+           {"task", ctx.task.name},
+           {"evaluator", ctx.env.eval->describe()},
+           {"model", ctx.env.model ? json(ctx.env.model->backend().describe()) : json(nullptr)},
+           {"tier", ctx.env.model ? "model + mechanical" : "mechanical only"},
+           {"replayed", baseline.eval.replayed},
+           {"options",
+            {{"breadth", o.breadth}, {"depth", o.depth}, {"iterations", o.iterations}, {"top_k", o.top_k},
+             {"policy", o.policy}, {"seed", o.seed}, {"mechanical_first", o.mechanical_first},
+             {"textual_gradient", o.textual_gradient}, {"cycles_only", o.cycles_only}}},
+           {"arch", ctx.arch},
+           {"gpu", baseline.eval.gpu_name},
+           {"stop_reason", r.stop_reason}};
+  rep["input"] = {{"hash", baseline.hash}, {"runtime_ms", r.input_ms ? json(*r.input_ms) : json(nullptr)},
+                  {"reference_ms", r.reference_ms ? json(*r.reference_ms) : json(nullptr)}};
+  if (baseline.eval.profile) rep["input"]["profile"] = {{"primary", baseline.eval.profile->primary},
+                                                        {"secondary", baseline.eval.profile->secondary}};
+  rep["best"] = {{"hash", best.hash}, {"runtime_ms", r.best_ms ? json(*r.best_ms) : json(nullptr)},
+                 {"speedup_over_input", r.best_speedup}};
+  if (r.reference_ms && r.best_ms && *r.best_ms > 0) rep["best"]["speedup_over_reference"] = *r.reference_ms / *r.best_ms;
+  rep["totals"] = {{"candidates", r.candidates}, {"attempts", r.attempt_ids.size()},
+                   {"correct_attempts", r.correct_candidates}, {"tokens", r.tokens},
+                   {"gpu_seconds", r.gpu_seconds}, {"wall_seconds", r.wall_seconds}};
+  json iterations = json::array();
+  for (int k = 0; k < o.iterations; ++k) {
+    json it{{"iteration", k}, {"trajectories", json::array()}};
+    for (int b = 0; b < o.breadth; ++b) {
+      json tr{{"trajectory", b}, {"steps", json::array()}};
+      for (int t = 0; t < o.depth; ++t) {
+        const auto rec = ctx.journal.find_step(k, b, t);
+        if (!rec) continue;
+        json s{{"step", t},
+               {"start", rec->value("start", "")},
+               {"state_before", rec->value("state_before", "")},
+               {"technique", rec->value("technique", "")},
+               {"tier", rec->value("tier", "")},
+               {"reason", rec->value("reason", "")},
+               {"result", rec->value("result", "")},
+               {"tokens", rec->value("tokens", json::object())},
+               {"candidates", json::array()}};
+        if (rec->contains("predicted")) s["predicted_speedup"] = (*rec)["predicted"];
+        if (rec->contains("note")) s["note"] = (*rec)["note"];
+        if (rec->contains("repairs")) s["repairs"] = (*rec)["repairs"];
+        for (const auto& c : (*rec)["candidates"]) s["candidates"].push_back(candidate_summary(c));
+        tr["steps"].push_back(s);
+      }
+      if (!tr["steps"].empty()) it["trajectories"].push_back(tr);
+    }
+    if (auto g = ctx.journal.record("gradient_" + std::to_string(k))) it["gradient"] = *g;
+    if (!it["trajectories"].empty() || it.contains("gradient")) iterations.push_back(it);
+  }
+  rep["iterations"] = iterations;
+  return rep;
+}
+
+std::string render_run_report(const json& rep) {
+  std::ostringstream md;
+  md << "# KernelBlaster run " << rep.value("run_id", "") << ": " << rep.value("task", "") << "\n\n";
+  if (rep.value("replayed", false))
+    md << "> **Replay.** GPU results were served from a recording, not measured now: " << rep.value("evaluator", "")
+       << "\n\n";
+  const auto& in = rep["input"];
+  const auto& best = rep["best"];
+  const auto& tot = rep["totals"];
+  md << "| | |\n| --- | --- |\n";
+  md << "| evaluator | " << rep.value("evaluator", "") << " |\n";
+  md << "| model | " << (rep["model"].is_string() ? rep["model"].get<std::string>() : "none (mechanical tier only)") << " |\n";
+  md << "| GPU / arch | " << rep.value("gpu", "") << " / " << rep.value("arch", "") << " |\n";
+  md << "| input | " << ms_text(in["runtime_ms"]) << " |\n";
+  md << "| reference (PyTorch) | " << ms_text(in["reference_ms"]) << " |\n";
+  md << "| best | " << ms_text(best["runtime_ms"]) << ", **" << num(best.value("speedup_over_input", 1.0)) << "x** over the input";
+  if (best.contains("speedup_over_reference")) md << ", " << num(best["speedup_over_reference"].get<double>()) << "x over the reference";
+  md << " |\n";
+  md << "| candidates / attempts / correct | " << tot.value("candidates", 0) << " / " << tot.value("attempts", 0) << " / "
+     << tot.value("correct_attempts", 0) << " |\n";
+  md << "| tokens | " << tot.value("tokens", 0) << " |\n";
+  md << "| GPU time | " << num(tot.value("gpu_seconds", 0.0), 1) << " s |\n";
+  md << "| stopped because | " << rep.value("stop_reason", "") << " |\n\n";
+  const auto& o = rep["options"];
+  md << "Breadth " << o.value("breadth", 0) << ", depth " << o.value("depth", 0) << ", iterations " << o.value("iterations", 0)
+     << ", top-k " << o.value("top_k", 0) << ", policy " << o.value("policy", "") << ", seed " << o.value("seed", 0) << ".\n";
+  for (const auto& it : rep["iterations"]) {
+    md << "\n## Iteration " << it.value("iteration", 0) << "\n";
+    for (const auto& tr : it["trajectories"]) {
+      md << "\n### Trajectory " << tr.value("trajectory", 0) << "\n\n";
+      for (const auto& s : tr["steps"]) {
+        md << "- step " << s.value("step", 0) << ", state `" << s.value("state_before", "") << "`: ";
+        if (s.value("technique", "").empty()) {
+          md << s.value("note", "nothing to try") << "\n";
+          continue;
+        }
+        md << "**" << s.value("technique", "") << "** (" << s.value("tier", "") << ", " << s.value("reason", "");
+        if (s.contains("predicted_speedup")) md << ", predicted " << num(s["predicted_speedup"].get<double>()) << "x";
+        md << ")";
+        if (s.contains("note")) md << " - " << s["note"].get<std::string>();
+        md << "\n";
+        for (const auto& c : s["candidates"]) {
+          md << "  - " << c.value("label", "") << " `" << c.value("hash", "").substr(0, 8) << "`: ";
+          if (!c.value("compile_ok", false)) md << "does not compile";
+          else if (!c.value("correct", false)) md << "incorrect (" << c.value("check", "") << ")";
+          else {
+            md << ms_text(c["runtime_ms"]);
+            if (c.contains("measured_speedup")) md << ", measured " << num(c["measured_speedup"].get<double>()) << "x";
+            if (!c.value("state_after", "").empty()) md << " -> `" << c.value("state_after", "") << "`";
+          }
+          md << "\n";
+        }
+      }
+    }
+    if (it.contains("gradient")) {
+      const auto& g = it["gradient"];
+      md << "\nTextual gradient: " << g.value("status", "");
+      if (g.contains("departures")) md << ", " << g["departures"].get<int>() << " departures";
+      if (g.contains("update")) md << ", KB update #" << g["update"].value("update_id", 0) << " (" << g["update"].value("operations", 0) << " operations)";
+      md << ".\n";
+      if (g.contains("summary")) md << "\n> " << g["summary"].get<std::string>() << "\n";
+    }
+  }
+  return md.str();
+}
+
+}  // namespace kblaster::engine::optimize

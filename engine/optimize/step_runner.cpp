@@ -1,0 +1,201 @@
+// One step of a trajectory: from the current version's state, choose a technique with the KB's
+// policy, apply it (the mechanical tier's variants, or the lowering agent with its repair loop),
+// evaluate every candidate, and return the step's record for the checkpoint and the KB.
+#include "engine/agents/lowering_agent.h"
+#include "engine/agents/soft_verifier.h"
+#include "engine/optimize/loop_context.h"
+#include "engine/optimize/mechanical.h"
+
+#include <algorithm>
+
+namespace kblaster::engine::optimize {
+namespace {
+using json = nlohmann::json;
+
+// A candidate must beat the version it started from by this much to replace it: below that,
+// timing noise would have the trajectory chase its own tail.
+constexpr double min_gain = 1.01;
+
+kb::selection_request selection_for(const loop_context& ctx, const std::string& state, std::size_t k,
+                                    std::uint64_t seed) {
+  kb::selection_request r;
+  r.state = state;
+  r.arch = ctx.arch;
+  r.k = k;
+  r.seed = seed;
+  if (ctx.options.policy == "thompson") r.policy = kb::selection_policy::thompson;
+  if (ctx.options.policy == "greedy") {  // the ablation: always the top prediction
+    r.temperature = 0;
+    r.explore_probability = 0;
+  }
+  return r;
+}
+
+// The techniques to try, best first. With a model: the KB's choice among all the state's
+// techniques. Without: the same policy over the mechanical techniques only, those the state does
+// not list joining with a neutral prior so that the tier still has something to try.
+std::vector<kb::choice> choose_techniques(loop_context& ctx, kb::knowledge_base& kb, const std::string& state,
+                                          std::uint64_t seed) {
+  const bool known = state != "unknown" && kb.find_state(state).has_value();
+  if (ctx.env.model) {
+    if (!known) return {};
+    return kb.select(selection_for(ctx, state, static_cast<std::size_t>(std::max(ctx.options.top_k, 1)), seed));
+  }
+  std::vector<kb::candidate> cands;
+  if (known)
+    for (auto& o : kb.optimizations(state, ctx.arch))
+      if (is_mechanical(o.technique)) cands.push_back({o, o.statistics.attempts, o.statistics.successes});
+  for (const auto& name : mechanical_techniques()) {
+    if (std::any_of(cands.begin(), cands.end(), [&](const kb::candidate& c) { return c.opt.technique == name; }))
+      continue;
+    kb::optimization o;
+    o.technique = name;
+    o.prior_speedup = 1.05;
+    o.predicted_speedup = 1.05;
+    if (auto t = kb.find_technique(name)) {
+      o.category = t->category;
+      o.description = t->description;
+    }
+    cands.push_back({o, 0, 0});
+  }
+  auto request = selection_for(ctx, state, cands.size(), seed);
+  return kb::choose(std::move(cands), request);
+}
+
+json candidate_record(const version& v, const std::string& technique, const std::string& label, const json& parameters,
+                      const version& start, const state_of_version& after) {
+  json c{{"technique", technique}, {"label", label}, {"hash", v.hash}, {"parameters", parameters},
+         {"evaluation", to_json(v.eval)}, {"state_after", v.eval.correct ? after.name : ""}};
+  if (v.eval.correct && v.eval.runtime_ms && start.eval.runtime_ms && *v.eval.runtime_ms > 0)
+    c["measured_speedup"] = *start.eval.runtime_ms / *v.eval.runtime_ms;
+  return c;
+}
+
+bool improves(const version& candidate, const version& current) {
+  return candidate.eval.correct && candidate.eval.runtime_ms && current.eval.runtime_ms &&
+         *candidate.eval.runtime_ms * min_gain < *current.eval.runtime_ms;
+}
+
+void add_tokens(json& tokens, const agents::agent_trace& trace) {
+  const auto n = trace.prompt_tokens + trace.completion_tokens;
+  if (n > 0) tokens[trace.role] = tokens.value(trace.role, std::int64_t{0}) + n;
+}
+
+}  // namespace
+
+json run_step(loop_context& ctx, kb::knowledge_base& kb, const version& start, int iteration, int trajectory, int step,
+              const std::set<std::string>& tried) {
+  const auto before = state_of(kb, start.eval, ctx.arch);
+  json rec{{"iteration", iteration}, {"trajectory", trajectory}, {"step", step}, {"start", start.hash},
+           {"start_ms", start.eval.runtime_ms.value_or(0)}, {"state_before", before.name},
+           {"state_score", before.score}, {"candidates", json::array()}, {"tokens", json::object()},
+           {"result", start.hash}, {"end", false}};
+  const auto choices = choose_techniques(ctx, kb, before.name, step_seed(ctx.options.seed, iteration, trajectory, step));
+
+  mechanical_context mctx;
+  mctx.atol = ctx.task.atol;
+  mctx.rtol = ctx.task.rtol;
+  mctx.arch = ctx.arch;
+  mctx.max_variants = ctx.env.model ? 2 : 4;
+
+  // The first choice not yet tried on this very version; mechanical ones must also apply.
+  const kb::choice* chosen = nullptr;
+  mechanical_result variants;
+  for (const auto& c : choices) {
+    if (tried.count(c.opt.technique + "@" + start.hash)) continue;
+    if (is_mechanical(c.opt.technique) && (ctx.options.mechanical_first || !ctx.env.model)) {
+      auto v = mechanical_variants(start.source, c.opt.technique, mctx);
+      if (!v.variants.empty()) {
+        chosen = &c;
+        variants = std::move(v);
+        break;
+      }
+      if (!ctx.env.model) continue;  // the tier cannot apply it; the model could
+    }
+    chosen = &c;
+    break;
+  }
+  if (!chosen) {
+    rec["end"] = true;
+    rec["note"] = ctx.env.model ? "the KB has no technique left to try in state " + before.name
+                                : "no mechanical transformation applies any more";
+    return rec;
+  }
+  rec["technique"] = chosen->opt.technique;
+  rec["reason"] = chosen->reason;
+  rec["predicted"] = chosen->opt.predicted_speedup;
+  rec["confidence"] = chosen->opt.confidence;
+
+  version best = start;
+  auto consider = [&](const version& v) {
+    if (improves(v, best)) best = v;
+  };
+
+  if (!variants.variants.empty()) {
+    rec["tier"] = "mechanical";
+    for (const auto& var : variants.variants) {
+      if (ctx.stopped()) break;
+      const auto v = ctx.evaluate(var.source);
+      rec["candidates"].push_back(
+          candidate_record(v, var.technique, var.label, var.parameters, start, state_of(kb, v.eval, ctx.arch)));
+      consider(v);
+    }
+  } else {
+    rec["tier"] = "llm";
+    agents::lowering_input in;
+    in.source = start.source;
+    in.entry_point = "kb_forward";
+    in.state = before.name;
+    in.technique = chosen->opt;
+    in.profile_summary = prompt_summary(start.eval, ctx.options.cycles_only);
+    in.arch = ctx.arch;
+    std::optional<version> last;
+    auto check = [&](const std::string& source) -> std::optional<std::string> {
+      last = ctx.evaluate(source);
+      if (last->eval.correct) return std::nullopt;
+      if (!last->eval.compile_ok) return "The candidate does not compile:\n" + last->eval.compile_log;
+      return "The candidate failed verification (" + last->eval.check + "): " + last->eval.reason;
+    };
+    auto outcome = agents::lower_with_repair(*ctx.env.model, kb, in, check, ctx.options.max_repairs);
+    add_tokens(rec["tokens"], outcome.trace);
+    rec["repairs"] = outcome.repairs;
+    rec["failures"] = outcome.failures;
+    rec["agent_status"] = agents::to_string(outcome.trace.status);
+    if (outcome.trace.status == agents::agent_status::budget_exhausted) ctx.stop("budget_tokens");
+    if (outcome.trace.status == agents::agent_status::llm_failed) rec["note"] = "the model failed: " + outcome.trace.error;
+    if (last) {
+      auto v = *last;
+      auto cand = candidate_record(v, chosen->opt.technique, "llm", json::object(), start, state_of(kb, v.eval, ctx.arch));
+      // The soft verifier reads a candidate that would become the new version, beside the
+      // task's input: a second opinion on shortcuts the harness cannot see.
+      if (improves(v, start)) {
+        agents::verifier_input vin{ctx.journal.source(ctx.journal.record("baseline")->at("hash").get<std::string>()),
+                                   v.source, "kb_forward", chosen->opt.technique};
+        auto verdict = agents::soft_verify(*ctx.env.model, vin);
+        add_tokens(rec["tokens"], verdict.trace);
+        if (verdict.value) {
+          cand["soft_verifier"] = {{"pass", verdict.value->pass}, {"summary", verdict.value->summary}};
+          if (!verdict.value->pass) {
+            v.eval.correct = false;
+            cand["evaluation"]["correct"] = false;
+            cand["evaluation"]["check"] = "soft_verifier";
+            cand["evaluation"]["reason"] = verdict.value->summary;
+            cand["state_after"] = "";
+            cand.erase("measured_speedup");
+          }
+        }
+      }
+      rec["candidates"].push_back(cand);
+      consider(v);
+    } else {
+      rec["note"] = "the lowering agent gave no usable kernel";
+    }
+  }
+  rec["result"] = best.hash;
+  double gpu = 0;
+  for (const auto& c : rec["candidates"]) gpu += c["evaluation"].value("gpu_seconds", 0.0);
+  rec["gpu_seconds"] = gpu;
+  return rec;
+}
+
+}  // namespace kblaster::engine::optimize

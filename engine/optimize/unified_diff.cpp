@@ -1,0 +1,133 @@
+// Longest-common-subsequence line diff. Kernel files are a few hundred lines, so the quadratic
+// table (after trimming the common head and tail) costs well under a millisecond; no need for
+// Myers' algorithm here.
+#include "engine/optimize/unified_diff.h"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+namespace kblaster::engine::optimize {
+namespace {
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const auto end = text.find('\n', start);
+    if (end == std::string::npos) {
+      lines.push_back(text.substr(start));
+      break;
+    }
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+struct edit {
+  char op;  // ' ', '-', '+'
+  std::size_t a, b;  // line indices in before / after (valid for the sides the op uses)
+};
+
+std::vector<edit> diff_lines(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  std::size_t head = 0;
+  while (head < a.size() && head < b.size() && a[head] == b[head]) ++head;
+  std::size_t tail = 0;
+  while (tail < a.size() - head && tail < b.size() - head && a[a.size() - 1 - tail] == b[b.size() - 1 - tail]) ++tail;
+  const std::size_t n = a.size() - head - tail, m = b.size() - head - tail;
+  // lcs[i][j]: LCS length of a[head+i..] and b[head+j..] within the middle part.
+  std::vector<std::vector<std::uint32_t>> lcs(n + 1, std::vector<std::uint32_t>(m + 1, 0));
+  for (std::size_t i = n; i-- > 0;)
+    for (std::size_t j = m; j-- > 0;)
+      lcs[i][j] = a[head + i] == b[head + j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  std::vector<edit> out;
+  for (std::size_t k = 0; k < head; ++k) out.push_back({' ', k, k});
+  std::size_t i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && a[head + i] == b[head + j]) {
+      out.push_back({' ', head + i, head + j});
+      ++i, ++j;
+    } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
+      out.push_back({'+', head + i, head + j});
+      ++j;
+    } else {
+      out.push_back({'-', head + i, head + j});
+      ++i;
+    }
+  }
+  for (std::size_t k = 0; k < tail; ++k) out.push_back({' ', a.size() - tail + k, b.size() - tail + k});
+  // Deletions before insertions inside each changed run, as diff -u prints them.
+  for (std::size_t s = 0; s < out.size();) {
+    if (out[s].op == ' ') {
+      ++s;
+      continue;
+    }
+    std::size_t e = s;
+    while (e < out.size() && out[e].op != ' ') ++e;
+    std::stable_partition(out.begin() + static_cast<long>(s), out.begin() + static_cast<long>(e),
+                          [](const edit& x) { return x.op == '-'; });
+    s = e;
+  }
+  return out;
+}
+
+std::string range(std::size_t start, std::size_t count) {
+  // diff -u: a zero-length range names the line before it.
+  std::string s = std::to_string(count == 0 ? start : start + 1);
+  if (count != 1) s += "," + std::to_string(count);
+  return s;
+}
+
+}  // namespace
+
+std::string unified_diff(const std::string& before, const std::string& after, const std::string& before_label,
+                         const std::string& after_label, int context) {
+  if (before == after) return {};
+  const auto a = split_lines(before), b = split_lines(after);
+  const auto edits = diff_lines(a, b);
+  const std::size_t ctx = static_cast<std::size_t>(std::max(context, 0));
+  std::ostringstream out;
+  out << "--- " << before_label << "\n+++ " << after_label << "\n";
+  std::size_t i = 0;
+  while (i < edits.size()) {
+    while (i < edits.size() && edits[i].op == ' ') ++i;
+    if (i == edits.size()) break;
+    // Grow the hunk while changes are at most 2*ctx context lines apart.
+    std::size_t start = i >= ctx ? i - ctx : 0, end = i;
+    for (;;) {
+      while (end < edits.size() && edits[end].op != ' ') ++end;
+      std::size_t gap = end;
+      while (gap < edits.size() && edits[gap].op == ' ') ++gap;
+      if (gap < edits.size() && gap - end <= 2 * ctx) {
+        end = gap;
+        continue;
+      }
+      end = std::min(edits.size(), end + ctx);
+      break;
+    }
+    std::size_t a_start = 0, b_start = 0, a_count = 0, b_count = 0;
+    bool a_set = false, b_set = false;
+    for (std::size_t k = start; k < end; ++k) {
+      if (edits[k].op != '+') {
+        if (!a_set) a_start = edits[k].a, a_set = true;
+        ++a_count;
+      }
+      if (edits[k].op != '-') {
+        if (!b_set) b_start = edits[k].b, b_set = true;
+        ++b_count;
+      }
+    }
+    if (!a_set) a_start = edits[start].a;
+    if (!b_set) b_start = edits[start].b;
+    out << "@@ -" << range(a_start, a_count) << " +" << range(b_start, b_count) << " @@\n";
+    for (std::size_t k = start; k < end; ++k) {
+      const auto& e = edits[k];
+      out << e.op << (e.op == '+' ? b[e.b] : a[e.a]) << "\n";
+    }
+    i = end;
+  }
+  return out.str();
+}
+
+}  // namespace kblaster::engine::optimize
