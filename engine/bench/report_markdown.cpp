@@ -1,0 +1,130 @@
+// Markdown rendering of the bench report.
+#include "engine/bench/report_markdown.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace kblaster::engine::bench {
+
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string opt_ms(const std::optional<double>& v) { return v ? fixed(*v, 4) : "-"; }
+std::string opt_x(const std::optional<double>& v) { return v ? fixed(*v, 2) + "x" : "-"; }
+
+// The p values the Markdown shows; the JSON and the HTML carry all 41.
+const double shown_p[] = {0.0, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0, 4.0};
+
+std::size_t p_index(double p) { return static_cast<std::size_t>(std::lround(p * 10)); }
+
+void group_rows(std::ostringstream& o, const std::string& run, const group_metrics& g) {
+  o << "| " << run << " | " << g.name << " | " << g.problems << " | " << format_percent(g.valid_rate) << " | "
+    << format_speedup(g.eager.geomean, g.eager.n) << " | " << format_speedup(g.compile.geomean, g.compile.n) << " | "
+    << format_speedup(g.best.geomean, g.best.n) << " | " << format_percent(g.fast_p_best.at(p_index(1.0))) << " |\n";
+}
+
+std::string manifest_line(const nlohmann::json& m) {
+  std::ostringstream o;
+  const auto get = [&](const char* k) { return m.contains(k) && m[k].is_string() ? m[k].get<std::string>() : std::string("?"); };
+  o << "GPU: " << get("gpu") << "; KB: " << get("kb") << "; model: " << get("model") << "; kblaster " << get("version")
+    << " (" << get("git") << "); started " << get("created");
+  if (m.contains("hyperparameters")) o << "\n\nHyperparameters: `" << m["hyperparameters"].dump() << "`";
+  return o.str();
+}
+
+}  // namespace
+
+std::string format_speedup(double v, int n) { return n > 0 ? fixed(v, 2) + "x" : "-"; }
+
+std::string format_percent(double share) { return fixed(share * 100, 1) + "%"; }
+
+std::string table3_markdown(const std::vector<report_run>& runs) {
+  std::ostringstream o;
+  o << "| run | level | problems | valid | geomean vs eager | geomean vs torch.compile | geomean vs best of both | "
+       "fast_1 (best of both) |\n"
+    << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+  for (const auto& r : runs) {
+    for (const auto& g : r.metrics.levels) group_rows(o, r.name, g);
+    group_rows(o, r.name, r.metrics.overall);
+  }
+  return o.str();
+}
+
+std::string report_markdown(const std::vector<report_run>& runs) {
+  std::ostringstream o;
+  o << "# KernelBench evaluation\n\n"
+    << "Speedups are of the best correct kernel; statistics are over valid problems, fast_p over all problems "
+       "(KernelBench's definition: correct and more than p times faster). \"Best of both\" is the faster of eager "
+       "PyTorch and torch.compile, the paper's baseline.\n\n"
+    << "## Summary (the shape of the paper's Table 3)\n\n"
+    << table3_markdown(runs) << "\n";
+  for (const auto& r : runs) {
+    o << "## Run " << r.name << "\n\n" << manifest_line(r.manifest) << "\n\n";
+    o << "| level | baseline | n | mean | geomean | median | min | max | > 1x |\n"
+      << "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+    auto groups = r.metrics.levels;
+    groups.push_back(r.metrics.overall);
+    for (const auto& g : groups)
+      for (const auto& [label, s] : {std::pair<const char*, const speedup_summary&>{"eager", g.eager},
+                                     {"torch.compile", g.compile}, {"best of both", g.best}})
+        o << "| " << g.name << " | " << label << " | " << s.n << " | " << format_speedup(s.mean, s.n) << " | "
+          << format_speedup(s.geomean, s.n) << " | " << format_speedup(s.median, s.n) << " | "
+          << format_speedup(s.min, s.n) << " | " << format_speedup(s.max, s.n) << " | "
+          << (s.n ? format_percent(s.share_above_1) : "-") << " |\n";
+    o << "\nfast_p over the best of both baselines:\n\n| level |";
+    for (double p : shown_p) o << " fast_" << fixed(p, 1) << " |";
+    o << "\n| --- |";
+    for (std::size_t i = 0; i < std::size(shown_p); ++i) o << " ---: |";
+    o << "\n";
+    for (const auto& g : groups) {
+      o << "| " << g.name << " |";
+      for (double p : shown_p) o << " " << format_percent(g.fast_p_best.at(p_index(p))) << " |";
+      o << "\n";
+    }
+    o << "\nCost:\n\n| level | tokens | GPU seconds | wall seconds | candidates | geomean speedup per 1M tokens/problem |\n"
+      << "| --- | ---: | ---: | ---: | ---: | ---: |\n";
+    for (const auto& g : groups)
+      o << "| " << g.name << " | " << g.tokens << " | " << fixed(g.gpu_seconds, 1) << " | " << fixed(g.wall_seconds, 1)
+        << " | " << g.candidates << " | " << (g.speedup_per_mtoken ? fixed(*g.speedup_per_mtoken, 3) : "-") << " |\n";
+    o << "\nStatuses: ";
+    bool first = true;
+    for (const auto& [s, n] : r.metrics.overall.statuses) {
+      o << (first ? "" : ", ") << s << " " << n;
+      first = false;
+    }
+    o << "\n\n";
+    if (!r.metrics.techniques.empty()) {
+      o << "| technique | succeeded | failed |\n| --- | ---: | ---: |\n";
+      for (const auto& [t, c] : r.metrics.techniques) o << "| " << t << " | " << c.success << " | " << c.failure << " |\n";
+      o << "\n";
+    }
+    if (!r.metrics.states.empty()) {
+      o << "| state visited | versions |\n| --- | ---: |\n";
+      for (const auto& [s, n] : r.metrics.states) o << "| " << s << " | " << n << " |\n";
+      o << "\n";
+    }
+    o << "| level | problem | status | valid | eager ms | compile ms | reference ms | input ms | best ms | vs eager | "
+         "vs compile | vs best | tokens | note |\n"
+      << "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
+    for (const auto& p : r.results) {
+      const auto s = speedups_of(p);
+      std::string note = p.error.substr(0, 120);
+      for (auto& c : note)
+        if (c == '|' || c == '\n') c = ' ';
+      o << "| " << p.level << " | " << p.problem << " | " << p.status << " | " << (p.valid ? "yes" : "no") << " | "
+        << opt_ms(p.eager_ms) << " | " << opt_ms(p.compile_ms) << " | " << opt_ms(p.reference_ms) << " | "
+        << opt_ms(p.input_ms) << " | " << opt_ms(p.best_ms) << " | " << opt_x(s.eager) << " | " << opt_x(s.compile)
+        << " | " << opt_x(s.best_baseline) << " | " << p.tokens << " | " << note << " |\n";
+    }
+    o << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace kblaster::engine::bench
