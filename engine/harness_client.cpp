@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -129,13 +130,26 @@ harness_reply harness_client::start() {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The child's environment, built before fork (setenv is not async-signal-safe): ours, with
+  // the options' entries replacing variables of the same name.
+  std::vector<std::string> env_strings = options_.environment;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    const auto name = entry.substr(0, entry.find('=') + 1);
+    if (std::none_of(options_.environment.begin(), options_.environment.end(),
+                     [&](const std::string& o) { return o.rfind(name, 0) == 0; }))
+      env_strings.push_back(entry);
+  }
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setpgid(0, 0);  // its own group: a kill reaches anything the candidate started
     ::dup2(in_pipe[0], 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(err_pipe[1], 2);
-    ::execv(args[0], args.data());
+    ::execve(args[0], args.data(), envp.data());
     std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
     ::_exit(127);
   }

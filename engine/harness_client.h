@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <sys/types.h>
+#include <vector>
 
 namespace kblaster::engine {
 
@@ -19,6 +20,7 @@ struct harness_options {
   std::string device = "auto";                       // cpu, cuda, auto
   std::chrono::milliseconds watchdog{10'000};        // a request's own work, beyond timing budgets
   std::chrono::milliseconds startup_timeout{120'000}; // LibTorch takes seconds to load
+  std::vector<std::string> environment;              // "NAME=VALUE" set in the child (CUDA_VISIBLE_DEVICES)
 };
 
 /// A reply, or why there is none. `error` is empty when `body` holds the harness's reply.

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -22,17 +24,54 @@ void send(const nlohmann::json& j) {
   std::fflush(protocol_out);
 }
 
+// One-shot mode (--request FILE): handles the one request in FILE, writes its reply to stdout
+// and exits 0 when the verdict is "pass", 1 otherwise, 2 for an unusable file. This is how the
+// engine runs a `profile_run` under ncu, which profiles a program rather than a conversation.
+int handle_one(kblaster::harness::session& s, const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    send({{"id", nullptr}, {"verdict", "error"}, {"check", "request"}, {"reason", "cannot read request file " + file}});
+    return 2;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  nlohmann::json req;
+  try {
+    req = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    send({{"id", nullptr}, {"verdict", "error"}, {"check", "request"}, {"reason", file + ": not JSON: " + e.what()}});
+    return 2;
+  }
+  if (!req.is_object()) {
+    send({{"id", nullptr}, {"verdict", "error"}, {"check", "request"}, {"reason", file + ": a request is a JSON object"}});
+    return 2;
+  }
+  try {
+    const auto reply = s.handle(req);
+    send(reply);
+    return reply.value("verdict", "") == "pass" ? 0 : 1;
+  } catch (const kblaster::harness::fatal_device_error& e) {
+    send({{"id", req.value("id", nlohmann::json())}, {"verdict", "error"}, {"check", "cuda_fatal"}, {"reason", e.what()}});
+    return 3;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string device = "auto";
+  std::string request_file;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--device" && i + 1 < argc) {
       device = argv[++i];
+    } else if (a == "--request" && i + 1 < argc) {
+      request_file = argv[++i];
     } else if (a == "--help" || a == "-h") {
-      std::cout << "usage: kblaster-harness [--device cpu|cuda|auto]\n"
-                   "JSON lines on stdin/stdout: {\"id\":1,\"op\":\"evaluate\",\"task\":{...},\"candidate\":\"cand.so\"}\n";
+      std::cout << "usage: kblaster-harness [--device cpu|cuda|auto] [--request FILE]\n"
+                   "JSON lines on stdin/stdout: {\"id\":1,\"op\":\"evaluate\",\"task\":{...},\"candidate\":\"cand.so\"}\n"
+                   "--request FILE: handle the one request in FILE (e.g. a profile_run under ncu), print its reply\n"
+                   "  on stdout and exit: 0 when the verdict is pass, 1 otherwise, 2 for an unusable file\n";
       return 0;
     } else {
       std::cerr << "kblaster-harness: unknown argument '" << a << "' (see --help)\n";
@@ -52,6 +91,7 @@ int main(int argc, char** argv) {
     send({{"event", "error"}, {"reason", e.what()}});
     return 1;
   }
+  if (!request_file.empty()) return handle_one(*s, request_file);
   send({{"event", "ready"}, {"device", s->device().name()}, {"cuda", s->device().is_cuda()},
         {"pid", static_cast<long>(getpid())}});
   std::string line;
