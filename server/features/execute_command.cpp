@@ -1,5 +1,7 @@
-// workspace/executeCommand. For now one command, kblaster.selfTest: a cancellable job that
-// reports progress, so that editors and tests can exercise progress and cancellation.
+// workspace/executeCommand: kblaster.selfTest (a cancellable job that reports progress, for
+// editors and tests), and the kernel commands (profile, createTask, optimize, applyTechnique),
+// each implemented in its own file.
+#include "server/features/commands.h"
 #include "server/features/features.h"
 #include "server/lsp_server.h"
 #include "server/work_done_progress.h"
@@ -51,11 +53,44 @@ json self_test(const json& arguments, request_context& ctx) {
 
 }  // namespace
 
-void register_execute_command(feature_registry& registry, lsp_server&) {
-  registry.on_request("workspace/executeCommand", execution::concurrent, [](const json& params, request_context& ctx) {
+command_args command_args::from(const std::string& command, const json& arguments, bool needs_kernel,
+                                bool needs_technique) {
+  if (!arguments.is_array() || arguments.empty() || !arguments[0].is_object())
+    throw rpc_error(error_code::invalid_params,
+                    "invalid params: " + command + " takes arguments [{\"uri\": ..., \"kernel\": ...}]");
+  const json& a = arguments[0];
+  const auto field = [&](const char* name, bool required) -> std::string {
+    const auto it = a.find(name);
+    if (it == a.end() || it->is_null()) {
+      if (required) throw rpc_error(error_code::invalid_params, std::string("invalid params: 'arguments[0].") + name + "' is required by " + command);
+      return "";
+    }
+    if (!it->is_string()) throw rpc_error(error_code::invalid_params, std::string("invalid params: 'arguments[0].") + name + "' must be a string");
+    return it->get<std::string>();
+  };
+  command_args out;
+  out.uri = field("uri", true);
+  out.kernel = field("kernel", needs_kernel);
+  out.technique = field("technique", needs_technique);
+  return out;
+}
+
+const std::vector<std::string>& advertised_commands() {
+  static const std::vector<std::string> commands = {"kblaster.selfTest", "kblaster.profile", "kblaster.createTask",
+                                                    "kblaster.optimize", "kblaster.applyTechnique"};
+  return commands;
+}
+
+void register_execute_command(feature_registry& registry, lsp_server&, editor_state& state) {
+  registry.on_request("workspace/executeCommand", execution::concurrent, [&state](const json& params, request_context& ctx) {
     const std::string command = protocol::lsp::required_string(params, "command");
     const json arguments = params.value("arguments", json::array());
     if (command == "kblaster.selfTest") return self_test(arguments, ctx);
+    if (command == "kblaster.profile") return profile_command(command_args::from(command, arguments, false), ctx, state);
+    if (command == "kblaster.createTask") return create_task_command(command_args::from(command, arguments, true), ctx, state);
+    if (command == "kblaster.optimize") return optimize_command(command_args::from(command, arguments, true), ctx, state);
+    if (command == "kblaster.applyTechnique")
+      return optimize_command(command_args::from(command, arguments, true, true), ctx, state);
     throw rpc_error(error_code::invalid_params, "invalid params: unknown command '" + command + "'");
   });
 }

@@ -1,7 +1,10 @@
-// textDocument/hover on a kernel name: its signature and template parameters. (The
-// performance state joins this hover once the profiler lands.)
+// textDocument/hover on a kernel name: its signature and template parameters, then (once the
+// file has been analysed) its performance state with the evidence, the KB's top strategies for
+// that state and the last measured runtime.
 #include "server/features/cuda_symbol_text.h"
 #include "server/features/features.h"
+#include "server/features/kernel_context.h"
+#include "server/features/kernel_text.h"
 #include "server/lsp_server.h"
 
 namespace kblaster::server {
@@ -15,8 +18,9 @@ bool identifier_char(char c) {
 }
 }  // namespace
 
-void register_hover(feature_registry& registry, lsp_server&) {
-  registry.on_request("textDocument/hover", execution::concurrent, [](const json& params, request_context& ctx) -> json {
+void register_hover(feature_registry& registry, lsp_server& server, editor_state& state) {
+  registry.on_request("textDocument/hover", execution::concurrent,
+                      [&server, &state](const json& params, request_context& ctx) -> json {
     const auto p = lsp::text_document_position_params::from(params);
     const auto doc = ctx.watch_document(p.uri);
     const std::size_t offset = doc->lines().offset_of(p.pos);
@@ -27,7 +31,15 @@ void register_hover(feature_registry& registry, lsp_server&) {
     std::size_t begin = offset, end = offset;
     while (begin > 0 && identifier_char(text[begin - 1])) --begin;
     while (end < text.size() && identifier_char(text[end])) ++end;
-    return lsp::hover(hover_markdown(*symbol), doc->to_range({begin, end}));
+    std::string md = hover_markdown(*symbol);
+    if (symbol->kind == engine::cuda_symbol_kind::global_kernel) {
+      const auto settings = read_editor_settings(server.settings());
+      const auto k = lookup_kernel(state, settings, *doc, symbol->name);
+      if (k.view) md += "\n" + performance_markdown(*k.analysis, *k.view, k.insight);
+      else if (k.analysis && !k.analysis->static_profile.error.empty())
+        md += "\n---\n\n_No performance figures: " + k.analysis->static_profile.error + "_\n";
+    }
+    return lsp::hover(md, doc->to_range({begin, end}));
   });
 }
 

@@ -1,5 +1,7 @@
 // initialize / initialized / shutdown / exit.
 #include "kblaster_version.h"
+#include "server/features/commands.h"
+#include "server/features/editor_settings.h"
 #include "server/features/features.h"
 #include "server/lsp_server.h"
 
@@ -14,15 +16,19 @@ void apply_settings(lsp_server& server) {
     if (const auto level = parse_log_level(it->get<std::string>())) server.log().set_level(*level);
     else server.log().warn("setting logLevel: unknown level " + it->dump() + " (use error, warn, info, debug or trace)");
   }
+  std::vector<std::string> problems;
+  read_editor_settings(settings, &problems);
+  for (const auto& p : problems) server.log().warn(p);
 }
 
-void register_lifecycle(feature_registry& registry, lsp_server& server) {
-  registry.on_request("initialize", execution::ordered, [&server](const json& params, request_context&) -> json {
+void register_lifecycle(feature_registry& registry, lsp_server& server, editor_state& state) {
+  registry.on_request("initialize", execution::ordered, [&server, &state](const json& params, request_context&) -> json {
     if (server.initialized())
       throw protocol::rpc_error(protocol::error_code::invalid_request, "initialize was already received");
     if (!params.is_object())
       throw protocol::rpc_error(protocol::error_code::invalid_params, "invalid params: initialize needs an object");
     server.mark_initialized(params);
+    state.set_client_capabilities(params.value("capabilities", json::object()));
     if (const auto it = params.find("initializationOptions"); it != params.end() && it->is_object()) {
       // Accept our section ({"kblaster": {...}}) or the settings themselves, as for
       // workspace/didChangeConfiguration.
@@ -37,7 +43,9 @@ void register_lifecycle(feature_registry& registry, lsp_server& server) {
           {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
           {"documentSymbolProvider", true},
           {"hoverProvider", true},
-          {"executeCommandProvider", {{"commands", {"kblaster.selfTest"}}}}}},
+          {"codeLensProvider", {{"resolveProvider", false}}},
+          {"codeActionProvider", {{"codeActionKinds", {"refactor", "refactor.rewrite"}}}},
+          {"executeCommandProvider", {{"commands", advertised_commands()}}}}},
         {"serverInfo", {{"name", "kblaster"}, {"version", KBLASTER_VERSION}}},
     };
   });

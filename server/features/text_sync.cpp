@@ -1,4 +1,6 @@
-// textDocument/didOpen, didChange, didSave, didClose.
+// textDocument/didOpen, didChange, didSave, didClose. Opening and saving a CUDA file starts
+// its analysis (diagnostics.cpp); closing it clears its diagnostics.
+#include "server/features/diagnostics.h"
 #include "server/features/features.h"
 #include "server/lsp_server.h"
 
@@ -14,21 +16,27 @@ void warm(lsp_server& server, document_ptr doc) {
 }
 }  // namespace
 
-void register_text_sync(feature_registry& registry, lsp_server& server) {
-  registry.on_notification("textDocument/didOpen", [&server](const json& params) {
+void register_text_sync(feature_registry& registry, lsp_server& server, editor_state& state) {
+  registry.on_notification("textDocument/didOpen", [&server, &state](const json& params) {
     auto p = lsp::did_open_params::from(params);
-    warm(server, server.documents().open(std::move(p.uri), std::move(p.language_id), p.version, std::move(p.text)));
+    auto doc = server.documents().open(std::move(p.uri), std::move(p.language_id), p.version, std::move(p.text));
+    warm(server, doc);
+    publish_analysis(server, state, std::move(doc));
   });
   registry.on_notification("textDocument/didChange", [&server](const json& params) {
     const auto p = lsp::did_change_params::from(params);
     warm(server, server.documents().change(p.uri, p.version, p.changes));
   });
-  registry.on_notification("textDocument/didSave", [&server](const json& params) {
+  registry.on_notification("textDocument/didSave", [&server, &state](const json& params) {
     const auto p = lsp::document_uri_params::from(params);
     server.log().debug("saved " + p.uri);
+    if (auto doc = server.documents().get(p.uri)) publish_analysis(server, state, std::move(doc));
   });
-  registry.on_notification("textDocument/didClose", [&server](const json& params) {
-    server.documents().close(lsp::document_uri_params::from(params).uri);
+  registry.on_notification("textDocument/didClose", [&server, &state](const json& params) {
+    const auto uri = lsp::document_uri_params::from(params).uri;
+    const auto doc = server.documents().get(uri);
+    server.documents().close(uri);
+    if (doc && is_cuda_document(*doc) && read_editor_settings(server.settings()).analyze) clear_analysis(server, state, uri);
   });
 }
 

@@ -105,8 +105,19 @@ local function main()
   check(vim.fn.executable(binary) == 1, 'daemon %s is not executable (set KBLASTER_BINARY)', binary)
 
   local exit_code, init_result
+  local published, messages = {}, {}
   require('kblaster').setup({
     cmd = { binary, 'serve' },
+    -- Count what the daemon publishes, then let Neovim's own handlers show it.
+    handlers = {
+      ['textDocument/publishDiagnostics'] = function(err, result, ctx, config)
+        table.insert(published, result)
+        return vim.lsp.handlers['textDocument/publishDiagnostics'](err, result, ctx, config)
+      end,
+      ['window/showMessage'] = function(_, result)
+        table.insert(messages, result)
+      end,
+    },
     on_init = function(_, result) init_result = result end,
     on_exit = function(code) exit_code = code end,
   })
@@ -230,6 +241,57 @@ local function main()
       { textDocument = { uri = uri }, position = { line = blank, character = 0 } })
     check(nerr == nil and none == nil, 'hover on blank line %d: %s %s', blank + 1, vim.inspect(nerr),
       vim.inspect(none))
+  end
+
+  -- Analysis: diagnostics on open (nvcc, seconds on a loaded machine) and again on save.
+  local saved_timeout = timeout_ms
+  timeout_ms = math.max(timeout_ms, 120000)
+  wait_for('diagnostics after opening the file', function() return #published > 0 end)
+  local on_open = #published
+  vim.cmd('silent write')
+  wait_for('diagnostics after saving the file', function() return #published > on_open end)
+  timeout_ms = saved_timeout
+  local last = published[#published]
+  out('\ndiagnostics after save: %d (%s)', #last.diagnostics, vim.inspect(vim.tbl_map(function(d) return d.message end, last.diagnostics)))
+  check(last.uri == uri, 'diagnostics for %s, expected %s', tostring(last.uri), uri)
+  for _, d in ipairs(last.diagnostics) do
+    check(d.severity ~= 1, 'the example has a compile error: %s', d.message)
+  end
+  check(#vim.diagnostic.get(buf, { severity = vim.diagnostic.severity.ERROR }) == 0, 'error diagnostics in the buffer')
+  check(#messages <= 1, '%d showMessage notifications, expected at most one', #messages)
+  if messages[1] then out('message: %s', messages[1].message) end
+
+  -- The hover now carries the performance section.
+  if target then
+    local _, hover = request('textDocument/hover',
+      { textDocument = { uri = uri }, position = { line = target.line, character = target.col + 1 } })
+    local value = hover and hover.contents and hover.contents.value or ''
+    check(value:find('**Performance**', 1, true) ~= nil and value:find('Last runtime', 1, true) ~= nil,
+      'hover after analysis has no performance section: %s', value)
+    out('\nperformance hover:\n%s', value:match('%-%-%-\n\n(%*%*Performance.*)$') or value)
+
+    -- Code actions on the kernel: Optimize is never silently absent; a task can be created.
+    local aerr, actions = request('textDocument/codeAction', {
+      textDocument = { uri = uri },
+      range = { start = { line = target.line, character = target.col }, ['end'] = { line = target.line, character = target.col } },
+      context = { diagnostics = {} },
+    })
+    check(aerr == nil, 'codeAction error: %s', vim.inspect(aerr))
+    local titles, commands = {}, {}
+    for _, a in ipairs(actions or {}) do
+      table.insert(titles, a.title .. (a.disabled and (' (disabled: ' .. a.disabled.reason .. ')') or ''))
+      commands[a.command and a.command.command or ''] = true
+    end
+    out('\ncode actions: %s', table.concat(titles, '; '))
+    local name = '`' .. target.name .. '`'
+    local has_optimize = false
+    for _, t in ipairs(titles) do
+      if t:find('Optimize ' .. name, 1, true) or t:find('Create a task for ' .. name .. ' first', 1, true) then
+        has_optimize = true
+      end
+    end
+    check(has_optimize, 'no Optimize (or "create a task first") action among %s', vim.inspect(titles))
+    check(commands['kblaster.createTask'] == true, 'no kblaster.createTask action among %s', vim.inspect(titles))
   end
 
   -- Clean shutdown: shutdown, exit, exit code 0.

@@ -166,7 +166,8 @@ async function session() {
     return null;
   });
   connection.onUnhandledProgress((p) => progress.push({ token: p.token, value: p.value }));
-  connection.onNotification(() => {});
+  const notes = [];        // {method, params} of every notification (diagnostics, messages)
+  connection.onNotification((method, params) => notes.push({ method, params }));
   connection.listen();
 
   try {
@@ -244,6 +245,9 @@ async function session() {
     check(none === null, 'hover on a blank line -> null', JSON.stringify(none));
 
     // --- errors -------------------------------------------------------------------------------
+    // --- analysis: diagnostics on open, code lenses, code actions, performance hover ---------
+    await analysisChecks(connection, uri, caps, notes, expected);
+
     const unknown = await withTimeout(errorOf(connection.sendRequest('kblaster/noSuchMethod', {})), 'unknown method');
     check(unknown && unknown.code === -32601, 'unknown method -> -32601', JSON.stringify(unknown));
     const bad = await withTimeout(errorOf(connection.sendRequest('textDocument/hover', { textDocument: { uri } })), 'bad params');
@@ -363,6 +367,56 @@ async function selfTestChecks(connection, uri, created, progress) {
         `matmul_tiled on line ${tiled.selectionRange.start.line}, expected ${want.line}`);
     }
   }
+}
+
+/** Diagnostics from nvcc on open, one message at most about what the machine lacks, a state
+ *  lens and an Optimize lens per kernel, code actions that never hide Optimize, and the
+ *  performance section of the hover, all with VS Code's real client capabilities. */
+async function analysisChecks(connection, uri, caps, notes, expected) {
+  const commands = (caps.executeCommandProvider || {}).commands || [];
+  check(['kblaster.optimize', 'kblaster.applyTechnique', 'kblaster.createTask', 'kblaster.profile'].every((c) => commands.includes(c)),
+    'executeCommandProvider lists optimize, applyTechnique, createTask, profile', JSON.stringify(commands));
+  check(caps.codeLensProvider && caps.codeActionProvider, 'codeLensProvider and codeActionProvider',
+    JSON.stringify([caps.codeLensProvider, caps.codeActionProvider]));
+  const diagnosticsFor = () => notes.filter((n) => n.method === 'textDocument/publishDiagnostics' && n.params.uri === uri);
+  // nvcc compiles the file first: seconds on a loaded machine.
+  await waitFor('textDocument/publishDiagnostics for the example', () => diagnosticsFor().length > 0, 120000).catch(() => {});
+  const published = diagnosticsFor();
+  if (check(published.length > 0, 'publishDiagnostics after didOpen', 'none within 120 s')) {
+    const diags = published[published.length - 1].params.diagnostics;
+    console.log(`     diagnostics: ${JSON.stringify(diags).slice(0, 300)}`);
+    check(Array.isArray(diags) && diags.every((x) => x.severity !== 1), 'the example compiles without errors', JSON.stringify(diags));
+  }
+  const shown = notes.filter((n) => n.method === 'window/showMessage');
+  check(shown.length <= 1, 'at most one window/showMessage about what this machine lacks', JSON.stringify(shown));
+  if (shown.length) console.log(`     message: ${shown[0].params.message}`);
+
+  const kernels = expected.filter((e) => e.qualifier === '__global__');
+  const lenses = await withTimeout(connection.sendRequest('textDocument/codeLens', { textDocument: { uri } }), 'codeLens') || [];
+  for (const l of lenses) console.log(`     lens line ${l.range.start.line + 1}: ${l.command.title} (${l.command.command})`);
+  const optimizeLenses = lenses.filter((l) => l.command && l.command.command === 'kblaster.optimize' && l.command.title === 'Optimize');
+  const stateLenses = lenses.filter((l) => l.command && l.command.command === 'kblaster.profile' && !/not analysed/.test(l.command.title));
+  check(kernels.length > 0 && optimizeLenses.length === kernels.length && stateLenses.length === kernels.length,
+    `an Optimize lens and a state lens on each of ${kernels.length} kernels`, JSON.stringify(lenses).slice(0, 400));
+
+  const kernel = kernels.find((k) => k.name === args.hover) || kernels[0];
+  if (!kernel) return;
+  const actions = await withTimeout(connection.sendRequest('textDocument/codeAction', {
+    textDocument: { uri }, range: { start: { line: kernel.line, character: kernel.col }, end: { line: kernel.line, character: kernel.col } },
+    context: { diagnostics: [], triggerKind: 1 },
+  }), 'codeAction') || [];
+  for (const a of actions) console.log(`     action: ${a.title}${a.disabled ? ` (disabled: ${a.disabled.reason})` : ''}`);
+  const optimize = actions.find((a) => a.title === `Optimize \`${kernel.name}\``);
+  check(optimize !== undefined && optimize.command.command === 'kblaster.optimize', `code action "Optimize \`${kernel.name}\`" is offered`,
+    JSON.stringify(actions).slice(0, 400));
+  const create = actions.find((a) => a.command && a.command.command === 'kblaster.createTask');
+  check(optimize && (!optimize.disabled || (create && optimize.disabled.reason.length > 0)),
+    'without a task, Optimize is disabled with a reason and "Create a task" is offered', JSON.stringify(actions).slice(0, 400));
+  const hover = await withTimeout(connection.sendRequest('textDocument/hover',
+    { textDocument: { uri }, position: { line: kernel.line, character: kernel.col + 1 } }), 'hover after analysis');
+  const value = (hover && hover.contents && hover.contents.value) || '';
+  check(/\*\*Performance\*\*/.test(value) && /State: `/.test(value) && /Last runtime/.test(value),
+    'hover after analysis shows the performance state and the last runtime', value.slice(0, 400));
 }
 
 /** begin (cancellable, 0%, title) -> reports with increasing percentages -> end. */

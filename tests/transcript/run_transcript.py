@@ -18,6 +18,9 @@ Content-Length is added (for malformed-input tests). `!! sleep MS` pauses. `!! e
 closes stdin after the session and checks the exit code. `!! reply-to-server` answers the last
 server->client request received with a null result.
 
+`{{tmpdir}}` anywhere in the file is replaced by a fresh temporary directory (the session's
+files; XDG_DATA_HOME points there too, so the knowledge base is a fresh seeded one).
+
 Usage: run_transcript.py KBLASTER_BINARY FILE.transcript
 """
 import json
@@ -26,6 +29,7 @@ import re
 import select
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -117,9 +121,15 @@ class Reader:
 
 
 def run(binary, path):
-    blocks = parse_blocks(open(path, encoding="utf-8").read())
+    with tempfile.TemporaryDirectory(prefix="kblaster-transcript-") as tmp:
+        return run_in(binary, path, tmp)
+
+
+def run_in(binary, path, tmp):
+    blocks = parse_blocks(open(path, encoding="utf-8").read().replace("{{tmpdir}}", tmp))
+    env = dict(os.environ, XDG_DATA_HOME=tmp)
     proc = subprocess.Popen([binary, "serve", "--log-file", os.devnull, "--log-level", "error"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     reader = Reader(proc.stdout)
     last_server_request = None
     expected_exit = None
@@ -152,7 +162,7 @@ def run(binary, path):
             while i < len(blocks) and blocks[i][0] == "<--":
                 group.append(json.loads(blocks[i][1]))
                 i += 1
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 60  # nvcc on a loaded machine takes a while
             pending = list(group)
             while pending:
                 got = reader.next_message(deadline)

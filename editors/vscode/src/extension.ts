@@ -1,6 +1,8 @@
 // KernelBlaster for VS Code: starts `kblaster serve` for CUDA files and wires it to VS Code
-// through vscode-languageclient (document symbols, hover, progress and cancellation all come
-// from the library; this file only finds the daemon, passes settings and adds commands).
+// through vscode-languageclient (diagnostics, hover, code lenses, code actions, edits, progress
+// and cancellation come from the library; this file finds the daemon, passes settings, shows
+// the daemon and its jobs in the status bar, and adds commands).
+import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import {
@@ -11,24 +13,71 @@ import {
   ServerOptions,
   State,
   TransportKind,
+  WorkDoneProgress,
 } from 'vscode-languageclient/node';
+import { daemonSettings as mapSettings, StatusInput, statusText } from './settings';
 
 const section = 'kblaster';
 let client: LanguageClient | undefined;
 let output: vscode.OutputChannel | undefined;
+let statusItem: vscode.StatusBarItem | undefined;
+const status: StatusInput = { daemon: 'stopped' };
+let nextJob = 1;
 
 /** The settings the daemon reads, as sent in initializationOptions and on every change. */
 function daemonSettings(): Record<string, unknown> {
-  const config = vscode.workspace.getConfiguration(section);
-  return {
-    logLevel: config.get<string>('logLevel', 'info'),
-    knowledgeBase: config.get<string>('knowledgeBase', ''),
-    llm: {
-      endpoint: config.get<string>('llm.endpoint', ''),
-      model: config.get<string>('llm.model', ''),
-      apiKeyEnv: config.get<string>('llm.apiKeyEnv', ''),
-    },
-  };
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  return mapSettings(vscode.workspace.getConfiguration(section), folder, os.homedir());
+}
+
+function showStatus(): void {
+  if (!statusItem) return;
+  const { text, tooltip } = statusText(status);
+  statusItem.text = text;
+  statusItem.tooltip = tooltip;
+  statusItem.command = status.daemon === 'stopped' ? 'kblaster.restartServer' : 'kblaster.showOutput';
+  statusItem.show();
+}
+
+// Long commands the daemon runs with work-done progress: sent with our own token so that the
+// status bar can follow the percentage (the notification with its Cancel button comes too).
+const longCommands = new Set(['kblaster.optimize', 'kblaster.applyTechnique', 'kblaster.profile']);
+
+async function runLongCommand(command: string, args: unknown[]): Promise<unknown> {
+  if (!client) return undefined;
+  const token = `kblaster-vscode-${nextJob++}`;
+  const kernel = (args[0] as { kernel?: string } | undefined)?.kernel ?? '';
+  const title = `${command.replace('kblaster.', '')} ${kernel}`.trim();
+  return vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `KernelBlaster: ${title}`, cancellable: true },
+      async (progress, cancel) => {
+        let last = 0;
+        const sub = client!.onProgress(WorkDoneProgress.type, token, (value) => {
+          if (value.kind === 'end') return;
+          const pct = value.percentage ?? last;
+          progress.report({ message: value.message, increment: Math.max(0, pct - last) });
+          last = pct;
+          status.job = { title, percentage: pct, message: value.message };
+          showStatus();
+        });
+        status.job = { title };
+        showStatus();
+        try {
+          const result = await client!.sendRequest(ExecuteCommandRequest.type,
+              { command, arguments: args, workDoneToken: token }, cancel);
+          const report = (result as { reportPath?: string } | null)?.reportPath;
+          if (report) void vscode.window.showInformationMessage(`KernelBlaster: ${title} done (report: ${report})`);
+          return result;
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          if (!cancel.isCancellationRequested) void vscode.window.showErrorMessage(`KernelBlaster ${title}: ${message}`);
+          return undefined;
+        } finally {
+          sub.dispose();
+          status.job = undefined;
+          showStatus();
+        }
+      });
 }
 
 /** The daemon's command line: `kblaster.path serve <kblaster.arguments>`. The log level travels
@@ -58,11 +107,21 @@ function clientOptions(): LanguageClientOptions {
     outputChannel: output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     synchronize: { configurationSection: section },
+    middleware: {
+      // Code lenses and code actions name these commands; run them with status-bar progress.
+      executeCommand: async (command, args, next) => (longCommands.has(command) ? runLongCommand(command, args) : next(command, args)),
+    },
   };
 }
 
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
   client = new LanguageClient(section, 'KernelBlaster', serverOptions(), clientOptions());
+  client.onDidChangeState((event) => {
+    status.daemon = event.newState === State.Running ? 'running' : event.newState === State.Starting ? 'starting' : 'stopped';
+    showStatus();
+  });
+  status.daemon = 'starting';
+  showStatus();
   try {
     await client.start();
   } catch (error) {
@@ -107,8 +166,22 @@ async function runSelfTest(): Promise<void> {
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel('KernelBlaster');
+  statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
+  showStatus();
+  // The daemon's kernel commands, for the palette: the kernel is the word under the cursor.
+  const onKernel = (command: string) => async () => {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || !client) return;
+    const range = editor.document.getWordRangeAtPosition(editor.selection.active);
+    const kernel = range ? editor.document.getText(range) : '';
+    await vscode.commands.executeCommand(command, { uri: editor.document.uri.toString(), kernel });
+  };
   context.subscriptions.push(
       output,
+      statusItem,
+      vscode.commands.registerCommand('kblaster.optimizeKernelAtCursor', onKernel('kblaster.optimize')),
+      vscode.commands.registerCommand('kblaster.profileFile', onKernel('kblaster.profile')),
+      vscode.commands.registerCommand('kblaster.createTaskAtCursor', onKernel('kblaster.createTask')),
       vscode.commands.registerCommand('kblaster.restartServer', () => restartClient(context)),
       vscode.commands.registerCommand('kblaster.showOutput', () => output?.show(true)),
       vscode.commands.registerCommand('kblaster.runSelfTest', runSelfTest),

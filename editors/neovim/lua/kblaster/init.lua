@@ -6,8 +6,12 @@
 --
 --   require('kblaster').setup({
 --     cmd = { 'kblaster', 'serve' },        -- how to start the daemon (stdio)
---     settings = { kblaster = { logLevel = 'info' } },
+--     settings = { kblaster = { logLevel = 'info', profileOnSave = true } },
+--     keymaps = true,                       -- <leader>ko optimize, <leader>kp profile, <leader>kt task
 --   })
+--
+-- Commands: :KblasterOptimize [kernel], :KblasterProfile, :KblasterCreateTask [kernel],
+-- :KblasterSelfTest [steps] [stepMs]. The kernel defaults to the word under the cursor.
 
 local M = {}
 
@@ -29,7 +33,12 @@ local defaults = {
   capabilities = nil,
   handlers = nil,
   flags = nil,
+  -- Buffer-local maps on attach: true for the suggested ones, a table {optimize=, profile=,
+  -- create_task=} for your own left-hand sides, false for none.
+  keymaps = false,
 }
+
+local suggested_keymaps = { optimize = '<leader>ko', profile = '<leader>kp', create_task = '<leader>kt' }
 
 M.config = vim.deepcopy(defaults)
 
@@ -72,7 +81,12 @@ function M.client_config(root_dir)
     capabilities = c.capabilities,
     handlers = c.handlers,
     flags = c.flags,
-    on_attach = c.on_attach,
+    on_attach = function(client, bufnr)
+      M.set_keymaps(bufnr)
+      if c.on_attach then
+        c.on_attach(client, bufnr)
+      end
+    end,
     on_exit = c.on_exit,
     on_init = function(client, result)
       -- Neovim 0.7 never sends the settings by itself; a server that reads them at start
@@ -149,6 +163,70 @@ function M.self_test(steps, step_ms)
   end
 end
 
+--- Sends workspace/executeCommand `command` with `{uri, kernel}` for the current buffer to
+--- every kblaster client; `on_result(err, result)` defaults to a notification.
+function M.execute(command, kernel, on_result)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local args = { uri = vim.uri_from_bufnr(bufnr) }
+  if kernel == nil or kernel == '' then
+    kernel = vim.fn.expand('<cword>')
+  end
+  if kernel ~= '' then
+    args.kernel = kernel
+  end
+  local clients = M.clients(bufnr)
+  if #clients == 0 then
+    vim.notify('kblaster: no daemon is attached to this buffer', vim.log.levels.WARN)
+  end
+  for _, client in ipairs(clients) do
+    client.request('workspace/executeCommand', { command = command, arguments = { args } }, function(err, result)
+      if on_result then
+        return on_result(err, result)
+      end
+      if err then
+        vim.notify(command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      else
+        vim.notify(command .. ': ' .. vim.inspect(result, { depth = 2 }))
+      end
+    end, bufnr)
+  end
+end
+
+--- Optimizes the kernel (progress in the client's progress messages; the best version comes
+--- back as an edit of the buffer).
+function M.optimize(kernel)
+  M.execute('kblaster.optimize', kernel)
+end
+
+--- Compiles (and, with a GPU and a task, profiles) the buffer now; diagnostics follow.
+function M.profile()
+  M.execute('kblaster.profile', '')
+end
+
+--- Scaffolds NAME.task.json for the kernel and a kb_forward stub when the file has none.
+function M.create_task(kernel)
+  M.execute('kblaster.createTask', kernel)
+end
+
+--- Sets the buffer-local key maps chosen in setup({ keymaps = ... }).
+function M.set_keymaps(bufnr)
+  local maps = M.config.keymaps
+  if maps == true then
+    maps = suggested_keymaps
+  end
+  if type(maps) ~= 'table' then
+    return
+  end
+  local actions = { optimize = M.optimize, profile = M.profile, create_task = M.create_task }
+  for name, lhs in pairs(maps) do
+    if actions[name] and lhs then
+      vim.keymap.set('n', lhs, function()
+        actions[name]()
+      end, { buffer = bufnr, desc = 'kblaster: ' .. name:gsub('_', ' ') })
+    end
+  end
+end
+
 --- Configures the client and starts it for every CUDA buffer, open now or later.
 function M.setup(opts)
   opts = opts or {}
@@ -187,6 +265,15 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('KblasterSelfTest', function(cmd_opts)
     M.self_test(tonumber(cmd_opts.fargs[1]), tonumber(cmd_opts.fargs[2]))
   end, { nargs = '*', desc = 'kblaster: run the daemon self-test [steps] [stepMs]' })
+  vim.api.nvim_create_user_command('KblasterOptimize', function(cmd_opts)
+    M.optimize(cmd_opts.fargs[1])
+  end, { nargs = '?', desc = 'kblaster: optimize the kernel [name] (default: under the cursor)' })
+  vim.api.nvim_create_user_command('KblasterProfile', function()
+    M.profile()
+  end, { nargs = 0, desc = 'kblaster: compile and profile this file now' })
+  vim.api.nvim_create_user_command('KblasterCreateTask', function(cmd_opts)
+    M.create_task(cmd_opts.fargs[1])
+  end, { nargs = '?', desc = 'kblaster: scaffold a task for the kernel [name]' })
 end
 
 return M

@@ -1,0 +1,87 @@
+// The extension's own logic that needs no VS Code: settings -> the daemon's settings object
+// (initializationOptions and workspace/didChangeConfiguration), and the status-bar text.
+// Kept free of the `vscode` module so that node runs its unit tests (src/test/).
+
+/** Reads one setting under `kblaster.` with a fallback (vscode.WorkspaceConfiguration fits). */
+export interface ConfigReader {
+  get<T>(key: string, fallback: T): T;
+}
+
+/** Replaces ${workspaceFolder} and a leading ~/ in a path setting. */
+export function expandPath(value: string, workspaceFolder: string | undefined, home: string | undefined): string {
+  let out = value.trim();
+  if (workspaceFolder !== undefined) out = out.split('${workspaceFolder}').join(workspaceFolder);
+  if (home !== undefined && (out === '~' || out.startsWith('~/'))) out = home + out.slice(1);
+  return out;
+}
+
+/** A number setting within [lo, hi], else undefined (the daemon keeps its default). */
+function bounded(config: ConfigReader, key: string, lo: number, hi: number): number | undefined {
+  const v = config.get<unknown>(key, undefined);
+  return typeof v === 'number' && Number.isFinite(v) && v >= lo && v <= hi ? v : undefined;
+}
+
+/** Drops undefined and empty-string values so that the daemon's defaults apply. */
+function compact(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) {
+    if (v === undefined || v === '') continue;
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      const inner = compact(v as Record<string, unknown>);
+      if (Object.keys(inner).length > 0) out[k] = inner;
+    } else {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+/** The settings object the daemon reads (keys as in server/features/editor_settings.h). */
+export function daemonSettings(config: ConfigReader, workspaceFolder?: string, home?: string): Record<string, unknown> {
+  const path = (key: string) => expandPath(config.get<string>(key, ''), workspaceFolder, home);
+  return compact({
+    logLevel: config.get<string>('logLevel', 'info'),
+    knowledgeBase: path('knowledgeBase'),
+    arch: config.get<string>('arch', '').trim(),
+    ncuPath: path('ncuPath'),
+    profileOnSave: config.get<boolean>('profileOnSave', true),
+    analysis: {
+      enabled: config.get<boolean>('analysis.enabled', true),
+      debounceMs: bounded(config, 'analysis.debounceMs', 0, 10000),
+    },
+    optimize: {
+      breadth: bounded(config, 'optimize.breadth', 1, 64),
+      depth: bounded(config, 'optimize.depth', 1, 32),
+      iterations: bounded(config, 'optimize.iterations', 1, 100),
+      budgetTokens: bounded(config, 'optimize.budgetTokens', 0, 1e12),
+      budgetGpuSeconds: bounded(config, 'optimize.budgetGpuSeconds', 0, 1e7),
+      budgetWallSeconds: bounded(config, 'optimize.budgetWallSeconds', 0, 1e7),
+      budgetCandidates: bounded(config, 'optimize.budgetCandidates', 0, 1e6),
+      replayHarness: path('optimize.replayHarness'),
+      outputDir: path('optimize.outputDir'),
+    },
+    llm: {
+      provider: config.get<string>('llm.provider', ''),
+      endpoint: config.get<string>('llm.endpoint', ''),
+      model: config.get<string>('llm.model', ''),
+      apiKeyEnv: config.get<string>('llm.apiKeyEnv', ''),
+      replay: path('llm.replay'),
+    },
+  });
+}
+
+/** What the status bar shows: the daemon's state and the running job, if any. */
+export interface StatusInput {
+  daemon: 'starting' | 'running' | 'stopped';
+  job?: { title: string; percentage?: number; message?: string };
+}
+
+/** Status-bar text (with a codicon) and tooltip. */
+export function statusText(s: StatusInput): { text: string; tooltip: string } {
+  if (s.daemon === 'stopped') return { text: '$(error) KernelBlaster', tooltip: 'KernelBlaster: the daemon is not running (click to restart)' };
+  if (s.daemon === 'starting') return { text: '$(loading~spin) KernelBlaster', tooltip: 'KernelBlaster: starting the daemon' };
+  if (!s.job) return { text: '$(zap) KernelBlaster', tooltip: 'KernelBlaster: ready' };
+  const pct = s.job.percentage === undefined ? '' : ` ${Math.max(0, Math.min(100, Math.round(s.job.percentage)))}%`;
+  const detail = s.job.message ? `: ${s.job.message}` : '';
+  return { text: `$(sync~spin) KernelBlaster${pct}`, tooltip: `KernelBlaster: ${s.job.title}${detail}` };
+}

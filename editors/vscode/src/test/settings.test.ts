@@ -1,0 +1,51 @@
+// Unit tests of the extension's settings mapping and status text (node --test, no VS Code).
+import { strict as assert } from 'assert';
+import { test } from 'node:test';
+import { ConfigReader, daemonSettings, expandPath, statusText } from '../settings';
+
+function reader(values: Record<string, unknown>): ConfigReader {
+  return { get: <T>(key: string, fallback: T) => (key in values ? (values[key] as T) : fallback) };
+}
+
+test('defaults send only what the daemon cannot assume', () => {
+  assert.deepEqual(daemonSettings(reader({})), {
+    logLevel: 'info',
+    profileOnSave: true,
+    analysis: { enabled: true },
+  });
+});
+
+test('settings map to the daemon keys, nested by section', () => {
+  const s = daemonSettings(reader({
+    'logLevel': 'debug', 'arch': ' sm_90 ', 'profileOnSave': false, 'knowledgeBase': '${workspaceFolder}/kb.sqlite',
+    'optimize.breadth': 4, 'optimize.depth': 2, 'optimize.budgetTokens': 100000, 'optimize.replayHarness': '~/rec.jsonl',
+    'llm.model': 'qwen', 'llm.apiKeyEnv': 'MY_KEY', 'llm.replay': 'cassette.jsonl', 'ncuPath': '/opt/ncu',
+  }), '/ws', '/home/u');
+  assert.deepEqual(s, {
+    logLevel: 'debug', arch: 'sm_90', profileOnSave: false, knowledgeBase: '/ws/kb.sqlite', ncuPath: '/opt/ncu',
+    analysis: { enabled: true },
+    optimize: { breadth: 4, depth: 2, budgetTokens: 100000, replayHarness: '/home/u/rec.jsonl' },
+    llm: { model: 'qwen', apiKeyEnv: 'MY_KEY', replay: 'cassette.jsonl' },
+  });
+});
+
+test('out-of-range and mistyped numbers are left to the daemon default', () => {
+  const s = daemonSettings(reader({ 'optimize.breadth': 0, 'optimize.depth': 'deep', 'analysis.debounceMs': 20000 }));
+  assert.equal((s.optimize as unknown), undefined);
+  assert.deepEqual(s.analysis, { enabled: true });
+});
+
+test('paths expand ${workspaceFolder} and ~ only where they can', () => {
+  assert.equal(expandPath('${workspaceFolder}/a', undefined, '/h'), '${workspaceFolder}/a');
+  assert.equal(expandPath(' ~/x ', '/w', '/h'), '/h/x');
+  assert.equal(expandPath('a~/x', '/w', '/h'), 'a~/x');
+});
+
+test('status text follows the daemon and the job', () => {
+  assert.match(statusText({ daemon: 'stopped' }).text, /error/);
+  assert.match(statusText({ daemon: 'running' }).tooltip, /ready/);
+  const job = statusText({ daemon: 'running', job: { title: 'optimizing k', percentage: 41.6, message: 'step 3' } });
+  assert.equal(job.text, '$(sync~spin) KernelBlaster 42%');
+  assert.equal(job.tooltip, 'KernelBlaster: optimizing k: step 3');
+  assert.equal(statusText({ daemon: 'running', job: { title: 't', percentage: 140 } }).text, '$(sync~spin) KernelBlaster 100%');
+});

@@ -1,0 +1,83 @@
+// textDocument/codeAction on a kernel: "Optimize `k`", "Apply `technique`" for the KB's top
+// three strategies in its state, and "Create a task for `k`" when it has none.
+#include "server/features/features.h"
+#include "server/features/kernel_context.h"
+#include "server/features/kernel_text.h"
+#include "server/lsp_server.h"
+
+#include <cstdio>
+
+namespace kblaster::server {
+
+using protocol::json;
+namespace lsp = protocol::lsp;
+
+namespace {
+
+// Code actions apply to the kernel whose definition holds the cursor (or the selection's start).
+const engine::cuda_symbol* kernel_at(const document_snapshot& doc, std::size_t offset) {
+  for (const auto& s : doc.symbols())
+    if (s.kind == engine::cuda_symbol_kind::global_kernel && s.is_definition && s.full_range.begin <= offset &&
+        offset <= s.full_range.end)
+      return &s;
+  return engine::symbol_at(doc.symbols(), doc.text(), offset);
+}
+
+json command_action(const std::string& title, const std::string& command, const json& args, const std::string& kind) {
+  return {{"title", title}, {"kind", kind}, {"command", {{"title", title}, {"command", command}, {"arguments", json::array({args})}}}};
+}
+
+}  // namespace
+
+void register_code_action(feature_registry& registry, lsp_server& server, editor_state& state) {
+  registry.on_request("textDocument/codeAction", execution::concurrent,
+                      [&server, &state](const json& params, request_context& ctx) -> json {
+    const std::string uri = lsp::required_string(params, "textDocument.uri");
+    const auto doc = ctx.watch_document(uri);
+    protocol::range r;
+    try {
+      r = lsp::required_field(params, "range").get<protocol::range>();
+    } catch (const nlohmann::json::exception&) {
+      throw protocol::rpc_error(protocol::error_code::invalid_params, "invalid params: 'range' must be a Range");
+    }
+    const engine::cuda_symbol* kernel = kernel_at(*doc, doc->lines().offset_of(r.start));
+    json actions = json::array();
+    if (!kernel || kernel->kind != engine::cuda_symbol_kind::global_kernel) return actions;
+    const auto settings = read_editor_settings(server.settings());
+    const auto k = lookup_kernel(state, settings, *doc, kernel->name);
+    const json args = {{"uri", uri}, {"kernel", kernel->name}};
+    const std::string name = "`" + kernel->name + "`";
+    const bool has_task = k.analysis && k.analysis->task.task;
+
+    if (has_task) {
+      actions.push_back(command_action("Optimize " + name, "kblaster.optimize", args, "refactor.rewrite"));
+    } else {
+      // Never silently absent: the editor shows why, or offers the step that unblocks it.
+      const std::string why = k.analysis && !k.analysis->task.error.empty()
+                                  ? "the task cannot be read: " + k.analysis->task.error
+                                  : "no task for this file: create one first";
+      if (state.code_action_disabled_support()) {
+        json a = command_action("Optimize " + name, "kblaster.optimize", args, "refactor.rewrite");
+        a["disabled"] = {{"reason", why}};
+        actions.push_back(std::move(a));
+      } else {
+        actions.push_back(command_action("Create a task for " + name + " first", "kblaster.createTask", args, "refactor"));
+      }
+    }
+    if (k.view) {
+      for (const auto& s : k.insight.strategies) {
+        char predicted[32];
+        std::snprintf(predicted, sizeof predicted, "%.2f", s.predicted_speedup);
+        json a = args;
+        a["technique"] = s.technique;
+        actions.push_back(command_action("Apply `" + s.technique + "` (predicted " + predicted + "×)",
+                                         "kblaster.applyTechnique", a, "refactor.rewrite"));
+      }
+    }
+    if (!has_task && state.code_action_disabled_support())
+      actions.push_back(command_action("Create a task for " + name, "kblaster.createTask", args, "refactor"));
+    return actions;
+  });
+}
+
+}  // namespace kblaster::server

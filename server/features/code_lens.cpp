@@ -1,0 +1,36 @@
+// textDocument/codeLens above each kernel: its state and last runtime, and "Optimize".
+#include "server/features/features.h"
+#include "server/features/kernel_context.h"
+#include "server/features/kernel_text.h"
+#include "server/lsp_server.h"
+
+namespace kblaster::server {
+
+using protocol::json;
+namespace lsp = protocol::lsp;
+
+void register_code_lens(feature_registry& registry, lsp_server& server, editor_state& state) {
+  registry.on_request("textDocument/codeLens", execution::concurrent,
+                      [&server, &state](const json& params, request_context& ctx) -> json {
+    const auto doc = ctx.watch_document(lsp::document_uri_params::from(params).uri);
+    const auto settings = read_editor_settings(server.settings());
+    json lenses = json::array();
+    for (const auto& s : doc->symbols()) {
+      ctx.check_cancelled();
+      if (s.kind != engine::cuda_symbol_kind::global_kernel || !s.is_definition) continue;
+      const json range = doc->to_range(s.name_range);
+      const json args = json::array({{{"uri", doc->uri()}, {"kernel", s.name}}});
+      const auto k = lookup_kernel(state, settings, *doc, s.name);
+      std::string title = k.view ? performance_line(*k.view, k.insight)
+                                 : k.analysis ? "not analysed: " + (k.analysis->static_profile.error.empty()
+                                                                        ? std::string("no ptxas entry")
+                                                                        : k.analysis->static_profile.error)
+                                              : "not analysed yet (save to analyse)";
+      lenses.push_back({{"range", range}, {"command", {{"title", title}, {"command", "kblaster.profile"}, {"arguments", args}}}});
+      lenses.push_back({{"range", range}, {"command", {{"title", "Optimize"}, {"command", "kblaster.optimize"}, {"arguments", args}}}});
+    }
+    return lenses;
+  });
+}
+
+}  // namespace kblaster::server

@@ -1,0 +1,78 @@
+// kblaster.createTask: scaffolds NAME.task.json beside the file (inputs inferred from the
+// kernel's parameters) and a kb_forward stub when the file has none, applied through
+// workspace/applyEdit so that the user can undo it. With a model configured, asking it to
+// write the reference is a TODO: the scaffold's reference is a stub to be filled in.
+#include "server/features/commands.h"
+
+#include "engine/task_scaffold.h"
+#include "server/features/diagnostics.h"
+#include "server/features/uri_path.h"
+#include "server/lsp_server.h"
+
+#include <filesystem>
+#include <fstream>
+
+namespace kblaster::server {
+
+using protocol::error_code;
+using protocol::json;
+using protocol::rpc_error;
+
+namespace {
+// The user may be looking at a confirmation dialog.
+constexpr std::chrono::seconds apply_timeout{60};
+}  // namespace
+
+json create_task_command(const command_args& args, request_context& ctx, editor_state& state) {
+  const auto doc = ctx.watch_document(args.uri);
+  const auto path = uri_to_path(args.uri);
+  if (!path) throw rpc_error(error_code::invalid_params, "kblaster.createTask: save the file first (" + args.uri + " is not a file)");
+  const engine::cuda_symbol* kernel = nullptr;
+  for (const auto& s : doc->symbols())
+    if (s.kind == engine::cuda_symbol_kind::global_kernel && s.is_definition && s.name == args.kernel) kernel = &s;
+  if (!kernel) throw rpc_error(error_code::invalid_params, "kblaster.createTask: no __global__ kernel named '" + args.kernel + "' in " + args.uri);
+  const auto scaffold = engine::scaffold_task(*path, doc->text(), *kernel);
+  const bool exists = std::filesystem::exists(scaffold.task_path);
+  if (exists) throw rpc_error(error_code::invalid_params, "kblaster.createTask: " + scaffold.task_path + " already exists");
+
+  json document_changes = json::array();
+  const std::string task_uri = path_to_uri(scaffold.task_path);
+  bool written = false;
+  if (state.can_create_files()) {
+    document_changes.push_back({{"kind", "create"}, {"uri", task_uri}, {"options", {{"ignoreIfExists", true}}}});
+    document_changes.push_back({{"textDocument", {{"uri", task_uri}, {"version", nullptr}}},
+                                {"edits", json::array({{{"range", protocol::range{}}, {"newText", scaffold.task_text}}})}});
+  } else {
+    // The client cannot create files through an edit: write it ourselves (it did not exist).
+    std::ofstream out(scaffold.task_path);
+    out << scaffold.task_text;
+    if (!out) throw std::runtime_error("cannot write " + scaffold.task_path);
+    written = true;
+  }
+  json edits = json::array();
+  if (!scaffold.entry_stub.empty()) {
+    const auto end = doc->lines().position_of(doc->text().size());
+    std::string stub = scaffold.entry_stub;
+    if (!doc->text().empty() && doc->text().back() != '\n') stub = "\n" + stub;
+    if (scaffold.needs_dlpack_include)
+      edits.push_back({{"range", protocol::range{}}, {"newText", "#include <dlpack/dlpack.h>\n"}});
+    edits.push_back({{"range", protocol::range{end, end}}, {"newText", stub}});
+  }
+  json edit;
+  if (state.can_create_files()) {
+    if (!edits.empty())
+      document_changes.push_back({{"textDocument", {{"uri", args.uri}, {"version", doc->version()}}}, {"edits", edits}});
+    edit = {{"documentChanges", document_changes}};
+  } else {
+    edit = {{"changes", json::object({{args.uri, edits}})}};
+  }
+  bool applied = edits.empty() && written;
+  if (!edits.empty() || !written) {
+    const auto answer = ctx.server().call_client(
+        "workspace/applyEdit", {{"label", "Create a task for " + args.kernel}, {"edit", edit}}, apply_timeout);
+    applied = answer && answer->value("applied", false);
+  }
+  return {{"taskPath", scaffold.task_path}, {"applied", applied}, {"entryPointAdded", !scaffold.entry_stub.empty()}};
+}
+
+}  // namespace kblaster::server

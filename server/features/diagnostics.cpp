@@ -1,0 +1,193 @@
+// textDocument/publishDiagnostics from the analysis service: compiler errors and warnings at
+// their ranges, register spills, and (after a live profile) ncu's top findings on the kernel's
+// name and the source lines that hurt. Runs on open and save, in the background.
+#include "server/features/diagnostics.h"
+
+#include "server/features/uri_path.h"
+#include "server/lsp_server.h"
+
+#include <cstdio>
+#include <map>
+
+namespace kblaster::server {
+
+using protocol::json;
+
+namespace {
+
+enum severity { error = 1, warning = 2, information = 3, hint = 4 };
+
+// How many ncu findings each kernel shows: more would drown the compiler's own diagnostics.
+constexpr std::size_t findings_per_kernel = 3;
+
+bool identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// The range of a 1-based line and column: the word at the column, or the whole line.
+protocol::range line_range(const document_snapshot& doc, int line, int column) {
+  const std::string& text = doc.text();
+  const auto last_line = static_cast<int>(doc.lines().line_count()) - 1;
+  const int l = std::clamp(line - 1, 0, std::max(0, last_line));
+  const std::size_t start = doc.lines().offset_of({l, 0});
+  std::size_t end = text.find('\n', start);
+  if (end == std::string::npos) end = text.size();
+  if (column <= 0) {
+    std::size_t first = start;  // skip indentation: the squiggle belongs under the code
+    while (first < end && (text[first] == ' ' || text[first] == '\t')) ++first;
+    return doc.to_range({first, end});
+  }
+  const std::size_t at = std::min(start + static_cast<std::size_t>(column - 1), end);
+  std::size_t word_end = at;
+  while (word_end < end && identifier_char(text[word_end])) ++word_end;
+  if (word_end == at && at < end) ++word_end;
+  return doc.to_range({at, word_end});
+}
+
+std::string percent(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", v);
+  return buf;
+}
+
+json diagnostic_json(const protocol::range& r, int severity, const std::string& source, const std::string& message,
+                     const std::string& code = "") {
+  json d = {{"range", r}, {"severity", severity}, {"source", source}, {"message", message}};
+  if (!code.empty()) d["code"] = code;
+  return d;
+}
+
+}  // namespace
+
+std::map<std::string, protocol::range> kernel_name_ranges(const document_snapshot& doc) {
+  std::map<std::string, protocol::range> out;
+  for (const auto& s : doc.symbols())
+    if (s.kind == engine::cuda_symbol_kind::global_kernel && s.is_definition && !out.count(s.name))
+      out.emplace(s.name, doc.to_range(s.name_range));
+  return out;
+}
+
+bool is_cuda_document(const document_snapshot& doc) {
+  const auto& id = doc.language_id();
+  const auto& uri = doc.uri();
+  const auto ends_with = [&](const std::string& tail) {
+    return uri.size() >= tail.size() && uri.compare(uri.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return id == "cuda" || id == "cuda-cpp" || ends_with(".cu") || ends_with(".cuh");
+}
+
+std::string document_path(const document_snapshot& doc) {
+  // An unsaved buffer has no path: compile it under a name of its own.
+  if (const auto p = uri_to_path(doc.uri())) return *p;
+  return "untitled.cu";
+}
+
+json to_lsp_diagnostics(const engine::file_analysis& a, const document_snapshot& doc) {
+  json out = json::array();
+  const auto kernels = kernel_name_ranges(doc);
+  const auto kernel_at = [&](const std::string& mangled_or_name) -> std::optional<protocol::range> {
+    for (const auto& [name, r] : kernels)
+      if (mangled_or_name == name || mangled_or_name.find(std::to_string(name.size()) + name) != std::string::npos)
+        return r;
+    return std::nullopt;
+  };
+  for (const auto& d : a.diagnostics()) {
+    const int sev = d.severity == engine::diagnostic_severity::error     ? error
+                    : d.severity == engine::diagnostic_severity::warning ? warning
+                                                                         : information;
+    std::string message = d.message;
+    protocol::range r{};
+    if (d.file == a.path && d.line > 0) {
+      r = line_range(doc, d.line, d.column);
+    } else if (const auto k = !d.kernel.empty() ? kernel_at(d.kernel) : std::nullopt) {
+      r = *k;  // ptxas names the entry, not a line
+    } else if (!d.file.empty() && d.file != a.path) {
+      message = d.file + (d.line ? ":" + std::to_string(d.line) : "") + ": " + message;  // in a header
+    }
+    out.push_back(diagnostic_json(r, sev, d.tool.empty() ? "nvcc" : d.tool, message, d.code));
+  }
+  // Static facts worth a mark on the kernel: spills cost every kernel that has them.
+  for (const auto& k : a.static_profile.kernels) {
+    const auto where = kernels.find(k.signature.function);
+    if (where == kernels.end()) continue;
+    for (const auto& c : k.signature.secondary)
+      if (c.name == "register_spills")
+        out.push_back(diagnostic_json(where->second, information, "kblaster", "register spills: " + c.evidence));
+  }
+  if (!a.live_profile) return out;
+  const bool replayed = [&] {
+    for (const auto& w : a.live_profile->warnings)
+      if (w.rfind("replayed from ", 0) == 0) return true;
+    return false;
+  }();
+  const std::string tag = replayed ? "[replayed profile] " : "";
+  std::map<std::string, bool> done;
+  for (const auto& k : a.live_profile->kernels) {
+    const auto& sig = k.signature;
+    const auto where = kernels.find(sig.function);
+    if (where == kernels.end() || done[sig.function]) continue;
+    done[sig.function] = true;
+    const engine::kernel_view& view = *a.kernel(sig.function);
+    json related = json::array();
+    const json here = {{"uri", doc.uri()}, {"range", where->second}};
+    for (const auto& e : view.signature.primary_evidence) related.push_back({{"location", here}, {"message", e}});
+    for (const auto& c : view.signature.secondary)
+      related.push_back({{"location", here}, {"message", c.name + ": " + c.evidence}});
+    std::size_t shown = 0;
+    for (const auto& f : view.signature.findings) {
+      if (shown++ >= findings_per_kernel) break;
+      std::string message = tag + view.state.state + ": " + f.rule;
+      if (f.estimated_speedup) message += " (est. speedup " + percent(*f.estimated_speedup) + ")";
+      if (!f.text.empty()) message += ": " + f.text;
+      json d = diagnostic_json(where->second, information, "kblaster", message, f.rule);
+      if (!related.empty()) d["relatedInformation"] = related;
+      out.push_back(std::move(d));
+    }
+    if (shown == 0) {
+      json d = diagnostic_json(where->second, information, "kblaster", tag + "state: " + view.state.state);
+      if (!related.empty()) d["relatedInformation"] = related;
+      out.push_back(std::move(d));
+    }
+    for (const auto& h : view.hot_lines) {
+      if (h.line <= 0) continue;
+      std::string message = tag + std::string(engine::to_string(h.reason)) + ": " + percent(h.share * 100) +
+                            " of " + sig.function + "'s total";
+      if (!h.top_stall.empty()) message += ", mostly " + h.top_stall;
+      out.push_back(diagnostic_json(line_range(doc, h.line, 0), hint, "kblaster", message));
+    }
+  }
+  return out;
+}
+
+std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& server, editor_state& state,
+                                                                const document_ptr& doc, bool wait_for_debounce) {
+  const auto settings = read_editor_settings(server.settings());
+  auto& analyzer = state.analyzer(settings);
+  const std::string missing = analyzer.capabilities().missing();
+  if (!missing.empty() && state.first_time("capabilities"))
+    server.notify("window/showMessage", {{"type", 3}, {"message", "KernelBlaster: " + missing}});
+  engine::file_analysis_options options;
+  options.arch = settings.arch;
+  options.profile_live = settings.profile_on_save;
+  options.debounce = std::chrono::milliseconds(wait_for_debounce ? settings.debounce_ms : 0);
+  auto result = analyzer.analyze(document_path(*doc), doc->text(), options);
+  if (!result) return nullptr;  // a newer save took over
+  // A document closed meanwhile keeps no diagnostics.
+  if (!server.documents().get(doc->uri())) return result;
+  server.notify("textDocument/publishDiagnostics",
+                {{"uri", doc->uri()}, {"version", doc->version()}, {"diagnostics", to_lsp_diagnostics(*result, *doc)}});
+  return result;
+}
+
+void publish_analysis(lsp_server& server, editor_state& state, document_ptr doc) {
+  if (!is_cuda_document(*doc)) return;
+  if (!read_editor_settings(server.settings()).analyze) return;
+  server.run_in_background([&server, &state, doc = std::move(doc)] { analyze_and_publish(server, state, doc, true); });
+}
+
+void clear_analysis(lsp_server& server, editor_state& state, const std::string& uri) {
+  state.analyzer(read_editor_settings(server.settings())).forget(uri_to_path(uri).value_or("untitled.cu"));
+  server.notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
+}
+
+}  // namespace kblaster::server

@@ -1,0 +1,37 @@
+// The analysis of open CUDA documents as LSP diagnostics (used by text sync and commands).
+#pragma once
+
+#include "engine/file_analysis.h"
+#include "server/document_store.h"
+#include "server/features/editor_state.h"
+
+#include <map>
+#include <string>
+
+namespace kblaster::server {
+
+class lsp_server;
+
+/// True for documents the analysis applies to (.cu, .cuh, languageId cuda or cuda-cpp).
+bool is_cuda_document(const document_snapshot& doc);
+/// The file the document names (its URI's path), or "untitled.cu" for an unsaved buffer.
+std::string document_path(const document_snapshot& doc);
+/// Name ranges of the document's __global__ definitions, by short name.
+std::map<std::string, protocol::range> kernel_name_ranges(const document_snapshot& doc);
+
+/// The analysis as LSP Diagnostic objects positioned in `doc` (the analysed snapshot).
+protocol::json to_lsp_diagnostics(const engine::file_analysis& a, const document_snapshot& doc);
+
+/// Analyses `doc` now (after the debounce when asked) and publishes its diagnostics; the first
+/// analysis of the session also tells the user, once, what this machine cannot do. nullptr
+/// when a newer analysis of the file took over.
+std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& server, editor_state& state,
+                                                                const document_ptr& doc, bool wait_for_debounce);
+
+/// analyze_and_publish in the background, debounced, for CUDA documents when analysis is on.
+void publish_analysis(lsp_server& server, editor_state& state, document_ptr doc);
+
+/// Stops the analysis of a closed document and clears its diagnostics.
+void clear_analysis(lsp_server& server, editor_state& state, const std::string& uri);
+
+}  // namespace kblaster::server

@@ -1,0 +1,89 @@
+// Typed reading of the editor settings, with one message per unusable value.
+#include "server/features/editor_settings.h"
+
+namespace kblaster::server {
+
+using protocol::json;
+
+namespace {
+
+class reader {
+ public:
+  reader(const json& root, std::vector<std::string>* problems) : root_(root), problems_(problems) {}
+
+  const json* find(const std::string& dotted) const {
+    const json* at = &root_;
+    std::size_t start = 0;
+    while (true) {
+      const auto dot = dotted.find('.', start);
+      const std::string part = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (!at->is_object()) return nullptr;
+      const auto it = at->find(part);
+      if (it == at->end() || it->is_null()) return nullptr;
+      at = &*it;
+      if (dot == std::string::npos) return at;
+      start = dot + 1;
+    }
+  }
+  void get(const std::string& key, bool& out) const {
+    if (const json* v = find(key)) {
+      if (v->is_boolean()) out = v->get<bool>();
+      else complain(key, "must be true or false");
+    }
+  }
+  void get(const std::string& key, std::string& out) const {
+    if (const json* v = find(key)) {
+      if (v->is_string()) out = v->get<std::string>();
+      else complain(key, "must be a string");
+    }
+  }
+  template <class Number>
+  void get(const std::string& key, Number& out, double lo, double hi) const {
+    if (const json* v = find(key)) {
+      if (v->is_number() && v->get<double>() >= lo && v->get<double>() <= hi) out = v->get<Number>();
+      else complain(key, "must be a number from " + json(lo).dump() + " to " + json(hi).dump());
+    }
+  }
+
+ private:
+  void complain(const std::string& key, const std::string& what) const {
+    if (problems_) problems_->push_back("setting kblaster." + key + " " + what + " (got " + find(key)->dump() + ")");
+  }
+  const json& root_;
+  std::vector<std::string>* problems_;
+};
+
+}  // namespace
+
+editor_settings read_editor_settings(const json& settings, std::vector<std::string>* problems) {
+  editor_settings s;
+  const reader r(settings, problems);
+  r.get("analysis.enabled", s.analyze);
+  r.get("analysis.debounceMs", s.debounce_ms, 0, 10000);
+  r.get("profileOnSave", s.profile_on_save);
+  r.get("arch", s.arch);
+  r.get("ncuPath", s.ncu_path);
+  r.get("knowledgeBase", s.kb_path);
+  r.get("profile.replay", s.profile_replay);
+  r.get("optimize.breadth", s.breadth, 1, 64);
+  r.get("optimize.depth", s.depth, 1, 32);
+  r.get("optimize.iterations", s.iterations, 1, 100);
+  r.get("optimize.budgetTokens", s.budget_tokens, 0, 1e12);
+  r.get("optimize.budgetGpuSeconds", s.budget_gpu_seconds, 0, 1e7);
+  r.get("optimize.budgetWallSeconds", s.budget_wall_seconds, 0, 1e7);
+  r.get("optimize.budgetCandidates", s.budget_candidates, 0, 1e6);
+  r.get("optimize.replayHarness", s.replay_harness);
+  r.get("optimize.outputDir", s.output_dir);
+  r.get("llm.provider", s.llm_provider);
+  r.get("llm.endpoint", s.llm_endpoint);
+  r.get("llm.model", s.llm_model);
+  r.get("llm.apiKeyEnv", s.llm_key_env);
+  r.get("llm.replay", s.llm_replay);
+  if (s.arch.size() && s.arch.rfind("sm_", 0) != 0 && problems) {
+    problems->push_back("setting kblaster.arch must look like sm_90 (got \"" + s.arch + "\")");
+    s.arch.clear();
+  }
+  return s;
+}
+
+}  // namespace kblaster::server

@@ -1,0 +1,38 @@
+// The daemon's settings as the features use them, read from the merged settings object
+// (initializationOptions and workspace/didChangeConfiguration, "kblaster" section).
+#pragma once
+
+#include "protocol/json_rpc.h"
+
+#include <string>
+#include <vector>
+
+namespace kblaster::server {
+
+/// Every setting the analysis, hover and optimize features read. Names in comments are the
+/// keys under "kblaster" (VS Code: kblaster.KEY).
+struct editor_settings {
+  bool analyze = true;          // analysis.enabled: compile on open and save
+  bool profile_on_save = true;  // profileOnSave: live profile when a GPU and a task allow
+  int debounce_ms = 250;        // analysis.debounceMs
+  std::string arch;             // arch: nvcc target, e.g. sm_90
+  std::string ncu_path;         // ncuPath
+  std::string kb_path;          // knowledgeBase
+  std::string profile_replay;   // profile.replay: a recorded ncu details CSV served as the live profile
+  // optimize.*
+  int breadth = 8, depth = 4, iterations = 2;
+  long long budget_tokens = 0;
+  double budget_gpu_seconds = 0, budget_wall_seconds = 0;
+  int budget_candidates = 0;
+  std::string replay_harness;   // optimize.replayHarness: recorded evaluations (no GPU needed)
+  std::string output_dir;       // optimize.outputDir: where runs write reports; empty: beside the task
+  // llm.*
+  std::string llm_provider, llm_endpoint, llm_model, llm_key_env;
+  std::string llm_replay;       // llm.replay: a cassette served instead of the model
+};
+
+/// Reads `settings`; a value of the wrong type or out of range keeps the default and adds a
+/// sentence naming the key to `problems`.
+editor_settings read_editor_settings(const protocol::json& settings, std::vector<std::string>* problems = nullptr);
+
+}  // namespace kblaster::server

@@ -1,0 +1,59 @@
+// Shared editor state.
+#include "server/features/editor_state.h"
+
+#include "engine/profile_pipeline.h"
+
+#include <algorithm>
+
+namespace kblaster::server {
+
+engine::file_analyzer& editor_state::analyzer(const editor_settings& settings) {
+  std::call_once(analyzer_once_, [&] {
+    auto caps = engine::detect_capabilities(settings.ncu_path);
+    engine::live_profiler live;
+    if (!caps.can_profile_live() && !settings.profile_replay.empty()) {
+      // A recorded report stands in for the GPU (demos, tests); the UI says it is replayed.
+      live = [replay = settings.profile_replay](const std::string&, const std::optional<engine::task_spec>&,
+                                                const engine::file_analysis_options&, std::stop_token) {
+        auto out = engine::analyze_recorded(replay);
+        out.warnings.push_back("replayed from " + replay);
+        return out;
+      };
+      caps.gpu_arch = caps.gpu_arch.empty() ? "replay" : caps.gpu_arch;
+      if (!caps.ncu) caps.ncu = "replay";
+    }
+    analyzer_ = std::make_unique<engine::file_analyzer>(std::move(caps), std::move(live));
+  });
+  return *analyzer_;
+}
+
+void editor_state::set_client_capabilities(protocol::json caps) {
+  std::lock_guard lock(mutex_);
+  client_caps_ = caps.is_object() ? std::move(caps) : protocol::json::object();
+}
+
+protocol::json editor_state::client_capabilities() const {
+  std::lock_guard lock(mutex_);
+  return client_caps_;
+}
+
+bool editor_state::code_action_disabled_support() const {
+  const auto caps = client_capabilities();
+  return caps.value("/textDocument/codeAction/disabledSupport"_json_pointer, false);
+}
+
+bool editor_state::can_create_files() const {
+  const auto caps = client_capabilities();
+  const auto ops = caps.value("/workspace/workspaceEdit/resourceOperations"_json_pointer, protocol::json::array());
+  return ops.is_array() && std::find(ops.begin(), ops.end(), "create") != ops.end() &&
+         caps.value("/workspace/workspaceEdit/documentChanges"_json_pointer, false);
+}
+
+bool editor_state::first_time(const std::string& what) {
+  std::lock_guard lock(mutex_);
+  if (std::find(shown_.begin(), shown_.end(), what) != shown_.end()) return false;
+  shown_.push_back(what);
+  return true;
+}
+
+}  // namespace kblaster::server

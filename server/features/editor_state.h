@@ -1,0 +1,46 @@
+// State the editor features share for one daemon: the analysis service, the KB insight
+// service, what the client can do, and which one-time messages were already shown.
+// Thread-safe: every member is either internally synchronised or atomic.
+#pragma once
+
+#include "engine/file_analysis.h"
+#include "engine/kernel_insight.h"
+#include "protocol/json_rpc.h"
+#include "server/features/editor_settings.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+namespace kblaster::server {
+
+class lsp_server;
+
+/// Shared by the diagnostics, hover, code lens, code action and command features.
+class editor_state {
+ public:
+  /// The analysis service, created on first use with the ncu path the settings name.
+  engine::file_analyzer& analyzer(const editor_settings& settings);
+  engine::insight_service& insight() { return insight_; }
+
+  /// The client's raw capabilities (set by initialize).
+  void set_client_capabilities(protocol::json caps);
+  protocol::json client_capabilities() const;
+  /// True when the client accepts `disabled` on code actions.
+  bool code_action_disabled_support() const;
+  /// True when the client's WorkspaceEdit may create files.
+  bool can_create_files() const;
+
+  /// True the first time it is called for `what`: for messages shown once per session.
+  bool first_time(const std::string& what);
+
+ private:
+  std::once_flag analyzer_once_;
+  std::unique_ptr<engine::file_analyzer> analyzer_;
+  engine::insight_service insight_;
+  mutable std::mutex mutex_;
+  protocol::json client_caps_ = protocol::json::object();
+  std::vector<std::string> shown_;
+};
+
+}  // namespace kblaster::server

@@ -1,0 +1,84 @@
+// Performance text for hovers and code lenses.
+#include "server/features/kernel_text.h"
+
+#include <cstdio>
+
+namespace kblaster::server {
+
+namespace {
+std::string fixed(double v, int digits) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+}  // namespace
+
+std::string format_ms(double ms) {
+  if (ms < 1) return fixed(ms * 1000, 1) + " us";
+  return fixed(ms, ms < 100 ? 3 : 1) + " ms";
+}
+
+std::optional<engine::measured_runtime> last_runtime(const engine::file_analysis& a, const engine::kernel_view& v,
+                                                     const engine::kernel_insight& insight) {
+  if (insight.last_runtime) return insight.last_runtime;
+  if (!v.signature.static_only && v.signature.sol.duration_us)
+    return engine::measured_runtime{*v.signature.sol.duration_us / 1000, a.analysed_at, "live profile"};
+  return std::nullopt;
+}
+
+std::string performance_line(const engine::kernel_view& v, const engine::kernel_insight& insight) {
+  std::string line = insight.kb_state.empty() ? v.state.state : insight.kb_state;
+  if (v.signature.static_only) line += " (static)";
+  if (insight.last_runtime) line += " · " + format_ms(insight.last_runtime->runtime_ms);
+  else if (!v.signature.static_only && v.signature.sol.duration_us) line += " · " + format_ms(*v.signature.sol.duration_us / 1000);
+  return line;
+}
+
+std::string performance_markdown(const engine::file_analysis& a, const engine::kernel_view& v,
+                                  const engine::kernel_insight& insight) {
+  const auto& s = v.signature;
+  const auto& sol = s.sol;
+  std::string md = "---\n\n**Performance** (" + std::string(s.static_only ? "static: ptxas + occupancy" : "ncu profile") +
+                   ", " + a.analysed_at + ")\n\n";
+  md += "State: `" + (insight.kb_state.empty() ? v.state.state : insight.kb_state) + "`";
+  if (s.primary != "unknown") md += " — primary `" + s.primary + "`";
+  md += "\n\n";
+  if (sol.compute_pct || sol.memory_pct) {
+    md += "- Speed of light: compute " + (sol.compute_pct ? fixed(*sol.compute_pct, 1) + "%" : "?") + ", memory " +
+          (sol.memory_pct ? fixed(*sol.memory_pct, 1) + "%" : "?");
+    if (sol.dram_pct) md += " (DRAM " + fixed(*sol.dram_pct, 1) + "%)";
+    md += "\n";
+  }
+  if (sol.theoretical_occupancy_pct || sol.achieved_occupancy_pct) {
+    md += "- Occupancy: ";
+    if (sol.achieved_occupancy_pct) md += "achieved " + fixed(*sol.achieved_occupancy_pct, 1) + "%, ";
+    if (sol.theoretical_occupancy_pct) md += "theoretical " + fixed(*sol.theoretical_occupancy_pct, 1) + "%";
+    for (const auto& c : s.secondary)
+      if (c.name.rfind("occupancy_limited_by_", 0) == 0) md += ", limited by " + c.name.substr(21);
+    md += "\n";
+  }
+  for (const auto& e : s.primary_evidence) md += "- " + e + "\n";
+  for (const auto& c : s.secondary) md += "- `" + c.name + "`: " + c.evidence + "\n";
+  std::size_t rules = 0;
+  for (const auto& f : s.findings) {
+    if (rules++ >= 3) break;
+    md += "- rule `" + f.rule + "`";
+    if (f.estimated_speedup) md += " (est. " + fixed(*f.estimated_speedup, 0) + "%)";
+    md += "\n";
+  }
+  if (!insight.strategies.empty()) {
+    md += "\n**Strategies** (knowledge base)\n\n| technique | predicted | confidence |\n| --- | --- | --- |\n";
+    for (const auto& st : insight.strategies)
+      md += "| `" + st.technique + "` | " + fixed(st.predicted_speedup, 2) + "× | " + fixed(st.confidence * 100, 0) +
+            "% (" + std::to_string(st.attempts) + " measured) |\n";
+  } else if (!insight.error.empty()) {
+    md += "\n_Knowledge base unavailable: " + insight.error + "_\n";
+  }
+  if (const auto rt = last_runtime(a, v, insight))
+    md += "\nLast runtime: **" + format_ms(rt->runtime_ms) + "** (" + rt->source + ", " + rt->when + ")\n";
+  else
+    md += "\nLast runtime: not measured yet" + std::string(a.live_skipped.empty() ? "" : " (" + a.live_skipped + ")") + "\n";
+  return md;
+}
+
+}  // namespace kblaster::server

@@ -1,0 +1,37 @@
+// kblaster.profile: analyse the document now (static, and live where possible), publish its
+// diagnostics, and return what was found.
+#include "server/features/commands.h"
+
+#include "engine/profile_summary.h"
+#include "server/features/diagnostics.h"
+#include "server/lsp_server.h"
+#include "server/work_done_progress.h"
+
+namespace kblaster::server {
+
+using protocol::json;
+
+json profile_command(const command_args& args, request_context& ctx, editor_state& state) {
+  const auto doc = ctx.server().documents().get(args.uri);
+  if (!doc) throw protocol::rpc_error(protocol::error_code::invalid_params, "kblaster.profile: document " + args.uri + " is not open");
+  work_done_progress progress(ctx, "KernelBlaster: profiling", "compiling");
+  const auto a = analyze_and_publish(ctx.server(), state, doc, false);
+  ctx.check_cancelled();
+  if (!a) throw protocol::rpc_error(protocol::error_code::request_cancelled, "a newer analysis of this file took over");
+  json kernels = json::array();
+  for (const auto* outcome : {a->live_profile ? &*a->live_profile : nullptr, &a->static_profile}) {
+    if (!outcome || !kernels.empty()) continue;
+    for (const auto& k : outcome->kernels) {
+      if (!args.kernel.empty() && k.signature.function != args.kernel) continue;
+      kernels.push_back(engine::to_json(k));
+    }
+  }
+  progress.end(a->live_profile ? "profiled" : "compiled");
+  json out = {{"kernels", kernels}, {"live", a->live_profile.has_value()}, {"analysedAt", a->analysed_at}};
+  if (!a->live_skipped.empty()) out["liveSkipped"] = a->live_skipped;
+  if (!a->static_profile.error.empty()) out["error"] = a->static_profile.error;
+  if (a->task.task) out["task"] = a->task.task->name;
+  return out;
+}
+
+}  // namespace kblaster::server
