@@ -1,0 +1,190 @@
+// engine.harness_evaluator_cpu: the live evaluator on the CPU path with the real kblaster-harness
+// (Debian's LibTorch) and the vector_add example's host-code kernel: a correct candidate, a
+// wrong one, one that does not compile, one that crashes the harness (and the evaluator goes
+// on), the cache, an unknown task, and a recording replayed. KBLASTER_HARNESS names the harness.
+#include "engine/optimize/harness_evaluator.h"
+#include "engine/optimize/recorded_evaluator.h"
+#include "engine/task.h"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace fs = std::filesystem;
+using namespace kblaster::engine;
+using namespace kblaster::engine::optimize;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+fs::path work_dir() {
+  static const auto dir = fs::temp_directory_path() / ("kblaster-heval-" + std::to_string(::getpid()));
+  return dir;
+}
+
+struct fixture {
+  task_spec task = load_task(std::string(KBLASTER_SOURCE_DIR) + "/examples/tasks/vector_add");
+  std::string good = read(task.cpu_kernel);
+  std::unique_ptr<harness_evaluator> eval;
+
+  fixture() {
+    harness_evaluator_options o;
+    o.device = "cpu";
+    o.work_dir = work_dir();
+    o.max_seconds = 0.2;
+    o.watchdog = std::chrono::milliseconds(20'000);
+    eval = std::make_unique<harness_evaluator>(std::vector<task_spec>{task}, o);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("live evaluator on the CPU: pass, mismatch, compile error, crash, then pass again") {
+  fixture f;
+  CHECK(f.eval->device() == "cpu");
+  CHECK(f.eval->parallelism() == 1);
+  CHECK(f.eval->describe().find("CPU") != std::string::npos);
+
+  SUBCASE("sequence") {
+    const auto ok = f.eval->evaluate("vector_add", f.good, {true, true});
+    INFO(to_json(ok).dump(2));
+    CHECK(ok.compile_ok);
+    CHECK(ok.correct);
+    CHECK(ok.verdict == "pass");
+    CHECK(ok.code_hash == source_hash("vector_add", f.good));
+    REQUIRE(ok.runtime_ms);
+    REQUIRE(ok.reference_ms);
+    CHECK(*ok.runtime_ms > 0);
+    CHECK(*ok.reference_ms > 0);
+    CHECK(ok.gpu_seconds > 0);
+    CHECK(ok.gpu_name == "cpu");
+    CHECK(ok.arch == "cpu");
+    CHECK_FALSE(ok.profile);  // no GPU profile for host code, and the evaluation says so
+    CHECK(ok.profile_note.find("CPU") != std::string::npos);
+    CHECK(ok.harness.contains("seeds"));
+    // The source landed in the content-addressed work directory.
+    CHECK(fs::exists(work_dir() / "vector_add" / ok.code_hash / "kernel.cpp"));
+
+    const auto wrong = f.eval->evaluate("vector_add", replace(f.good, "a[i] + b[i]", "a[i] - b[i]"), {});
+    INFO(to_json(wrong).dump(2));
+    CHECK(wrong.compile_ok);
+    CHECK_FALSE(wrong.correct);
+    CHECK(wrong.verdict == "fail");
+    CHECK(wrong.check == "tolerance");  // the harness's name for elements outside atol + rtol|ref|
+    CHECK(wrong.reason.find("output 0") != std::string::npos);
+    CHECK_FALSE(wrong.runtime_ms);
+
+    const auto broken = f.eval->evaluate("vector_add", replace(f.good, "return 0;", "return undeclared_name;"), {});
+    CHECK_FALSE(broken.compile_ok);
+    CHECK_FALSE(broken.correct);
+    CHECK(broken.check == "compile");
+    CHECK(broken.compile_log.find("undeclared_name") != std::string::npos);
+    CHECK(broken.reason.find("does not compile") == 0);
+    CHECK(broken.gpu_seconds == 0);  // never reached the harness
+
+    const auto starts = f.eval->harness_starts();
+    const auto crash = f.eval->evaluate(
+        "vector_add", replace(f.good, "for (long long i", "*static_cast<volatile float*>(nullptr) = 1.f;\n  for (long long i"),
+        {});
+    INFO(to_json(crash).dump(2));
+    CHECK(crash.compile_ok);
+    CHECK_FALSE(crash.correct);
+    CHECK(crash.verdict == "error");
+    CHECK(crash.check == "crash");
+    CHECK(crash.reason.find("signal") != std::string::npos);
+
+    // Still usable: a fresh harness answers the next candidate.
+    const auto again = f.eval->evaluate("vector_add", f.good + "\n// another version\n", {true, false});
+    CHECK(again.correct);
+    CHECK(f.eval->harness_starts() == starts + 1);
+  }
+
+  SUBCASE("the same source is measured once; a lesser request is served by a fuller one") {
+    const auto first = f.eval->evaluate("vector_add", f.good, {true, true});
+    const auto starts = f.eval->harness_starts();
+    const auto second = f.eval->evaluate("vector_add", f.good, {true, true});
+    const auto lesser = f.eval->evaluate("vector_add", f.good, {false, false});
+    CHECK(second.runtime_ms == first.runtime_ms);  // bit-identical: not measured again
+    CHECK(lesser.runtime_ms == first.runtime_ms);
+    CHECK(f.eval->harness_starts() == starts);
+    // Concurrent calls for one new source share one measurement.
+    const auto src = f.good + "\n// concurrent\n";
+    evaluation a, b;
+    std::thread t1([&] { a = f.eval->evaluate("vector_add", src, {}); });
+    std::thread t2([&] { b = f.eval->evaluate("vector_add", src, {}); });
+    t1.join();
+    t2.join();
+    CHECK(a.correct);
+    CHECK(a.runtime_ms == b.runtime_ms);
+  }
+
+  SUBCASE("verify only: correct without timing") {
+    const auto v = f.eval->evaluate("vector_add", f.good + "\n// verify only\n", {false, false});
+    CHECK(v.correct);
+    CHECK_FALSE(v.runtime_ms);
+  }
+
+  SUBCASE("bad input") {
+    CHECK_THROWS_WITH_AS(f.eval->evaluate("no_such_task", f.good, {}), doctest::Contains("unknown task 'no_such_task'"),
+                         evaluation_error);
+    const auto empty = f.eval->evaluate("vector_add", "", {});
+    CHECK_FALSE(empty.correct);  // an empty file builds, but has no kb_forward
+    CHECK(empty.verdict != "pass");
+  }
+
+  SUBCASE("recorded live, replayed without the harness") {
+    const auto file = work_dir() / "cpu-recording.jsonl";
+    fs::remove(file);
+    const auto wrong_src = replace(f.good, "a[i] + b[i]", "a[i] * b[i]");
+    {
+      recording_evaluator rec(*f.eval, file);
+      rec.evaluate("vector_add", f.good, {});
+      rec.evaluate("vector_add", wrong_src, {});
+    }
+    replay_evaluator replay({file});
+    const auto r = replay.evaluate("vector_add", f.good, {});
+    CHECK(r.replayed);
+    CHECK(r.correct);
+    CHECK(r.runtime_ms == f.eval->evaluate("vector_add", f.good, {}).runtime_ms);
+    CHECK(replay.evaluate("vector_add", wrong_src, {}).check == "tolerance");
+    CHECK(replay.describe().find("recorded on GPU cpu") != std::string::npos);
+  }
+}
+
+TEST_CASE("live evaluator: no harness, bad device, bad GPU index are evaluation errors") {
+  const auto task = load_task(std::string(KBLASTER_SOURCE_DIR) + "/examples/tasks/vector_add");
+  harness_evaluator_options o;
+  o.device = "cpu";
+  o.work_dir = work_dir();
+  o.harness = "/nonexistent/kblaster-harness";
+  CHECK_THROWS_WITH_AS(harness_evaluator({task}, o), doctest::Contains("not executable"), evaluation_error);
+  o.harness.clear();
+  o.device = "tpu";
+  CHECK_THROWS_WITH_AS(harness_evaluator({task}, o), doctest::Contains("device must be cpu, cuda or auto"),
+                       evaluation_error);
+  o.device = "cpu";
+  // A harness that starts but cannot run on the CPU... is not this one; a program that is not
+  // a harness at all fails at the first candidate, as an evaluation error, not a verdict.
+  o.harness = "/bin/true";
+  harness_evaluator not_a_harness({task}, o);
+  CHECK_THROWS_WITH_AS(not_a_harness.evaluate("vector_add", read(task.cpu_kernel), {}),
+                       doctest::Contains("cannot start"), evaluation_error);
+}

@@ -1,0 +1,119 @@
+// engine.harness_evaluator_gpu (label gpu): the live evaluator on a real GPU with the
+// vector_add example's CUDA kernel: verified, timed against the PyTorch reference, profiled
+// under Nsight Compute through `kblaster-harness --request`, classified; a wrong kernel fails;
+// every visible GPU gets its own harness. With KBLASTER_EVALUATOR_RECORDING=FILE the
+// evaluations are also recorded there (a fixture for replays in CI).
+#include "engine/optimize/harness_evaluator.h"
+#include "engine/optimize/recorded_evaluator.h"
+#include "engine/task.h"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+namespace fs = std::filesystem;
+using namespace kblaster::engine;
+using namespace kblaster::engine::optimize;
+
+namespace {
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("live evaluator on a GPU: vector_add passes, is timed and profiled by ncu") {
+  const auto task = load_task(std::string(KBLASTER_SOURCE_DIR) + "/examples/tasks/vector_add");
+  const auto source = read(task.kernel);
+  harness_evaluator_options o;
+  o.device = "cuda";
+  o.work_dir = fs::temp_directory_path() / ("kblaster-heval-gpu-" + std::to_string(::getpid()));
+  o.max_seconds = 1;
+  harness_evaluator live({task}, o);
+  std::cout << "evaluator: " << live.describe() << "\n";
+  CHECK(live.parallelism() >= 1);
+
+  std::unique_ptr<recording_evaluator> rec;
+  evaluator* eval = &live;
+  if (const char* path = std::getenv("KBLASTER_EVALUATOR_RECORDING"); path && *path) {
+    rec = std::make_unique<recording_evaluator>(live, path);
+    eval = rec.get();
+  }
+
+  const auto e = eval->evaluate("vector_add", source, {true, true});
+  std::cout << to_json(e).dump(2).substr(0, 6000) << "\n";
+  CHECK(e.compile_ok);
+  CHECK(e.correct);
+  CHECK(e.verdict == "pass");
+  REQUIRE(e.runtime_ms);
+  REQUIRE(e.reference_ms);
+  CHECK(*e.runtime_ms > 0);
+  CHECK(*e.reference_ms > 0);
+  CHECK(e.gpu_name.find("NVIDIA") != std::string::npos);
+  CHECK(e.arch.rfind("sm_", 0) == 0);
+  CHECK(e.profile_note == "");  // empty: the profile is ncu's, not a fallback
+  REQUIRE(e.profile);
+  CHECK(e.profile->source == "ncu");
+  CHECK(e.profile->kernel == "vector_add");
+  CHECK(!e.profile->primary.empty());
+  CHECK(e.profile->primary != "unknown");
+  CHECK(e.profile->summary.size() > 100);
+  CHECK(e.profile->view.contains("primary"));
+  CHECK(e.profile->elapsed_cycles.value_or(0) > 0);
+  std::cout << "vector_add: " << *e.runtime_ms << " ms, reference " << *e.reference_ms << " ms, primary "
+            << e.profile->primary << ", gpu_seconds " << e.gpu_seconds << "\n";
+
+  const auto wrong = eval->evaluate("vector_add", [&] {
+    auto s = source;
+    s.replace(s.find("a[i] + b[i]"), 11, "a[i] - b[i]");
+    return s;
+  }(), {true, true});
+  CHECK_FALSE(wrong.correct);
+  CHECK(wrong.check == "tolerance");
+  CHECK_FALSE(wrong.profile);
+
+  // One candidate per GPU at once: each runs in its own harness.
+  std::vector<std::thread> threads;
+  std::vector<evaluation> results(static_cast<std::size_t>(live.parallelism()));
+  for (std::size_t i = 0; i < results.size(); ++i)
+    threads.emplace_back([&, i] {
+      results[i] = eval->evaluate("vector_add", source + "\n// copy " + std::to_string(i) + "\n", {true, false});
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) CHECK(r.correct);
+  CHECK(live.harness_starts() == live.parallelism());
+}
+
+TEST_CASE("live evaluator on a GPU: without ncu the profile is static and says so") {
+  const auto task = load_task(std::string(KBLASTER_SOURCE_DIR) + "/examples/tasks/vector_add");
+  harness_evaluator_options o;
+  o.device = "cuda";
+  o.gpus = {0};
+  o.ncu = "none";
+  o.work_dir = fs::temp_directory_path() / ("kblaster-heval-gpu-" + std::to_string(::getpid()));
+  o.max_seconds = 0.5;
+  harness_evaluator live({task}, o);
+  CHECK(live.parallelism() == 1);
+  const auto e = live.evaluate("vector_add", read(task.kernel) + "\n// static\n", {true, true});
+  CHECK(e.correct);
+  REQUIRE(e.profile);
+  CHECK(e.profile->source == "static");
+  CHECK(e.profile_note.find("static profile") != std::string::npos);
+  CHECK_THROWS_AS(harness_evaluator({task}, [&] {
+                    auto bad = o;
+                    bad.gpus = {99};
+                    return bad;
+                  }()),
+                  evaluation_error);
+}
