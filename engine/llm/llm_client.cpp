@@ -138,7 +138,7 @@ chat_response llm_client::complete(const chat_request& r) {
     rec = recorder_;
   }
   if (rec)
-    rec->append({fingerprint(r), r.agent_role, request_json(r), out});
+    rec->append({fingerprint(r), r.agent_role, request_json(r), out, {}, false});
   return out;
 }
 

@@ -1,0 +1,262 @@
+// `kblaster optimize TASK`: the MAIC-RL loop on one task, with a live progress line, Ctrl-C to
+// stop (the KB stays consistent; rerunning the same command resumes from the checkpoint), and
+// at the end the best kernel, its diff and the run report in --out.
+#include "cli/command_registry.h"
+#include "engine/llm/cassette.h"
+#include "engine/llm/llm_client.h"
+#include "engine/llm/llm_config.h"
+#include "engine/nvcc_driver.h"
+#include "engine/optimize/harness_evaluator.h"
+#include "engine/optimize/optimize.h"
+#include "engine/optimize/recorded_evaluator.h"
+#include "engine/task.h"
+#include "kb/location.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+namespace {
+using namespace kblaster::engine;
+namespace fs = std::filesystem;
+
+struct optimize_options {
+  std::string task;
+  optimize::loop_options loop;
+  std::string kb;
+  std::string out;
+  std::string kernel;
+  // model
+  bool no_llm = false;
+  std::string llm_config;
+  llm::llm_flags llm_flags;
+  std::string record, replay;
+  // evaluator
+  std::vector<std::string> harness_replay;
+  std::string harness_record;
+  std::string harness;
+  std::string device = "auto";
+  std::string ncu;
+  double watchdog_s = 10;
+  bool json = false;
+  bool quiet = false;
+};
+
+std::atomic<bool> interrupted{false};
+
+// The progress line: rewritten in place on a terminal, one line per event otherwise.
+class progress_line {
+ public:
+  explicit progress_line(bool quiet) : quiet_(quiet), tty_(::isatty(STDERR_FILENO)) {}
+  void operator()(const optimize::progress_event& e) {
+    if (quiet_) return;
+    std::ostringstream s;
+    const int pct = e.steps_total > 0 ? 100 * e.steps_done / e.steps_total : 0;
+    s << "kblaster optimize: [" << std::setw(3) << pct << "%] " << e.message << " | " << e.candidates
+      << " candidates | best " << std::fixed << std::setprecision(2) << e.best_speedup << "x";
+    if (tty_) std::cerr << "\r\033[K" << s.str() << std::flush;
+    else std::cerr << s.str() << "\n";
+    if (e.phase == "done" && tty_) std::cerr << "\n";
+  }
+
+ private:
+  bool quiet_, tty_;
+};
+
+std::vector<llm::cassette_entry> load_cassette(const std::string& path, llm::replay_mode& mode) {
+  auto entries = llm::read_cassette(path);
+  bool any_match = false, all_fingerprinted = !entries.empty();
+  for (const auto& e : entries) {
+    any_match = any_match || !e.match.empty();
+    all_fingerprinted = all_fingerprinted && !e.fingerprint.empty();
+  }
+  mode = any_match ? llm::replay_mode::by_content
+                   : all_fingerprinted ? llm::replay_mode::by_fingerprint : llm::replay_mode::in_order;
+  return entries;
+}
+
+// The model, or null for the mechanical tier; `why` says which and why, for the user.
+std::unique_ptr<llm::llm_client> make_model(const optimize_options& o, std::string& why) {
+  if (o.no_llm) {
+    why = "no model (--no-llm): the mechanical tier only";
+    return nullptr;
+  }
+  if (!o.replay.empty()) {
+    llm::replay_mode mode;
+    auto entries = load_cassette(o.replay, mode);
+    why = "model: REPLAY of " + o.replay + " (recorded answers, no model is called)";
+    llm::client_options co;
+    co.budget_tokens = o.loop.limits.tokens;
+    return std::make_unique<llm::llm_client>(std::make_unique<llm::replay_backend>(std::move(entries), mode, o.replay), co);
+  }
+  const bool flags = !o.llm_flags.provider.empty() || !o.llm_flags.base_url.empty() || !o.llm_flags.model.empty();
+  const fs::path file = o.llm_config.empty() ? llm::default_config_file() : fs::path(o.llm_config);
+  const auto layer = llm::read_config_file(file);
+  if (!flags && o.llm_config.empty() && !layer.values.contains("model")) {
+    why = "no model configured (" + file.string() + " names none; see --llm or --llm-model): the mechanical tier only";
+    return nullptr;
+  }
+  auto config = llm::resolve_config(layer, {}, llm::process_environment(), o.llm_flags);
+  if (o.loop.limits.tokens > 0) config.budget_tokens = o.loop.limits.tokens;
+  auto client = llm::make_http_client(config, llm::process_environment(),
+                                      [](const std::string& line) { std::cerr << "kblaster optimize: " << line << "\n"; });
+  why = "model: " + client->backend().describe();
+  return client;
+}
+
+int run_optimize(optimize_options o) {
+  task_spec task;
+  try {
+    task = load_task(o.task);
+  } catch (const task_error& e) {
+    std::cerr << "kblaster optimize: " << e.what() << "\n";
+    return 2;
+  }
+  try {
+    std::string model_note;
+    auto model = make_model(o, model_note);
+    if (model && !o.record.empty()) model->record_to(o.record, "kblaster optimize " + task.name);
+
+    // The evaluator: a replay where asked, else the live harness (which needs a GPU for .cu).
+    std::unique_ptr<optimize::evaluator> live, replay;
+    std::unique_ptr<optimize::recording_evaluator> recorder;
+    optimize::evaluator* eval = nullptr;
+    if (!o.harness_replay.empty()) {
+      std::vector<fs::path> files(o.harness_replay.begin(), o.harness_replay.end());
+      replay = std::make_unique<optimize::replay_evaluator>(files);
+      eval = replay.get();
+    } else {
+      if (o.device != "cpu" && detect_local_arch().empty()) {
+        std::cerr << "kblaster optimize: no GPU here: candidates cannot be measured. Run on a machine with an NVIDIA GPU, "
+                     "or replay a recorded session with --harness-replay FILE.\n";
+        return 3;
+      }
+      optimize::harness_evaluator_options ho;
+      ho.device = o.device;
+      ho.harness = o.harness;
+      ho.ncu = o.ncu;
+      ho.watchdog = std::chrono::milliseconds(static_cast<long long>(o.watchdog_s * 1000));
+      live = std::make_unique<optimize::harness_evaluator>(std::vector<task_spec>{task}, ho);
+      eval = live.get();
+    }
+    if (!o.harness_record.empty()) {
+      recorder = std::make_unique<optimize::recording_evaluator>(*eval, o.harness_record);
+      eval = recorder.get();
+    }
+
+    optimize::run_environment env;
+    env.kb_path = o.kb.empty() ? kblaster::kb::default_kb_path() : fs::path(o.kb);
+    env.input = o.kernel;
+    env.eval = eval;
+    env.model = model.get();
+    env.out_dir = o.out.empty() ? fs::path("kblaster-runs") / task.name : fs::path(o.out);
+    progress_line line(o.quiet || o.json);
+    env.progress = [&](const optimize::progress_event& e) { line(e); };
+    std::stop_source stop;
+    env.stop = stop.get_token();
+    // Ctrl-C asks the loop to stop between candidates; a second one ends the process.
+    std::signal(SIGINT, [](int) {
+      if (interrupted.exchange(true)) std::_Exit(130);
+    });
+    std::jthread watcher([&](std::stop_token st) {
+      while (!st.stop_requested() && !interrupted) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (interrupted) stop.request_stop();
+    });
+
+    if (!o.quiet && !o.json) {
+      std::cerr << "kblaster optimize: " << task.name << ": " << model_note << "\n";
+      std::cerr << "kblaster optimize: evaluator: " << eval->describe() << "\n";
+      std::cerr << "kblaster optimize: KB " << env.kb_path.string() << ", run directory " << env.out_dir.string() << "\n";
+    }
+    const auto r = optimize::run_optimization(task, o.loop, env);
+    watcher.request_stop();
+    if (o.json) {
+      nlohmann::json j = r.report;
+      j["diff"] = r.diff;
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << task.name << ": " << std::fixed << std::setprecision(2) << r.best_speedup << "x over the input";
+      if (r.input_ms && r.best_ms) std::cout << " (" << std::setprecision(4) << *r.input_ms << " ms -> " << *r.best_ms << " ms)";
+      if (r.reference_ms && r.best_ms) std::cout << ", " << std::setprecision(2) << *r.reference_ms / *r.best_ms << "x over the reference";
+      std::cout << "\n  " << r.candidates << " candidates, " << r.attempt_ids.size() << " attempts recorded in the KB, "
+                << r.tokens << " tokens, " << std::setprecision(1) << r.gpu_seconds << " GPU s; stopped: " << r.stop_reason << "\n";
+      if (r.report.value("replayed", false)) std::cout << "  (a REPLAY: GPU results came from " << eval->describe() << ")\n";
+      std::cout << "  best kernel: " << (env.out_dir / ("best" + fs::path(task.kernel).extension().string())).string()
+                << "\n  diff:        " << (env.out_dir / "best.diff").string()
+                << "\n  report:      " << (env.out_dir / "report.md").string() << "\n";
+      if (r.stop_reason == "cancelled") std::cout << "  interrupted: run the same command again to resume.\n";
+    }
+    if (r.stop_reason.rfind("error", 0) == 0) {
+      std::cerr << "kblaster optimize: " << r.stop_reason << "\n";
+      return 1;
+    }
+    return 0;
+  } catch (const llm::llm_error& e) {
+    std::cerr << "\nkblaster optimize: model: " << e.what() << "\n";
+  } catch (const optimize::evaluation_error& e) {
+    std::cerr << "\nkblaster optimize: " << e.what() << "\n";
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "\nkblaster optimize: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "\nkblaster optimize: " << e.what() << "\n";
+  }
+  return 1;
+}
+
+const bool registered = kblaster::cli::register_command([](CLI::App& root) {
+  auto* app = root.add_subcommand(
+      "optimize",
+      "Make a task's kernel faster with the MAIC-RL loop (KB-guided model rewrites and the mechanical tier),\n"
+      "verifying and timing every candidate. Ctrl-C stops cleanly; the same command resumes.");
+  auto o = std::make_shared<optimize_options>();
+  app->add_option("task", o->task, "the task (directory with task.json, a .json, or a .cu with a kblaster-task comment)")->required();
+  app->add_option("--breadth", o->loop.breadth, "trajectories per iteration (default 8)")->check(CLI::Range(1, 256));
+  app->add_option("--depth", o->loop.depth, "steps per trajectory (default 4)")->check(CLI::Range(1, 64));
+  app->add_option("--iterations", o->loop.iterations, "iterations, each ending with the KB update (default 2)")->check(CLI::Range(1, 1000));
+  app->add_option("--top-k", o->loop.top_k, "techniques considered per step (default 3)")->check(CLI::Range(1, 64));
+  app->add_option("--policy", o->loop.policy, "weighted (the paper's), thompson, or greedy (top-1)")
+      ->check(CLI::IsMember({"weighted", "thompson", "greedy"}));
+  app->add_option("--seed", o->loop.seed, "selection seed (same seed, same replayed results: same run)");
+  app->add_option("--budget-tokens", o->loop.limits.tokens, "stop after this many model tokens");
+  app->add_option("--budget-gpu-seconds", o->loop.limits.gpu_seconds, "stop after this much GPU time");
+  app->add_option("--budget-wall-seconds", o->loop.limits.wall_seconds, "stop after this much wall time");
+  app->add_option("--budget-candidates", o->loop.limits.candidates, "stop after this many candidates");
+  app->add_option("--jobs", o->loop.jobs, "trajectories run at once (default: breadth)");
+  app->add_flag("--no-gradient", [o](std::int64_t) { o->loop.textual_gradient = false; }, "ablation: no textual-gradient KB update");
+  app->add_flag("--cycles-only", o->loop.cycles_only, "ablation: the agents see cycles, not the profile");
+  app->add_flag("--no-mechanical-first", [o](std::int64_t) { o->loop.mechanical_first = false; },
+                "ask the model even for techniques the mechanical tier implements");
+  app->add_option("--arch", o->loop.arch, "architecture for KB statistics (default: the GPU's, e.g. sm_90)");
+  app->add_option("--kb", o->kb, "the KB file (default: the user's KB)");
+  app->add_option("--out", o->out, "run directory: checkpoint, best kernel, diff, report (default kblaster-runs/TASK)");
+  app->add_option("--kernel", o->kernel, "the kernel to start from (default: the task's)");
+  auto* no_llm = app->add_flag("--no-llm", o->no_llm, "no model: the mechanical tier only");
+  app->add_option("--llm", o->llm_config, "model config file (default $XDG_CONFIG_HOME/kblaster/config.json)")->excludes(no_llm);
+  app->add_option("--llm-provider", o->llm_flags.provider, "openai (OpenAI-compatible) or anthropic")->excludes(no_llm);
+  app->add_option("--llm-base-url", o->llm_flags.base_url, "the endpoint's base URL")->excludes(no_llm);
+  app->add_option("--llm-model", o->llm_flags.model, "model name")->excludes(no_llm);
+  app->add_option("--llm-key-env", o->llm_flags.key_env, "environment variable holding the key")->excludes(no_llm);
+  app->add_option("--record", o->record, "record the model's exchanges to this cassette")->excludes(no_llm);
+  app->add_option("--replay", o->replay, "replay model answers from this cassette (or answer book) instead of a model")
+      ->excludes(no_llm)->check(CLI::ExistingFile);
+  app->add_option("--harness-replay", o->harness_replay, "serve GPU results from these recordings instead of measuring")
+      ->check(CLI::ExistingFile);
+  app->add_option("--harness-record", o->harness_record, "record every GPU result to this file (for --harness-replay)");
+  app->add_option("--harness", o->harness, "the kblaster-harness executable");
+  app->add_option("--device", o->device, "cuda, cpu (host C++ candidates) or auto")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app->add_option("--ncu", o->ncu, "ncu executable, or none for static profiles");
+  app->add_option("--watchdog", o->watchdog_s, "seconds a candidate may run before it is killed")->check(CLI::Range(0.1, 3600.0));
+  app->add_flag("--json", o->json, "print the run report as JSON");
+  app->add_flag("--quiet", o->quiet, "no progress line");
+  return kblaster::cli::command{app, [o] { return run_optimize(*o); }};
+});
+
+}  // namespace

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Writes answer_book.jsonl: the stand-in model for the loop's tests (no LLM can run in CI or on
+the GPU machine). Lowering answers are hand-written optimized kernels from answers/; an answer is
+chosen by what the request contains (a task's first source line, a technique, a repair message),
+so the replay is the same whatever order parallel trajectories ask in. First match wins.
+
+Usage: make_answer_book.py [GRADIENT_JSON] > answer_book.jsonl
+GRADIENT_JSON optionally holds textual-gradient answers ({"policy_evaluation": [...], ...}) written
+after a recorded GPU run, when the attempts they must cite are known."""
+import json
+import pathlib
+import sys
+
+here = pathlib.Path(__file__).resolve().parent
+answers = here / "answers"
+markers = {  # the first line every version of the task's kernel keeps
+    "vector_add": "// vector_add: c = a + b",
+    "row_softmax": "// row_softmax: one thread per row",
+    "sum_reduction": "// sum_reduction: each block sums its slice",
+}
+
+
+def entry(role, match, text, reuse=True):
+    return {"role": role, "match": match, "reuse": reuse,
+            "response": {"text": text, "finish_reason": "stop", "model": "answer-book"},
+            "usage": {"prompt_tokens": 1800, "completion_tokens": max(1, len(text) // 4), "estimated": True}}
+
+
+def kernel_answer(path, why):
+    return why + "\n```cuda\n" + path.read_text() + "```\n"
+
+
+lines = [{"$source": "Hand-written answer book for KernelBlaster's loop tests (tests/optimize/make_answer_book.py); "
+                     "no model wrote these answers. Kernels in tests/optimize/answers/."}]
+for task, marker in markers.items():
+    good = kernel_answer(answers / f"{task}.cu", "Rewrote the kernel for the requested technique.")
+    lines.append(entry("lowering", [marker, "does not compile"], "Fixed the compile error.\n" + good))
+    lines.append(entry("lowering", [marker, "failed verification"], "Fixed the mismatch.\n" + good))
+    broken = answers / f"{task}.broken.cu"
+    if broken.exists():
+        lines.append(entry("lowering", [marker, "vectorized_memory_access"],
+                           kernel_answer(broken, "Vectorized the loads with float4.")))
+    lines.append(entry("lowering", [marker], good))
+lines.append(entry("soft_verifier", [], json.dumps(
+    {"verdict": "pass", "issues": [], "summary": "Same computation on every element, no shortcuts."})))
+extra = json.loads(pathlib.Path(sys.argv[1]).read_text()) if len(sys.argv) > 1 else {}
+for role in ("policy_evaluation", "gap_analysis", "parameter_update"):
+    for e in extra.get(role, []):
+        lines.append(entry(role, e["match"], json.dumps(e["answer"]), e.get("reuse", False)))
+lines.append(entry("policy_evaluation", [], json.dumps(
+    {"summary": "Outcomes were within the predictions' spread; no departures to learn from.", "departures": []})))
+for l in lines:
+    print(json.dumps(l))
