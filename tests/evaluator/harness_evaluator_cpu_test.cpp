@@ -22,6 +22,12 @@ using namespace kblaster::engine::optimize;
 
 namespace {
 
+// The checkout: $KBLASTER_ROOT where the test binary was carried to another machine.
+std::string root() {
+  const char* r = std::getenv("KBLASTER_ROOT");
+  return r && *r ? r : KBLASTER_SOURCE_DIR;
+}
+
 std::string read(const fs::path& p) {
   std::ifstream in(p);
   std::ostringstream s;
@@ -35,13 +41,22 @@ std::string replace(std::string s, const std::string& from, const std::string& t
   return s.replace(at, from.size(), to);
 }
 
+// Removed when the test ends: sources, builds and recordings of this run.
+struct temp_dir {
+  fs::path path = fs::temp_directory_path() / ("kblaster-heval-" + std::to_string(::getpid()));
+  ~temp_dir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
 fs::path work_dir() {
-  static const auto dir = fs::temp_directory_path() / ("kblaster-heval-" + std::to_string(::getpid()));
-  return dir;
+  static const temp_dir dir;
+  return dir.path;
 }
 
 struct fixture {
-  task_spec task = load_task(std::string(KBLASTER_SOURCE_DIR) + "/examples/tasks/vector_add");
+  task_spec task = load_task(root() + "/examples/tasks/vector_add");
   std::string good = read(task.cpu_kernel);
   std::unique_ptr<harness_evaluator> eval;
 
@@ -170,7 +185,7 @@ TEST_CASE("live evaluator on the CPU: pass, mismatch, compile error, crash, then
 }
 
 TEST_CASE("live evaluator: no harness, bad device, bad GPU index are evaluation errors") {
-  const auto task = load_task(std::string(KBLASTER_SOURCE_DIR) + "/examples/tasks/vector_add");
+  const auto task = load_task(root() + "/examples/tasks/vector_add");
   harness_evaluator_options o;
   o.device = "cpu";
   o.work_dir = work_dir();

@@ -2,7 +2,8 @@
 // vector_add example's CUDA kernel: verified, timed against the PyTorch reference, profiled
 // under Nsight Compute through `kblaster-harness --request`, classified; a wrong kernel fails;
 // every visible GPU gets its own harness. With KBLASTER_EVALUATOR_RECORDING=FILE the
-// evaluations are also recorded there (a fixture for replays in CI).
+// evaluations are also recorded there (a fixture for replays in CI). Run it with
+// tests/evaluator/gpu_evaluator_test.sh, which builds a CUDA kblaster-harness first.
 #include "engine/optimize/harness_evaluator.h"
 #include "engine/optimize/recorded_evaluator.h"
 #include "engine/task.h"
@@ -24,6 +25,20 @@ using namespace kblaster::engine::optimize;
 
 namespace {
 
+// The checkout: $KBLASTER_ROOT where the test binary was carried to another machine.
+std::string root() {
+  const char* r = std::getenv("KBLASTER_ROOT");
+  return r && *r ? r : KBLASTER_SOURCE_DIR;
+}
+
+// Sources, builds and ncu reports: $KBLASTER_EVALUATOR_WORK (kept, for a look at the report),
+// else a temporary directory.
+fs::path work_dir() {
+  const char* w = std::getenv("KBLASTER_EVALUATOR_WORK");
+  if (w && *w) return w;
+  return fs::temp_directory_path() / ("kblaster-heval-gpu-" + std::to_string(::getpid()));
+}
+
 std::string read(const fs::path& p) {
   std::ifstream in(p);
   std::ostringstream s;
@@ -34,11 +49,11 @@ std::string read(const fs::path& p) {
 }  // namespace
 
 TEST_CASE("live evaluator on a GPU: vector_add passes, is timed and profiled by ncu") {
-  const auto task = load_task(std::string(KBLASTER_SOURCE_DIR) + "/examples/tasks/vector_add");
+  const auto task = load_task(root() + "/examples/tasks/vector_add");
   const auto source = read(task.kernel);
   harness_evaluator_options o;
   o.device = "cuda";
-  o.work_dir = fs::temp_directory_path() / ("kblaster-heval-gpu-" + std::to_string(::getpid()));
+  o.work_dir = work_dir();
   o.max_seconds = 1;
   harness_evaluator live({task}, o);
   std::cout << "evaluator: " << live.describe() << "\n";
@@ -96,12 +111,12 @@ TEST_CASE("live evaluator on a GPU: vector_add passes, is timed and profiled by 
 }
 
 TEST_CASE("live evaluator on a GPU: without ncu the profile is static and says so") {
-  const auto task = load_task(std::string(KBLASTER_SOURCE_DIR) + "/examples/tasks/vector_add");
+  const auto task = load_task(root() + "/examples/tasks/vector_add");
   harness_evaluator_options o;
   o.device = "cuda";
   o.gpus = {0};
   o.ncu = "none";
-  o.work_dir = fs::temp_directory_path() / ("kblaster-heval-gpu-" + std::to_string(::getpid()));
+  o.work_dir = work_dir();
   o.max_seconds = 0.5;
   harness_evaluator live({task}, o);
   CHECK(live.parallelism() == 1);
