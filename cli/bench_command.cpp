@@ -1,0 +1,245 @@
+// `kblaster bench KERNELBENCH_DIR --level N`: the KernelBench evaluation pipeline (import, initial
+// kernel, optimization loop, result store, report), with `bench report` and `bench merge` for
+// runs split over GPUs or Slurm array tasks. The work is in engine/bench/.
+#include "cli/command_registry.h"
+#include "engine/bench/recorded_outcomes.h"
+#include "engine/bench/report_files.h"
+#include "engine/bench/runner.h"
+#include "engine/bench/workers.h"
+#include "engine/llm/llm_client.h"
+#include "engine/llm/llm_config.h"
+#include "engine/nvcc_driver.h"
+#include "engine/optimize/harness_evaluator.h"
+#include "engine/optimize/recorded_evaluator.h"
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace bench = kblaster::engine::bench;
+namespace optimize = kblaster::engine::optimize;
+namespace llm = kblaster::engine::llm;
+
+/// The command line: the runner's options plus how to evaluate and where to report.
+struct bench_cli_options {
+  bench::bench_options bench;
+  std::string shard;
+  int gpus = 1;
+  bool report = true;
+  std::string llm_config;
+  std::vector<std::string> harness_replay;
+  std::string harness_record, recorded, harness, device = "auto", ncu;
+};
+
+/// `bench report` and `bench merge`.
+struct report_cli_options {
+  std::vector<std::string> runs, names;
+  std::string out;
+};
+
+std::atomic<bool> interrupted{false};
+
+void say(const std::string& line) { std::cerr << "kblaster bench: " << line << "\n"; }
+
+int write_report(const std::vector<fs::path>& dirs, const fs::path& out, const std::vector<std::string>& names) {
+  try {
+    const auto runs = bench::load_runs(dirs, names);
+    const auto p = bench::write_report(runs, out);
+    std::cout << bench::table3_markdown(runs) << "\nreport: " << p.markdown.string() << "\n";
+    if (!p.html.empty()) std::cout << "        " << p.html.string() << "\n";
+    else say(p.html_note);
+    std::cout << "        " << p.metrics.string() << "\n";
+    return 0;
+  } catch (const std::exception& e) {
+    say(e.what());
+    return 2;
+  }
+}
+
+std::unique_ptr<llm::llm_client> make_model(const bench_cli_options& o, std::string& why) {
+  if (o.llm_config.empty()) {
+    why = "no model (pass --llm CONFIG for one): the mechanical tier only";
+    return nullptr;
+  }
+  const auto layer = llm::read_config_file(o.llm_config);
+  auto config = llm::resolve_config(layer, {}, llm::process_environment(), {});
+  if (o.bench.loop.limits.tokens > 0) config.budget_tokens = o.bench.loop.limits.tokens;
+  auto client = llm::make_http_client(config, llm::process_environment(), [](const std::string& l) { say(l); });
+  why = "model: " + client->backend().describe();
+  return client;
+}
+
+int run(bench_cli_options o) {
+  if (!o.shard.empty()) {
+    if (auto err = bench::parse_shard(o.shard, o.bench.shard_index, o.bench.shard_count); !err.empty()) {
+      say(err);
+      return 2;
+    }
+  }
+  if (o.gpus > 1) {
+    // One process per GPU, each a shard; then one report over the shared run directory.
+    const auto args = bench::without_option(bench::own_arguments(), "--gpus");
+    const int failed = bench::run_workers(std::vector<std::string>(args.begin() + 1, args.end()), o.gpus);
+    if (failed) say(std::to_string(failed) + " worker(s) failed; run the same command again to resume");
+    if (o.report) write_report({o.bench.out}, o.bench.out, {});
+    return failed ? 1 : 0;
+  }
+  try {
+    std::string model_note;
+    auto model = make_model(o, model_note);
+    std::unique_ptr<optimize::evaluator> base;
+    std::unique_ptr<optimize::harness_evaluator> live;
+    std::unique_ptr<optimize::recording_evaluator> recorder;
+    optimize::evaluator* eval = nullptr;
+    bench::bench_hooks hooks;
+    if (!o.recorded.empty()) {
+      // Whole-problem outcomes recorded on a GPU (tests, reproducing a report): no evaluator.
+      bench::use_recorded_outcomes(hooks, o.recorded);
+      model_note = "recorded outcomes from " + o.recorded;
+    } else {
+      if (!o.harness_replay.empty()) {
+        base = std::make_unique<optimize::replay_evaluator>(std::vector<fs::path>(o.harness_replay.begin(), o.harness_replay.end()));
+        eval = base.get();
+      } else {
+        if (o.device != "cpu" && kblaster::engine::detect_local_arch().empty()) {
+          say("no GPU here: candidates cannot be measured. Run on a machine with an NVIDIA GPU, replay recorded GPU "
+              "results with --harness-replay FILE, or recorded outcomes with --recorded DIR.");
+          return 3;
+        }
+        optimize::harness_evaluator_options ho;
+        ho.device = o.device;
+        ho.harness = o.harness;
+        ho.ncu = o.ncu;
+        live = std::make_unique<optimize::harness_evaluator>(std::vector<kblaster::engine::task_spec>{}, ho);
+        eval = live.get();
+      }
+      if (!o.harness_record.empty()) {
+        recorder = std::make_unique<optimize::recording_evaluator>(*eval, o.harness_record);
+        eval = recorder.get();
+      }
+      hooks.optimize = [&](const kblaster::engine::task_spec& task, const optimize::loop_options& loop,
+                           optimize::run_environment& env) {
+        if (live) live->add_task(task);
+        env.eval = eval;
+        env.model = model.get();
+        return optimize::run_optimization(task, loop, env);
+      };
+    }
+    hooks.log = say;
+    std::stop_source stop;
+    hooks.stop = stop.get_token();
+    std::signal(SIGINT, [](int) {
+      if (interrupted.exchange(true)) std::_Exit(130);
+    });
+    std::jthread watcher([&](std::stop_token st) {
+      while (!st.stop_requested() && !interrupted) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (interrupted) stop.request_stop();
+    });
+    o.bench.manifest_extra["model"] = model_note;
+    o.bench.manifest_extra["evaluator"] = eval ? eval->describe() : model_note;
+    o.bench.manifest_extra["gpu"] = bench::gpu_description();
+    o.bench.manifest_extra["git"] = bench::git_version();
+    say(model_note + "; results in " + o.bench.out.string());
+    const auto s = bench::run_bench(o.bench, hooks);
+    watcher.request_stop();
+    std::cout << "bench: " << s.selected << " problems in this shard: " << s.ran << " run (" << s.failed
+              << " not ok), " << s.skipped << " already done\n";
+    if (interrupted) {
+      std::cout << "interrupted: run the same command again to resume\n";
+      return 130;
+    }
+    if (o.report && o.bench.shard_count == 1) return write_report({o.bench.out}, o.bench.out, {});
+    return 0;
+  } catch (const bench::problem_set_error& e) {
+    say(e.what());
+    return 2;
+  } catch (const bench::store_error& e) {
+    say(e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    say(e.what());
+    return 1;
+  }
+}
+
+const bool registered = kblaster::cli::register_command([](CLI::App& root) {
+  auto* app = root.add_subcommand(
+      "bench",
+      "Evaluate on KernelBench: import each problem, optimize its initial CUDA kernel, record every result\n"
+      "(resumable), and write report.md, report.html and metrics.json. `bench report` and `bench merge` combine runs.");
+  auto o = std::make_shared<bench_cli_options>();
+  app->add_option("kernelbench_dir", o->bench.kernelbench_dir, "a KernelBench checkout (or a folder with levelN/)");
+  app->add_option("--level", o->bench.levels, "level(s) to run (repeat for several; default 1)")->check(CLI::Range(1, 9));
+  app->add_option("--problems", o->bench.selection, "selection: ids, ranges and name words, e.g. 1-20,23,Softmax");
+  app->add_option("--out", o->bench.out, "the run directory (results, tasks, KB, report); required");
+  app->add_option("--kb", o->bench.kb, "the KB shared by every problem and worker (default OUT/kb.sqlite)");
+  app->add_option("--warm-start", o->bench.warm_start, "start a new KB from one learnt elsewhere (.sqlite or exported .json)");
+  app->add_flag("--empty-kb", o->bench.empty_kb, "ablation: no memory (each problem starts from an empty KB)");
+  app->add_option("--kernels", o->bench.kernels_dir, "initial kernels: DIR/levelN/NAME.cu or DIR/NAME.cu");
+  app->add_option("--shard", o->shard, "run shard I of N (0-based, e.g. 3/8): one GPU worker or Slurm array task");
+  app->add_option("--worker", o->bench.worker, "this worker's name, stored in each result");
+  app->add_option("--gpus", o->gpus, "one worker per GPU on this host, sharing the KB (default 1)")->check(CLI::Range(1, 64));
+  app->add_option("--breadth", o->bench.loop.breadth, "trajectories per iteration")->check(CLI::Range(1, 256));
+  app->add_option("--depth", o->bench.loop.depth, "steps per trajectory")->check(CLI::Range(1, 64));
+  app->add_option("--iterations", o->bench.loop.iterations, "iterations per problem")->check(CLI::Range(1, 1000));
+  app->add_option("--top-k", o->bench.loop.top_k, "techniques considered per step")->check(CLI::Range(1, 64));
+  app->add_option("--policy", o->bench.loop.policy, "weighted (the paper's), thompson, or greedy (top-1, an ablation)")
+      ->check(CLI::IsMember({"weighted", "thompson", "greedy"}));
+  app->add_flag("--greedy", [o](std::int64_t) { o->bench.loop.policy = "greedy"; }, "ablation: greedy top-1 selection");
+  app->add_flag("--no-gradient", [o](std::int64_t) { o->bench.loop.textual_gradient = false; },
+                "ablation: no textual-gradient KB update");
+  app->add_flag("--cycles-only", o->bench.loop.cycles_only, "ablation: feedback is cycles only, not the profile");
+  app->add_option("--seed", o->bench.loop.seed, "selection seed");
+  app->add_option("--budget-tokens", o->bench.loop.limits.tokens, "per problem: stop after this many tokens");
+  app->add_option("--budget-gpu-seconds", o->bench.loop.limits.gpu_seconds, "per problem: stop after this much GPU time");
+  app->add_option("--budget-candidates", o->bench.loop.limits.candidates, "per problem: stop after this many candidates");
+  app->add_option("--llm", o->llm_config, "model config file; without it, the mechanical tier only");
+  app->add_option("--harness-replay", o->harness_replay, "serve GPU results from these recordings");
+  app->add_option("--harness-record", o->harness_record, "record every GPU result to this file");
+  app->add_option("--recorded", o->recorded, "replay whole-problem outcomes recorded earlier (DIR/L1_NAME.json)");
+  app->add_option("--harness", o->harness, "the kblaster-harness executable");
+  app->add_option("--device", o->device, "cuda, cpu or auto")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app->add_option("--ncu", o->ncu, "ncu executable, or none for static profiles");
+  app->add_option("--import-device", o->bench.import_device, "where problems are exported and timed (default cuda)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app->add_option("--timing-seconds", o->bench.timing_seconds, "exporter timing per side; 0: none")->check(CLI::Range(0.0, 600.0));
+  app->add_option("--python", o->bench.python, "Python with PyTorch for the import");
+  app->add_flag("--retry-failed", o->bench.retry_failed, "re-run stored problems whose status is not ok");
+  app->add_flag("--no-report", [o](std::int64_t) { o->report = false; }, "do not write the report at the end");
+  auto r = std::make_shared<report_cli_options>();
+  auto* report = app->add_subcommand("report", "Report on run directories (several runs: side by side, one fast_p chart)");
+  report->add_option("runs", r->runs, "run directories")->required()->check(CLI::ExistingDirectory);
+  report->add_option("--name", r->names, "labels of the runs, in order (default: directory names)");
+  report->add_option("--out", r->out, "where report.md, report.html and metrics.json go (default: the first run)");
+  auto* merge = app->add_subcommand("merge", "Merge run directories written separately (e.g. shards) into one, then report");
+  merge->add_option("runs", r->runs, "run directories to merge")->required()->check(CLI::ExistingDirectory);
+  merge->add_option("--out", r->out, "the merged run directory")->required();
+  return kblaster::cli::command{app, [app, o, r, report, merge]() -> int {
+    if (report->parsed()) {
+      std::vector<fs::path> dirs(r->runs.begin(), r->runs.end());
+      return write_report(dirs, r->out.empty() ? dirs.front() : fs::path(r->out), r->names);
+    }
+    if (merge->parsed()) {
+      try {
+        const int n = bench::merge_stores(std::vector<fs::path>(r->runs.begin(), r->runs.end()), r->out);
+        say(std::to_string(n) + " results merged into " + r->out);
+      } catch (const std::exception& e) {
+        say(e.what());
+        return 2;
+      }
+      return write_report({fs::path(r->out)}, r->out, {});
+    }
+    if (o->bench.kernelbench_dir.empty() || o->bench.out.empty()) {
+      say("usage: kblaster bench KERNELBENCH_DIR --level N --out RUN_DIR [options] (see --help)");
+      return 2;
+    }
+    return run(*o);
+  }};
+});
+
+}  // namespace

@@ -1,0 +1,261 @@
+// The bench driver: import, initial kernel, loop, store; one problem at a time, failures recorded.
+#include "engine/bench/runner.h"
+
+#include "kb/knowledge_base.h"
+#include "kblaster_version.h"
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace kblaster::engine::bench {
+
+namespace {
+
+std::string now_iso() {
+  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The import writes a stub that returns "not implemented": it is not an initial kernel.
+bool is_import_stub(const std::string& source) {
+  return source.find("kblaster import kernelbench") != std::string::npos &&
+         source.find("return 2;  // not implemented yet") != std::string::npos;
+}
+
+std::optional<double> measured_ms(const nlohmann::json& timing) {
+  if (!timing.is_object() || timing.value("status", "") != "measured") return std::nullopt;
+  const auto v = timing.value("median_ms", 0.0);
+  return v > 0 ? std::optional<double>(v) : std::nullopt;
+}
+
+// Where the initial CUDA kernel comes from, in order: --kernels DIR, a NAME.cu beside the problem
+// file, the task's own kernel.cu unless it is the import's stub.
+std::optional<std::pair<std::string, std::string>> find_initial_kernel(const bench_options& o, const problem_ref& p,
+                                                                       const task_spec& task) {
+  std::vector<std::pair<fs::path, std::string>> places;
+  if (!o.kernels_dir.empty()) {
+    places.emplace_back(o.kernels_dir / ("level" + std::to_string(p.level)) / (p.name + ".cu"), "kernels_dir");
+    places.emplace_back(o.kernels_dir / (p.name + ".cu"), "kernels_dir");
+  }
+  places.emplace_back(p.file.parent_path() / (p.name + ".cu"), "beside_problem");
+  if (!task.kernel.empty()) places.emplace_back(fs::path(task.kernel), "task");
+  std::error_code ec;
+  for (const auto& [path, origin] : places) {
+    if (!fs::is_regular_file(path, ec)) continue;
+    auto text = read_text(path);
+    if (!is_import_stub(text)) return std::make_pair(std::move(text), origin);
+  }
+  return std::nullopt;
+}
+
+void prepare_kb(const bench_options& o, const fs::path& kb_path) {
+  std::error_code ec;
+  if (o.warm_start.empty() || fs::exists(kb_path, ec)) return;
+  if (!fs::exists(o.warm_start, ec)) throw store_error("--warm-start " + o.warm_start.string() + " does not exist");
+  fs::create_directories(kb_path.parent_path(), ec);
+  if (o.warm_start.extension() == ".json") {
+    kb::open_options opts;
+    opts.seed = false;  // the learnt KB replaces the seed
+    auto kb = kb::knowledge_base::open(kb_path, opts);
+    kb.import_json(read_json_file(o.warm_start), kb::update_cause{"import", "bench --warm-start " + o.warm_start.string(), {}});
+  } else {
+    fs::copy_file(o.warm_start, kb_path, ec);
+    if (ec) throw store_error("cannot copy --warm-start " + o.warm_start.string() + ": " + ec.message());
+  }
+}
+
+// Ablation "no memory": a fresh KB with no seed, marked seeded so the loop does not seed it.
+void make_empty_kb(const fs::path& kb_path) {
+  std::error_code ec;
+  fs::create_directories(kb_path.parent_path(), ec);
+  kb::open_options opts;
+  opts.seed = false;
+  auto kb = kb::knowledge_base::open(kb_path, opts);
+  kb.db().exec("INSERT OR REPLACE INTO meta(key, value) VALUES('seeded_at', 'never: kblaster bench --empty-kb')");
+}
+
+// Techniques tried (success: correct and faster than the version it started from) and states
+// visited (distinct, in order), read back from the KB's attempts of this run.
+void fill_from_kb(problem_result& r, const fs::path& kb_path, const std::vector<std::int64_t>& ids) {
+  if (ids.empty()) return;
+  kb::open_options opts;
+  opts.seed = false;
+  auto kb = kb::knowledge_base::open(kb_path, opts);
+  const std::set<std::int64_t> mine(ids.begin(), ids.end());
+  std::set<std::string> seen;
+  for (const auto& a : kb.attempts()) {
+    if (!mine.count(a.id)) continue;
+    r.techniques.push_back({a.technique, a.correct && a.measured_speedup && *a.measured_speedup > 1});
+    for (const auto* s : {&a.state_before, &a.state_after})
+      if (!s->empty() && seen.insert(*s).second) r.states_visited.push_back(*s);
+  }
+}
+
+}  // namespace
+
+nlohmann::json hyperparameters_json(const bench_options& o) {
+  const auto& l = o.loop;
+  return {{"breadth", l.breadth},
+          {"depth", l.depth},
+          {"iterations", l.iterations},
+          {"top_k", l.top_k},
+          {"policy", l.policy},
+          {"seed", l.seed},
+          {"textual_gradient", l.textual_gradient},
+          {"cycles_only", l.cycles_only},
+          {"mechanical_first", l.mechanical_first},
+          {"max_repairs", l.max_repairs},
+          {"empty_kb", o.empty_kb},
+          {"budget_tokens", l.limits.tokens},
+          {"budget_gpu_seconds", l.limits.gpu_seconds},
+          {"budget_candidates", l.limits.candidates}};
+}
+
+bench_summary run_bench(const bench_options& o, const bench_hooks& hooks) {
+  const auto log = [&](const std::string& line) {
+    if (hooks.log) hooks.log(line);
+  };
+  std::vector<problem_ref> all;
+  for (int level : o.levels)
+    for (auto& p : find_problems(o.kernelbench_dir, level)) all.push_back(std::move(p));
+  const auto mine = shard(select_problems(all, o.selection), o.shard_index, o.shard_count);
+
+  result_store store(o.out);
+  const fs::path kb_path = o.kb.empty() ? o.out / "kb.sqlite" : o.kb;
+  if (!o.empty_kb) prepare_kb(o, kb_path);
+  nlohmann::json manifest = o.manifest_extra;
+  manifest["hyperparameters"] = hyperparameters_json(o);
+  manifest["created"] = now_iso();
+  manifest["version"] = KBLASTER_VERSION;
+  manifest["kb"] = o.empty_kb ? std::string("empty per problem (ablation)") : fs::absolute(kb_path).string();
+  manifest["warm_start"] = o.warm_start.string();
+  manifest["kernelbench_dir"] = fs::absolute(o.kernelbench_dir).string();
+  manifest["levels"] = o.levels;
+  manifest["selection"] = o.selection;
+  store.ensure_manifest(manifest);
+
+  bench_summary summary;
+  summary.selected = static_cast<int>(mine.size());
+  for (const auto& p : mine) {
+    if (hooks.stop.stop_requested()) break;
+    const auto key = result_key(p.level, p.name);
+    if (store.has(key)) {
+      bool rerun = false;
+      if (o.retry_failed) {
+        try {
+          rerun = problem_result_from_json(read_json_file(store.result_path(key))).status != "ok";
+        } catch (const std::exception&) {
+          rerun = true;
+        }
+      }
+      if (!rerun) {
+        ++summary.skipped;
+        continue;
+      }
+    }
+    problem_result r;
+    r.level = p.level;
+    r.problem = p.name;
+    r.file = p.file.string();
+    r.worker = o.worker;
+    const auto started = std::chrono::steady_clock::now();
+    log(key + ": starting");
+    try {
+      const auto task_dir = store.task_dir(key);
+      std::error_code ec;
+      if (!fs::exists(task_dir / "task.json", ec)) {
+        kernelbench_import_options io;
+        io.problem = p.file.string();
+        io.out_dir = task_dir.string();
+        io.python = o.python;
+        io.device = o.import_device;
+        io.timing_seconds = o.timing_seconds;
+        hooks.import ? hooks.import(io) : import_kernelbench(io, [&](const std::string& l) { log(key + ": " + l); });
+      }
+      const auto task_json = read_json_file(task_dir / "task.json");
+      const auto kb_section = task_json.value("kernelbench", nlohmann::json::object());
+      r.eager_ms = measured_ms(kb_section.value("eager", nlohmann::json::object()));
+      r.compile_ms = measured_ms(kb_section.value("compile", nlohmann::json::object()));
+      const auto task = load_task(task_dir.string());
+
+      auto initial = find_initial_kernel(o, p, task);
+      if (!initial && hooks.initial_kernel) {
+        if (auto src = hooks.initial_kernel(p, task, read_text(p.file)); src && !src->empty())
+          initial = std::make_pair(std::move(*src), std::string("model"));
+      }
+      if (!initial) {
+        r.status = "no_initial_kernel";
+        r.error = "no initial CUDA kernel: none in --kernels, no " + p.name + ".cu beside the problem, and no model";
+      } else {
+        r.initial_kernel = initial->second;
+        const auto work = store.work_dir(key);
+        fs::create_directories(work, ec);
+        const auto input = work / "input.cu";
+        if (!fs::exists(input, ec) || read_text(input) != initial->first) std::ofstream(input) << initial->first;
+        optimize::run_environment env;
+        env.kb_path = kb_path;
+        if (o.empty_kb) {
+          env.kb_path = work / "kb.sqlite";
+          if (!fs::exists(env.kb_path, ec)) make_empty_kb(env.kb_path);
+        }
+        env.input = input;
+        env.out_dir = work / "run";
+        env.stop = hooks.stop;
+        const auto res = hooks.optimize(task, o.loop, env);
+        r.input_ms = res.input_ms;
+        r.best_ms = res.best_ms;
+        r.reference_ms = res.reference_ms;
+        r.valid = res.best_ms.has_value();
+        r.tokens = res.tokens;
+        r.gpu_seconds = res.gpu_seconds;
+        r.candidates = res.candidates;
+        r.correct_candidates = res.correct_candidates;
+        r.stop_reason = res.stop_reason;
+        r.run_id = res.run_id;
+        if (!res.attempt_ids.empty()) fill_from_kb(r, env.kb_path, res.attempt_ids);
+        if (res.stop_reason == "cancelled") {
+          log(key + ": cancelled; not stored, so the next run resumes it");
+          break;
+        }
+        if (!r.valid) {
+          r.error = "no correct kernel: " + res.stop_reason;
+        }
+      }
+    } catch (const import_error& e) {
+      r.status = "import_failed";
+      r.error = e.what();
+    } catch (const optimize::evaluation_error& e) {
+      r.status = "input_failed";
+      r.error = e.what();
+    } catch (const std::exception& e) {
+      r.status = "error";
+      r.error = e.what();
+    }
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (hooks.amend) hooks.amend(r);
+    r.finished_at = now_iso();
+    store.put(r);
+    ++summary.ran;
+    if (r.status != "ok") ++summary.failed;
+    log(key + ": " + r.status + (r.error.empty() ? "" : " (" + r.error.substr(0, 200) + ")"));
+  }
+  return summary;
+}
+
+}  // namespace kblaster::engine::bench

@@ -1,0 +1,72 @@
+// The bench driver: for each selected KernelBench problem (this shard's share), import it, find
+// its initial CUDA kernel, run the optimization loop, and store the result; a problem that fails
+// is recorded with its status and never stops the run; a problem already stored is skipped, so
+// re-running the same command resumes. The loop, the import and the model's initial kernel are
+// passed in as functions, so tests and replays can stand in for the GPU.
+#pragma once
+
+#include "engine/bench/problem_set.h"
+#include "engine/bench/result_store.h"
+#include "engine/kernelbench_import.h"
+#include "engine/optimize/optimize.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace kblaster::engine::bench {
+
+/// What to run.
+struct bench_options {
+  std::filesystem::path kernelbench_dir;
+  std::vector<int> levels{1};
+  std::string selection;              ///< --problems; empty: all
+  std::filesystem::path out;          ///< the run directory (result store)
+  std::filesystem::path kb;           ///< the shared KB; empty: OUT/kb.sqlite
+  std::filesystem::path warm_start;   ///< a KB learnt elsewhere (.sqlite copied, .json imported) for a new KB
+  bool empty_kb = false;              ///< ablation: each problem starts from an empty, unseeded KB of its own
+  std::filesystem::path kernels_dir;  ///< initial kernels: DIR/levelN/NAME.cu or DIR/NAME.cu
+  int shard_index = 0, shard_count = 1;
+  std::string worker = "local";       ///< recorded in each result: which worker ran it
+  optimize::loop_options loop;
+  std::string import_device = "cuda"; ///< where the exporter runs and times the reference
+  double timing_seconds = 1;          ///< exporter timing per side; 0: none
+  std::string python = "python3";
+  bool retry_failed = false;          ///< re-run stored problems whose status is not ok
+  nlohmann::json manifest_extra = nlohmann::json::object();  ///< gpu, model, evaluator, ... for the manifest
+};
+
+/// The stand-ins for the GPU-bound steps.
+struct bench_hooks {
+  /// Runs the loop on a task (input kernel, KB and out_dir in `env`).
+  std::function<optimize::optimize_result(const task_spec&, const optimize::loop_options&, optimize::run_environment&)>
+      optimize = optimize::run_optimization;
+  /// Imports a problem (default: import_kernelbench).
+  std::function<kernelbench_import_result(const kernelbench_import_options&)> import;
+  /// The model writes the initial CUDA kernel from the PyTorch source; empty or nullopt: none.
+  std::function<std::optional<std::string>(const problem_ref&, const task_spec&, const std::string& pytorch_source)>
+      initial_kernel;
+  /// Fills in a result after the loop (e.g. recorded baseline times); may be empty.
+  std::function<void(problem_result&)> amend;
+  std::function<void(const std::string&)> log;  ///< one line per event; may be empty
+  std::stop_token stop;
+};
+
+/// What a bench call did.
+struct bench_summary {
+  int selected = 0, ran = 0, skipped = 0, failed = 0;
+};
+
+/// The hyperparameters as stored in the manifest (and compared on resume).
+nlohmann::json hyperparameters_json(const bench_options& o);
+
+/// Runs this shard. Throws problem_set_error / store_error for an unusable checkout, selection
+/// or run directory (before any problem runs); never for one problem's failure.
+bench_summary run_bench(const bench_options& options, const bench_hooks& hooks);
+
+}  // namespace kblaster::engine::bench

@@ -1,0 +1,19 @@
+# Test problem written for kblaster's bench pipeline tests, in KernelBench's format (class Model, get_inputs, get_init_inputs).
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, a, b):
+        return a + b
+
+
+def get_inputs():
+    return [torch.randn(32, 32), torch.randn(32, 32)]
+
+
+def get_init_inputs():
+    return []
