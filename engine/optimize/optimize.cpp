@@ -46,7 +46,8 @@ json identity_of(const task_spec& task, const std::string& input_hash, const loo
   return {{"task", task.name},         {"input", input_hash},         {"breadth", o.breadth},
           {"depth", o.depth},          {"iterations", o.iterations},  {"top_k", o.top_k},
           {"policy", o.policy},        {"seed", o.seed},              {"mechanical_first", o.mechanical_first},
-          {"textual_gradient", o.textual_gradient}, {"cycles_only", o.cycles_only}, {"model", model}};
+          {"textual_gradient", o.textual_gradient}, {"cycles_only", o.cycles_only}, {"model", model},
+          {"only_technique", o.only_technique}};
 }
 
 // The key that makes committing an attempt idempotent.

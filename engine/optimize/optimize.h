@@ -48,6 +48,7 @@ struct loop_options {
   int max_repairs = 2;              ///< lowering agent's repair rounds per candidate
   int jobs = 0;                     ///< trajectories run in parallel; 0: breadth
   std::string arch;                 ///< architecture for KB statistics; empty: the evaluator's
+  std::string only_technique;       ///< try only this technique ("Apply technique" in the editor)
 };
 
 /// One progress event: the CLI shows it as a line, the daemon as LSP $/progress.

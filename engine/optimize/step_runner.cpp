@@ -36,6 +36,20 @@ kb::selection_request selection_for(const loop_context& ctx, const std::string& 
 // not list joining with a neutral prior so that the tier still has something to try.
 std::vector<kb::choice> choose_techniques(loop_context& ctx, kb::knowledge_base& kb, const std::string& state,
                                           std::uint64_t seed) {
+  if (!ctx.options.only_technique.empty()) {
+    // "Apply this technique": the user chose; the KB only supplies what it knows about it.
+    kb::choice c;
+    c.opt.technique = ctx.options.only_technique;
+    c.reason = "requested";
+    if (state != "unknown")
+      for (auto& o : kb.optimizations(state, ctx.arch))
+        if (o.technique == c.opt.technique) c.opt = o;
+    if (auto t = kb.find_technique(c.opt.technique); t && c.opt.description.empty()) {
+      c.opt.category = t->category;
+      c.opt.description = t->description;
+    }
+    return {c};
+  }
   const bool known = state != "unknown" && kb.find_state(state).has_value();
   if (ctx.env.model) {
     if (!known) return {};
