@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
                    "--request FILE: handle the one request in FILE (e.g. a profile_run under ncu), print its reply\n"
                    "  on stdout and exit: 0 when the verdict is pass, 1 otherwise, 2 for an unusable file\n";
       return 0;
+    } else if (a == "--device" || a == "--request") {
+      std::cerr << "kblaster-harness: " << a << " needs a value (see --help)\n";
+      return 2;
     } else {
       std::cerr << "kblaster-harness: unknown argument '" << a << "' (see --help)\n";
       return 2;

@@ -198,6 +198,7 @@ int harness_evaluator::harness_starts() const {
 std::string harness_evaluator::describe() const {
   if (device_ == "cpu") return "live: kblaster-harness on the CPU (host C++ candidates)";
   std::map<std::string, int> names;
+  std::lock_guard lock(pool_mutex_);
   for (const auto& s : slots_) ++names[s->device_name.empty() ? "GPU " + s->visible : s->device_name];
   std::string out = "live: kblaster-harness on ";
   bool first = true;
@@ -256,6 +257,7 @@ void harness_evaluator::start_if_needed(slot& s) {
     throw evaluation_error("kblaster-harness (" + harness_ + ") cannot start on " +
                            (s.visible.empty() ? device_ : "GPU " + s.visible) + ": " +
                            (r.ok() ? r.body.dump() : r.message) + (r.stderr_tail.empty() ? "" : "\n" + r.stderr_tail));
+  std::lock_guard lock(pool_mutex_);  // describe() reads the names
   s.device_name = r.body.value("device", s.device_name);
 }
 
@@ -300,7 +302,10 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
   lease held(*this);
   slot& s = held.get();
   start_if_needed(s);
-  e.gpu_name = s.device_name;
+  {
+    std::lock_guard lock(pool_mutex_);
+    e.gpu_name = s.device_name;
+  }
   nlohmann::json req{{"op", request.time ? "evaluate" : "verify"},
                      {"task", to_json(task.spec)},
                      {"candidate", b.library},

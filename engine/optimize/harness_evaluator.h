@@ -63,7 +63,8 @@ class harness_evaluator final : public evaluator {
   int parallelism() const override { return static_cast<int>(slots_.size()); }
   /// "cpu" or "cuda": what candidates must be (host C++ or CUDA).
   const std::string& device() const { return device_; }
-  /// Harness processes started so far, over every GPU (restarts after crashes included).
+  /// Harness processes started so far, over every GPU (restarts after crashes included). Exact
+  /// only while no evaluation runs.
   int harness_starts() const;
 
  private:
