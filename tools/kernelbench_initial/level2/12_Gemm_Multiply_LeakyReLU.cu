@@ -1,11 +1,11 @@
-// 12_Gemm_Multiply_LeakyReLU (KernelBench level 2): y = leaky_relu(gemm(x) * 2.0, negative_slope 0.1). Naive initial kernel for kblaster bench: one
-// thread per output element computes its dot product and the elementwise tail (the problem's
-// constants are written in, as its Model holds them).
+// 12_Gemm_Multiply_LeakyReLU (KernelBench level 2): y = leaky_relu(gemm(x) * 2.0, negative_slope 0.1).
+// Naive initial kernel for kblaster bench: one thread per output element computes its dot
+// product and the elementwise tail (the problem's constants are written in: its Model holds them).
 #include <cuda_runtime.h>
 #include <dlpack/dlpack.h>
 
 __global__ void gemm_mul_leaky_relu_kernel(const float* x, const float* w, const float* bias, float* y, long long outputs, long long n,
-                   long long k) {
+                                           long long k) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < outputs) {
     const long long row = i / n, col = i % n;

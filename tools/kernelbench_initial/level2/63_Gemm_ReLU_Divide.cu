@@ -1,11 +1,11 @@
-// 63_Gemm_ReLU_Divide (KernelBench level 2): y = relu(linear(x)) / 2.0. Naive initial kernel for kblaster bench: one
-// thread per output element computes its dot product and the elementwise tail (the problem's
-// constants are written in, as its Model holds them).
+// 63_Gemm_ReLU_Divide (KernelBench level 2): y = relu(linear(x)) / 2.0.
+// Naive initial kernel for kblaster bench: one thread per output element computes its dot
+// product and the elementwise tail (the problem's constants are written in: its Model holds them).
 #include <cuda_runtime.h>
 #include <dlpack/dlpack.h>
 
 __global__ void linear_relu_div_kernel(const float* x, const float* w, const float* bias, float* y, long long outputs, long long n,
-                   long long k) {
+                                       long long k) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < outputs) {
     const long long row = i / n, col = i % n;
