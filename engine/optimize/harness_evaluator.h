@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,18 @@ struct harness_evaluator_options {
   std::chrono::seconds profile_timeout{300};  ///< one ncu run
 };
 
+/// The snapshot of an ncu run's pages (details, raw, source CSV): every kernel classified, the
+/// one with the longest duration kept, with its elapsed cycles. nullopt with `error` set when
+/// the pages hold nothing usable. What the live evaluator does with a profile_run's report.
+std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& details_csv, const std::string& raw_csv,
+                                                        const std::string& source_csv, const state_matcher* matcher,
+                                                        std::string& error);
+
 /// The live evaluator over kblaster-harness. Thread-safe; evaluations of distinct candidates
 /// run in parallel up to parallelism() (one per GPU), and the same (source, request) is
 /// measured once per evaluator: later calls get the first result (concurrent ones wait for it).
+/// An evaluation's gpu_seconds is the wall time of its harness request and its ncu run
+/// (harness start-up excluded); build_seconds that of the compiler.
 class harness_evaluator final : public evaluator {
  public:
   /// Knows `tasks` by name (more with add_task). Throws evaluation_error when candidates cannot

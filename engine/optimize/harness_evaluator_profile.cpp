@@ -36,6 +36,31 @@ profile_snapshot snapshot_of(const kernel_view& v, const std::string& source) {
 
 }  // namespace
 
+std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& details_csv, const std::string& raw_csv,
+                                                        const std::string& source_csv, const state_matcher* matcher,
+                                                        std::string& error) {
+  auto out = analyze_pages(details_csv, raw_csv, source_csv, matcher);
+  if (!out.error.empty() || out.kernels.empty()) {
+    error = out.error.empty() ? "no kernel in it" : first_line(out.error);
+    return std::nullopt;
+  }
+  // The kernel that costs most is the one worth optimizing.
+  const kernel_view* best = &out.kernels.front();
+  for (const auto& v : out.kernels)
+    if (v.signature.sol.duration_us.value_or(0) > best->signature.sol.duration_us.value_or(0)) best = &v;
+  auto snap = snapshot_of(*best, "ncu");
+  try {
+    const auto report = parse_ncu_details(details_csv);
+    for (const auto& k : report.kernels)
+      if (k.id == best->signature.id)
+        if (const auto c = k.value("Elapsed Cycles")) snap.elapsed_cycles = static_cast<std::int64_t>(*c);
+  } catch (const std::exception&) {
+    // analyze_pages parsed the same page; cycles are a nicety.
+  }
+  if (out.kernels.size() > 1) snap.view["profiled_kernels"] = static_cast<int>(out.kernels.size());  // the longest is kept
+  return snap;
+}
+
 void harness_evaluator::profile(const task_entry& task, const fs::path& dir, const std::string& source_path,
                                 const std::string& library, slot& s, evaluation& e) {
   if (device_ == "cpu") {
@@ -74,29 +99,14 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     profile_static(task, source_path, e, "ncu failed: " + first_line(run.error));
     return;
   }
-  auto out = analyze_pages(run.details_csv, run.raw_csv, run.source_csv, options_.matcher);
-  if (!out.error.empty() || out.kernels.empty()) {
-    profile_static(task, source_path, e,
-                   "ncu's report could not be analysed: " + (out.error.empty() ? "no kernel in it" : first_line(out.error)));
+  std::string error;
+  auto snap = snapshot_from_ncu_pages(run.details_csv, run.raw_csv, run.source_csv, options_.matcher, error);
+  if (!snap) {
+    profile_static(task, source_path, e, "ncu's report could not be analysed: " + error);
     return;
   }
-  // The kernel that costs most is the one worth optimizing.
-  const kernel_view* best = &out.kernels.front();
-  for (const auto& v : out.kernels)
-    if (v.signature.sol.duration_us.value_or(0) > best->signature.sol.duration_us.value_or(0)) best = &v;
-  auto snap = snapshot_of(*best, "ncu");
-  try {
-    const auto report = parse_ncu_details(run.details_csv);
-    for (const auto& k : report.kernels)
-      if (k.id == best->signature.id)
-        if (const auto c = k.value("Elapsed Cycles")) snap.elapsed_cycles = static_cast<std::int64_t>(*c);
-  } catch (const std::exception&) {
-    // analyze_pages parsed the same page; cycles are a nicety.
-  }
-  if (out.kernels.size() > 1)
-    snap.view["profiled_kernels"] = static_cast<int>(out.kernels.size());  // the snapshot is the longest of them
-  snap.view["report_path"] = run.report_path;
-  e.profile = std::move(snap);
+  snap->view["report_path"] = run.report_path;
+  e.profile = std::move(*snap);
 }
 
 void harness_evaluator::profile_static(const task_entry& task, const std::string& source_path, evaluation& e,

@@ -107,7 +107,10 @@ TEST_CASE("live evaluator on a GPU: vector_add passes, is timed and profiled by 
     });
   for (auto& t : threads) t.join();
   for (const auto& r : results) CHECK(r.correct);
-  CHECK(live.harness_starts() == live.parallelism());
+  // No harness was restarted, and with several GPUs more than one served (evaluations take
+  // seconds, so the threads overlap).
+  CHECK(live.harness_starts() <= live.parallelism());
+  if (live.parallelism() > 1) CHECK(live.harness_starts() >= 2);
 }
 
 TEST_CASE("live evaluator on a GPU: without ncu the profile is static and says so") {

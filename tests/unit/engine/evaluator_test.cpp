@@ -1,6 +1,8 @@
 // The evaluators' value types and the recorder/replayer: hashing, JSON round trips, a recording
 // served back by hash, and the errors of a miss and of a corrupt file.
+#include "engine/ncu_csv_parser.h"
 #include "engine/optimize/evaluator.h"
+#include "engine/optimize/harness_evaluator.h"
 #include "engine/optimize/recorded_evaluator.h"
 
 #include <doctest/doctest.h>
@@ -275,4 +277,32 @@ TEST_CASE("a recording file appended by two sessions holds both notes") {
   replay_evaluator replay({file});
   CHECK(replay.notes() == std::vector<std::string>{"first", "second"});
   CHECK(replay.size() == 2);
+}
+
+TEST_CASE("snapshot from real ncu pages keeps the longest kernel, its state and its cycles") {
+  using kblaster::engine::read_text_file;
+  const std::string dir = std::string(KBLASTER_FIXTURES_DIR) + "/ncu-h100/";
+  std::string error;
+  // A whole application's report: vadd x3, matmul_naive (21.8 ms), ..., atomic_sum (29.4 ms, the longest).
+  const auto snap = snapshot_from_ncu_pages(read_text_file(dir + "app_sections.details.csv"), "", "", nullptr, error);
+  REQUIRE_MESSAGE(snap, error);
+  CHECK(snap->kernel == "atomic_sum");
+  CHECK(snap->source == "ncu");
+  CHECK(snap->elapsed_cycles == 47253002);
+  CHECK_FALSE(snap->primary.empty());
+  CHECK(snap->primary == "latency_bound");
+  CHECK(snap->view.value("profiled_kernels", 0) == 11);
+  CHECK(snap->view.value("primary", "") == snap->primary);
+  CHECK(snap->summary.find("atomic_sum") != std::string::npos);
+  // One kernel's report with its raw page: no kernel count.
+  const auto alone = snapshot_from_ncu_pages(read_text_file(dir + "matmul_naive.details.csv"),
+                                             read_text_file(dir + "matmul_naive.raw.csv"), "", nullptr, error);
+  REQUIRE(alone);
+  CHECK(alone->kernel == "matmul_naive");
+  CHECK(alone->primary == "memory_bound_l1");
+  CHECK_FALSE(alone->view.contains("profiled_kernels"));
+  // Pages with nothing in them: an error, not an exception.
+  CHECK_FALSE(snapshot_from_ncu_pages("", "", "", nullptr, error));
+  CHECK_FALSE(error.empty());
+  CHECK_FALSE(snapshot_from_ncu_pages("\"ID\",\"Kernel Name\"\n", "", "", nullptr, error));
 }
