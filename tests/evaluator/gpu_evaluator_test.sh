@@ -6,8 +6,9 @@
 # project's libraries at run time); default: ${KBLASTER_BUILD_DIR:-build}/tests/evaluator/.
 # kblaster-harness is built against PyTorch's LibTorch as tests/harness/gpu_test.sh does (same
 # build folder, so one build serves both), unless KBLASTER_GPU_HARNESS names a CUDA harness.
-# OUT_DIR (default build-evaluator-gpu/) receives the log, the work folder with the ncu reports,
-# and vector_add-recording.jsonl: the evaluations as a recording that replays in CI.
+# OUT_DIR (default build-evaluator-gpu/) receives the log and vector_add-recording.jsonl (the
+# evaluations as a recording that replays in CI); sources, builds and the ncu reports go to
+# $KBLASTER_EVALUATOR_WORK (default /tmp/kblaster-evaluator-gpu-work).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${1:-${KBLASTER_BUILD_DIR:-$root/build}/tests/evaluator/test_harness_evaluator_gpu}
@@ -31,10 +32,9 @@ if [[ -z ${KBLASTER_GPU_HARNESS:-} ]]; then
   KBLASTER_GPU_HARNESS=$build/kblaster-harness
 fi
 rm -f "$out/vector_add-recording.jsonl"
-export KBLASTER_HARNESS=$KBLASTER_GPU_HARNESS KBLASTER_ROOT=$root KBLASTER_EVALUATOR_WORK=$out/work \
+export KBLASTER_HARNESS=$KBLASTER_GPU_HARNESS KBLASTER_ROOT=$root KBLASTER_EVALUATOR_WORK=${KBLASTER_EVALUATOR_WORK:-/tmp/kblaster-evaluator-gpu-work} \
   KBLASTER_EVALUATOR_RECORDING=$out/vector_add-recording.jsonl
 status=0
 "$bin" 2>&1 | tee "$out/evaluator-gpu.log" || status=$?
-[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 echo "gpu_evaluator_test: log $out/evaluator-gpu.log, recording $out/vector_add-recording.jsonl"
 exit $status
