@@ -298,6 +298,33 @@ std::string convert_kernel(const parsed_source& s, const function_info& k, std::
   return {};
 }
 
+// True when kernel `k` holds `for (T i = <global index>; …; i += <grid stride>)`.
+bool has_grid_stride_loop(const parsed_source& s, const function_info& k) {
+  bool strided = false;
+  for (std::size_t i = k.body_open + 1; i + 1 < k.body_close && !strided; ++i) {
+    if (!s.word(i, "for") || !s.tokens[i + 1].is('(')) continue;
+    const std::size_t close = s.match(i + 1);
+    if (close == none || close >= k.body_close) continue;
+    std::vector<std::size_t> semis;
+    for (std::size_t j = i + 2; j < close; ++j)
+      if (s.tokens[j].is(';')) semis.push_back(j);
+    if (semis.size() != 2) continue;
+    std::size_t eq = none;
+    for (std::size_t j = i + 2; j < semis[0]; ++j)
+      if (s.tokens[j].is('=')) {
+        eq = j;
+        break;
+      }
+    // for (T i = <global index>; …; i += <grid stride>)
+    const std::size_t inc = semis[1] + 1;
+    const bool stride_ok = inc + 3 < close && s.tokens[inc + 1].is('+') && s.tokens[inc + 2].is('=') &&
+                           eq != none && s.text(inc) == s.text(eq - 1) &&
+                           is_grid_stride(s, {inc + 3, close});
+    strided = stride_ok && is_global_index(s, {eq + 1, semis[0]});
+  }
+  return strided;
+}
+
 // Where the helper goes: the start of the line of `f`'s definition, above its leading comments.
 std::size_t helper_position(const parsed_source& s, const function_info& f) {
   std::size_t pos = s.tokens[f.head_begin].begin;
@@ -401,6 +428,8 @@ mechanical_result grid_stride_variants(const parsed_source& s, const mechanical_
     if (!k.global) continue;
     std::vector<edit> mine;
     if (std::string why = convert_kernel(s, k, mine); !why.empty()) {
+      if (has_grid_stride_loop(s, k))
+        why = "kernel " + k.name + " is already a grid-stride loop (grid_size_tuning tunes its grid)";
       reasons.push_back(std::move(why));
       continue;
     }
@@ -429,27 +458,7 @@ mechanical_result grid_size_variants(const parsed_source& s, const mechanical_co
   std::vector<const function_info*> kernels;
   for (const function_info& k : s.functions) {
     if (!k.global) continue;
-    bool strided = false;
-    for (std::size_t i = k.body_open + 1; i + 1 < k.body_close && !strided; ++i) {
-      if (!s.word(i, "for") || !s.tokens[i + 1].is('(')) continue;
-      const std::size_t close = s.match(i + 1);
-      std::vector<std::size_t> semis;
-      for (std::size_t j = i + 2; j < close; ++j)
-        if (s.tokens[j].is(';')) semis.push_back(j);
-      if (semis.size() != 2) continue;
-      std::size_t eq = none;
-      for (std::size_t j = i + 2; j < semis[0]; ++j)
-        if (s.tokens[j].is('=')) {
-          eq = j;
-          break;
-        }
-      // for (T i = <global index>; …; i += <grid stride>)
-      const std::size_t inc = semis[1] + 1;
-      const bool stride_ok = inc + 3 < close && s.tokens[inc + 1].is('+') && s.tokens[inc + 2].is('=') &&
-                             eq != none && s.text(inc) == s.text(eq - 1) &&
-                             is_grid_stride(s, {inc + 3, close});
-      strided = stride_ok && is_global_index(s, {eq + 1, semis[0]});
-    }
+    const bool strided = has_grid_stride_loop(s, k);
     if (!strided) {
       reasons.push_back("kernel " + k.name + " has no grid-stride loop (`for (i = blockIdx.x * blockDim.x + "
                         "threadIdx.x; …; i += gridDim.x * blockDim.x)`); try grid_stride_loop");

@@ -84,6 +84,16 @@ parsed_source::parsed_source(std::string src) : source(std::move(src)), tokens(t
     if (f.body_close == none || f.head_begin == none) continue;
     functions.push_back(std::move(f));
   }
+  // A function inside another's body is a misreading of broken code (C++ has no nested
+  // functions): keep only the outer one, so that no token is edited twice.
+  std::vector<function_info> outer;
+  for (const function_info& f : functions) {
+    const bool nested = std::any_of(functions.begin(), functions.end(), [&](const function_info& o) {
+      return o.body_open < f.head_begin && f.head_begin < o.body_close;
+    });
+    if (!nested) outer.push_back(f);
+  }
+  functions = std::move(outer);
   // Launch sites: three adjacent '<', the kernel name before them, three adjacent '>' closing
   // the configuration outside brackets.
   for (std::size_t i = 1; i + 2 < tokens.size(); ++i) {
