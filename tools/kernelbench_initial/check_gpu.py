@@ -6,7 +6,8 @@ builds the problem's Model and inputs with PyTorch on the GPU, calls kb_forward 
 with the same arguments kblaster-harness passes (inputs, then named_parameters(), then
 named_buffers(), float32 contiguous; outputs preallocated), and compares with Model's output
 at the harness's float32 tolerance (atol = rtol = 1e-4). Prints one line per problem with the
-largest error and the kernel's time (one warm call, CUDA events).
+largest error and the kernel's time (one warm call, CUDA events) beside
+the eager Model's.
 
 Usage: check_gpu.py KERNELBENCH_DIR [--kernels DIR] [--include DLPACK_INCLUDE] [--nvcc NVCC]
                     [--shrink N] [NAME_SUBSTRING ...]
@@ -101,14 +102,22 @@ def check(torch, args, level, name, workdir):
     fn(ins, len(tensors), outs, len(outputs), stream)
     end.record()
     torch.cuda.synchronize()
+    kernel_ms = start.elapsed_time(end)
+    start.record()
+    with torch.no_grad():
+        model(*inputs)
+    end.record()
+    torch.cuda.synchronize()
+    eager_ms = start.elapsed_time(end)
     worst = 0.0
     ok = True
     for got, want in zip(outputs, expected):
         ok = ok and got.shape == want.shape and torch.allclose(got, want, atol=1e-4, rtol=1e-4)
-        worst = max(worst, float((got.double() - want.double()).abs().max()))
+        err = float((got.double() - want.double()).abs().max()) if got.shape == want.shape else float("inf")
+        worst = err if err != err else max(worst, err)  # a NaN (an unwritten output) must show
     shape = "x".join(str(s) for s in inputs[0].shape)
-    return "%s max_abs_err=%.3g kernel_ms=%.3f input0=%s" % ("OK" if ok else "MISMATCH", worst,
-                                                              start.elapsed_time(end), shape)
+    return "%s max_abs_err=%.3g kernel_ms=%.3f eager_ms=%.3f input0=%s" % ("OK" if ok else "MISMATCH", worst,
+                                                                           kernel_ms, eager_ms, shape)
 
 
 def main():
