@@ -30,6 +30,13 @@ std::optional<long long> known_block_size(const parsed_source& s, const launch_i
 /// nullopt when unknown.
 std::optional<long long> known_total_block(const parsed_source& s, const launch_info& l);
 
+/// True when tokens `r` compute blockIdx.x * blockDim.x + threadIdx.x (mechanical_index.cpp).
+bool is_global_index(const parsed_source& s, token_range r);
+/// True when tokens `r` compute gridDim.x * blockDim.x.
+bool is_grid_stride(const parsed_source& s, token_range r);
+/// True when kernel `k` holds `for (T i = <global index>; …; i += <grid stride>)`.
+bool has_grid_stride_loop(const parsed_source& s, const function_info& k);
+
 /// Joins `reasons` with "; ", each once, in order.
 std::string join_reasons(const std::vector<std::string>& reasons);
 
