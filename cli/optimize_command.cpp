@@ -8,6 +8,7 @@
 #include "engine/nvcc_driver.h"
 #include "engine/optimize/harness_evaluator.h"
 #include "engine/optimize/optimize.h"
+#include "engine/optimize/paced_evaluator.h"
 #include "engine/optimize/recorded_evaluator.h"
 #include "engine/task.h"
 #include "kb/location.h"
@@ -41,6 +42,7 @@ struct optimize_options {
   // evaluator
   std::vector<std::string> harness_replay;
   std::string harness_record;
+  double replay_pace = 0;
   std::string harness;
   std::string device = "auto";
   std::string ncu;
@@ -127,11 +129,16 @@ int run_optimize(optimize_options o) {
     // The evaluator: a replay where asked, else the live harness (which needs a GPU for .cu).
     std::unique_ptr<optimize::evaluator> live, replay;
     std::unique_ptr<optimize::recording_evaluator> recorder;
+    std::unique_ptr<optimize::paced_evaluator> paced;
     optimize::evaluator* eval = nullptr;
     if (!o.harness_replay.empty()) {
       std::vector<fs::path> files(o.harness_replay.begin(), o.harness_replay.end());
       replay = std::make_unique<optimize::replay_evaluator>(files);
       eval = replay.get();
+      if (o.replay_pace > 0) {
+        paced = std::make_unique<optimize::paced_evaluator>(*eval, o.replay_pace);
+        eval = paced.get();
+      }
     } else {
       if (o.device != "cpu" && detect_local_arch().empty()) {
         std::cerr << "kblaster optimize: no GPU here: candidates cannot be measured. Run on a machine with an NVIDIA GPU, "
@@ -249,6 +256,9 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
       ->excludes(no_llm)->check(CLI::ExistingFile);
   app->add_option("--harness-replay", o->harness_replay, "serve GPU results from these recordings instead of measuring")
       ->check(CLI::ExistingFile);
+  app->add_option("--replay-pace", o->replay_pace,
+                  "with --harness-replay: take this fraction of each recorded GPU time (1: as recorded)")
+      ->check(CLI::Range(0.0, 10.0));
   app->add_option("--harness-record", o->harness_record, "record every GPU result to this file (for --harness-replay)");
   app->add_option("--harness", o->harness, "the kblaster-harness executable");
   app->add_option("--device", o->device, "cuda, cpu (host C++ candidates) or auto")->check(CLI::IsMember({"auto", "cpu", "cuda"}));

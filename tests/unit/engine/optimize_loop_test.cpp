@@ -188,7 +188,7 @@ TEST_CASE("optimize: budgets stop the run cleanly") {
   o.limits.candidates = 2;
   const auto r = run_optimization(vector_add_task(), o, env);
   CHECK(r.stop_reason == "budget_candidates");
-  CHECK(r.candidates < 8);
+  CHECK(r.candidates <= 2 + 4);  // the budget is checked between steps: one step (4 variants) may overrun it
   CHECK(kblaster::kb::knowledge_base::open(env.kb_path).summary().attempts == static_cast<std::int64_t>(r.attempt_ids.size()));
 
   temp_dir dir2;
