@@ -136,12 +136,25 @@ task_lookup find_task_for(const std::string& cu_path, const std::string& text) {
   return out;
 }
 
+namespace {
+
+// A profile names an instantiation ("matmul_tiled<16>", "void matmul_tiled<16>(float const*, ...)")
+// where the editor names the template: compare the plain name.
+std::string plain_kernel_name(const std::string& function) {
+  std::string name = function.substr(0, function.find_first_of("<("));
+  if (const auto space = name.find_last_of(' '); space != std::string::npos) name = name.substr(space + 1);
+  if (const auto scope = name.rfind("::"); scope != std::string::npos) name = name.substr(scope + 2);
+  return name;
+}
+
+}  // namespace
+
 const kernel_view* file_analysis::kernel(const std::string& function) const {
   for (const auto* outcome : {live_profile ? &*live_profile : nullptr, &static_profile}) {
     if (!outcome) continue;
     const kernel_view* best = nullptr;
     for (const auto& k : outcome->kernels) {
-      if (k.signature.function != function) continue;
+      if (k.signature.function != function && plain_kernel_name(k.signature.function) != function) continue;
       // Several launches of one kernel: the longest one speaks for it.
       if (!best || k.signature.sol.duration_us.value_or(0) > best->signature.sol.duration_us.value_or(0)) best = &k;
     }

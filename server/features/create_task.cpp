@@ -70,7 +70,7 @@ json create_task_command(const command_args& args, request_context& ctx, editor_
   if (!edits.empty() || !written) {
     const auto answer = ctx.server().call_client(
         "workspace/applyEdit", {{"label", "Create a task for " + args.kernel}, {"edit", edit}}, apply_timeout);
-    applied = answer && answer->value("applied", false);
+    applied = answer && answer->is_object() && answer->value("applied", false);
   }
   return {{"taskPath", scaffold.task_path}, {"applied", applied}, {"entryPointAdded", !scaffold.entry_stub.empty()}};
 }

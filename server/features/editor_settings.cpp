@@ -68,11 +68,15 @@ editor_settings read_editor_settings(const json& settings, std::vector<std::stri
   r.get("optimize.breadth", s.breadth, 1, 64);
   r.get("optimize.depth", s.depth, 1, 32);
   r.get("optimize.iterations", s.iterations, 1, 100);
+  r.get("optimize.topK", s.top_k, 1, 64);
+  r.get("optimize.policy", s.policy);
+  r.get("optimize.seed", s.seed, 0, 9007199254740991.0);  // 2^53 - 1: exact in a JSON number
   r.get("optimize.budgetTokens", s.budget_tokens, 0, 1e12);
   r.get("optimize.budgetGpuSeconds", s.budget_gpu_seconds, 0, 1e7);
   r.get("optimize.budgetWallSeconds", s.budget_wall_seconds, 0, 1e7);
   r.get("optimize.budgetCandidates", s.budget_candidates, 0, 1e6);
   r.get("optimize.replayHarness", s.replay_harness);
+  r.get("optimize.harness", s.harness);
   r.get("optimize.outputDir", s.output_dir);
   r.get("llm.provider", s.llm_provider);
   r.get("llm.endpoint", s.llm_endpoint);
@@ -82,6 +86,10 @@ editor_settings read_editor_settings(const json& settings, std::vector<std::stri
   if (s.arch.size() && s.arch.rfind("sm_", 0) != 0 && problems) {
     problems->push_back("setting kblaster.arch must look like sm_90 (got \"" + s.arch + "\")");
     s.arch.clear();
+  }
+  if (s.policy != "weighted" && s.policy != "thompson" && s.policy != "greedy") {
+    if (problems) problems->push_back("setting kblaster.optimize.policy must be weighted, thompson or greedy (got \"" + s.policy + "\")");
+    s.policy = "weighted";
   }
   return s;
 }

@@ -21,10 +21,14 @@ struct editor_settings {
   std::string profile_replay;   // profile.replay: a recorded ncu details CSV served as the live profile
   // optimize.*
   int breadth = 8, depth = 4, iterations = 2;
+  int top_k = 3;                // optimize.topK
+  std::string policy = "weighted";  // optimize.policy: weighted | thompson | greedy
+  long long seed = 1;           // optimize.seed: same seed and replayed results, same run
   long long budget_tokens = 0;
   double budget_gpu_seconds = 0, budget_wall_seconds = 0;
   int budget_candidates = 0;
-  std::string replay_harness;   // optimize.replayHarness: recorded evaluations (no GPU needed)
+  std::string replay_harness;   // optimize.replayHarness: recorded evaluations (no GPU needed); wins over a GPU
+  std::string harness;          // optimize.harness: the kblaster-harness executable; empty: found beside kblaster
   std::string output_dir;       // optimize.outputDir: where runs write reports; empty: beside the task
   // llm.*
   std::string llm_provider, llm_endpoint, llm_model, llm_key_env;

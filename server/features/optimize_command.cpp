@@ -3,8 +3,8 @@
 // workspace/applyEdit and a diagnostic on the kernel says predicted vs measured speedup and
 // where the report is. The evaluator is the live harness on a GPU machine, else a replay of
 // recordings named in the settings; the UI says plainly when results are replayed.
-// applyTechnique runs the same loop (one trajectory of depth 1); restricting it to the named
-// technique needs an option the loop does not have yet: the technique is reported, not forced.
+// applyTechnique runs the same loop restricted to the named technique (one trajectory of depth 1).
+// Recordings named in kblaster.optimize.replayHarness win over a GPU (the user asked for them).
 #include "server/features/commands.h"
 
 #include "engine/llm/cassette.h"
@@ -19,8 +19,12 @@
 #include "server/lsp_server.h"
 #include "server/work_done_progress.h"
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
 #include <thread>
 
 namespace kblaster::server {
@@ -36,16 +40,33 @@ namespace {
 
 constexpr std::chrono::seconds apply_timeout{60};
 
+std::string read_file_or_empty(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec1, ec2;
+  const auto ca = fs::weakly_canonical(a, ec1), cb = fs::weakly_canonical(b, ec2);
+  return ec1 || ec2 ? a == b : ca == cb;
+}
+
 std::unique_ptr<llm::llm_client> make_model(const editor_settings& s, std::string& note) {
   if (!s.llm_replay.empty()) {
     auto entries = llm::read_cassette(s.llm_replay);
-    bool any_match = false;
-    for (const auto& e : entries) any_match = any_match || !e.match.empty();
+    // The same choice as `kblaster optimize --replay`: an answer book (entries with a match)
+    // is served by content, a fingerprinted cassette by fingerprint, anything else in order.
+    bool any_match = false, all_fingerprinted = !entries.empty();
+    for (const auto& e : entries) {
+      any_match = any_match || !e.match.empty();
+      all_fingerprinted = all_fingerprinted && !e.fingerprint.empty();
+    }
+    const auto mode = any_match ? llm::replay_mode::by_content
+                                : all_fingerprinted ? llm::replay_mode::by_fingerprint : llm::replay_mode::in_order;
     note = "model: REPLAYED from " + s.llm_replay;
-    return std::make_unique<llm::llm_client>(
-        std::make_unique<llm::replay_backend>(std::move(entries), any_match ? llm::replay_mode::by_content : llm::replay_mode::in_order,
-                                              s.llm_replay),
-        llm::client_options{});
+    llm::client_options co;
+    co.budget_tokens = s.budget_tokens;
+    return std::make_unique<llm::llm_client>(std::make_unique<llm::replay_backend>(std::move(entries), mode, s.llm_replay), co);
   }
   if (s.llm_model.empty()) {
     note = "no model configured (kblaster.llm.model): mechanical tier only";
@@ -65,11 +86,13 @@ std::unique_ptr<llm::llm_client> make_model(const editor_settings& s, std::strin
 
 }  // namespace
 
-json optimize_command(const command_args& args, request_context& ctx, editor_state& state) {
+json optimize_command(const command_args& args, request_context& ctx, editor_state&) {
   auto& server = ctx.server();
   const auto settings = read_editor_settings(server.settings());
-  const auto doc = ctx.watch_document(args.uri);
-  const auto a = state.analyzer(settings).latest(document_path(*doc));
+  // Not watched: the run may take hours, and its own edit at the end must not cancel it. An
+  // edit made meanwhile is noticed before applying (the result then stays in the run folder).
+  const auto doc = server.documents().get(args.uri);
+  if (!doc) throw rpc_error(error_code::invalid_params, "kblaster.optimize: " + args.uri + " is not open");
   const auto task_of = engine::find_task_for(document_path(*doc), doc->text());
   if (!task_of.task)
     throw rpc_error(error_code::invalid_params, "kblaster.optimize: no task for " + args.uri +
@@ -78,17 +101,29 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
 
   std::unique_ptr<opt::evaluator> eval;
   bool replayed = false;
-  if (!engine::detect_local_arch().empty()) {
-    eval = std::make_unique<opt::harness_evaluator>(std::vector<engine::task_spec>{task}, opt::harness_evaluator_options{});
-  } else if (!settings.replay_harness.empty()) {
-    eval = std::make_unique<opt::replay_evaluator>(std::vector<fs::path>{settings.replay_harness});
-    replayed = true;
-  } else {
-    throw rpc_error(error_code::invalid_params, "kblaster.optimize: no GPU here and no recordings to replay "
-                                                "(set kblaster.optimize.replayHarness)");
+  try {
+    if (!settings.replay_harness.empty()) {
+      eval = std::make_unique<opt::replay_evaluator>(std::vector<fs::path>{settings.replay_harness});
+      replayed = true;
+    } else if (!engine::detect_local_arch().empty()) {
+      opt::harness_evaluator_options ho;
+      ho.harness = settings.harness;
+      ho.ncu = settings.ncu_path;
+      eval = std::make_unique<opt::harness_evaluator>(std::vector<engine::task_spec>{task}, ho);
+    } else {
+      throw rpc_error(error_code::invalid_params, "kblaster.optimize: no GPU here and no recordings to replay "
+                                                  "(set kblaster.optimize.replayHarness)");
+    }
+  } catch (const opt::evaluation_error& e) {
+    throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: cannot evaluate candidates: ") + e.what());
   }
   std::string model_note;
-  auto model = make_model(settings, model_note);
+  std::unique_ptr<llm::llm_client> model;
+  try {
+    model = make_model(settings, model_note);
+  } catch (const std::exception& e) {
+    throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: the model cannot be used: ") + e.what());
+  }
 
   opt::loop_options loop;
   loop.breadth = args.technique.empty() ? settings.breadth : 1;
@@ -99,6 +134,10 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   loop.limits.wall_seconds = settings.budget_wall_seconds;
   loop.limits.candidates = settings.budget_candidates;
   loop.arch = settings.arch;
+  loop.top_k = settings.top_k;
+  loop.policy = settings.policy;
+  loop.seed = static_cast<std::uint64_t>(settings.seed);
+  loop.only_technique = args.technique;
 
   const std::string title = "KernelBlaster: optimizing " + args.kernel + (replayed ? " (REPLAYED results)" : "");
   work_done_progress progress(ctx, title, eval->describe() + "; " + model_note);
@@ -106,9 +145,19 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   env.kb_path = settings.kb_path.empty() ? kb::default_kb_path() : fs::path(settings.kb_path);
   env.eval = eval.get();
   env.model = model.get();
-  env.out_dir = settings.output_dir.empty() ? fs::path(task.dir) / ".kblaster" / "runs" / task.name
-                                            : fs::path(settings.output_dir) / task.name;
+  // One run directory per (input, options): running again after a cancel resumes, and an
+  // optimized kernel (a new input) or other settings start a fresh run beside the old ones.
+  const std::string run_key = doc->text() + "\n" + json({loop.breadth, loop.depth, loop.iterations, loop.top_k, loop.policy,
+                                                           loop.seed, loop.only_technique, model_note, eval->describe()}).dump();
+  std::string run_name = args.technique.empty() ? "" : args.technique + "-";
+  for (char& c : run_name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  run_name += opt::source_hash(task.name, run_key).substr(0, 12);
+  env.out_dir = (settings.output_dir.empty() ? fs::path(task.dir) / ".kblaster" / "runs" : fs::path(settings.output_dir)) /
+                task.name / run_name;
+  std::mutex progress_mutex;  // trajectories report from their own threads
   env.progress = [&](const opt::progress_event& e) {
+    const std::lock_guard lock(progress_mutex);
     const int pct = e.steps_total > 0 ? 100 * e.steps_done / e.steps_total : 0;
     char best[32];
     std::snprintf(best, sizeof best, "%.2fx", e.best_speedup);
@@ -121,7 +170,23 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
     while (!st.stop_requested() && !ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (ctx.cancelled()) stop.request_stop();
   });
-  const auto r = opt::run_optimization(task, loop, env);
+  // The buffer is what the user sees: when it differs from the file on disk (unsaved edits),
+  // the run starts from a snapshot of it.
+  if (same_file(task.kernel, document_path(*doc)) && read_file_or_empty(task.kernel) != doc->text()) {
+    fs::create_directories(env.out_dir);
+    env.input = env.out_dir / ("editor-input" + fs::path(task.kernel).extension().string());
+    std::ofstream(env.input, std::ios::binary) << doc->text();
+  }
+  opt::optimize_result r;
+  try {
+    r = opt::run_optimization(task, loop, env);
+  } catch (const std::invalid_argument& e) {
+    throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: ") + e.what());
+  } catch (const opt::evaluation_error& e) {
+    throw rpc_error(error_code::request_failed, std::string("kblaster.optimize: ") + e.what());
+  } catch (const llm::llm_error& e) {
+    throw rpc_error(error_code::request_failed, std::string("kblaster.optimize: model: ") + e.what());
+  }
   watcher.request_stop();
   ctx.check_cancelled();
   const std::string report_path = (env.out_dir / "report.md").string();
@@ -130,16 +195,20 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   progress.end(std::string(speed) + (replayed ? " (replayed)" : ""));
 
   bool applied = false;
-  if (r.best_source != r.input_source && !r.best_source.empty()) {
+  const auto now = server.documents().get(args.uri);
+  const bool edited_meanwhile = !now || now->version() != doc->version();
+  if (r.best_source != r.input_source && !r.best_source.empty() && !edited_meanwhile) {
     const auto end = doc->lines().position_of(doc->text().size());
     const json edit = {{"changes", {{args.uri, json::array({{{"range", protocol::range{{0, 0}, end}}, {"newText", r.best_source}}})}}}};
     const auto answer = server.call_client("workspace/applyEdit", {{"label", "KernelBlaster: best " + args.kernel}, {"edit", edit}}, apply_timeout);
-    applied = answer && answer->value("applied", false);
+    applied = answer && answer->is_object() && answer->value("applied", false);
   }
   const auto names = kernel_name_ranges(*doc);
   const auto where = names.find(args.kernel);
   std::string message = std::string(replayed ? "[REPLAYED] " : "") + "optimized " + args.kernel + ": " + speed;
-  if (a) message += " (stop: " + r.stop_reason + ")";
+  message += " (stop: " + r.stop_reason + ")";
+  if (edited_meanwhile && r.best_source != r.input_source)
+    message += "; not applied: the file changed during the run (best version: " + (env.out_dir / "best.cu").string() + ")";
   message += "; report: " + report_path;
   json diag = {{"range", where != names.end() ? where->second : protocol::range{}}, {"severity", 3}, {"source", "kblaster"}, {"message", message}};
   server.notify("textDocument/publishDiagnostics", {{"uri", args.uri}, {"diagnostics", json::array({diag})}});

@@ -5,6 +5,7 @@
 // idle RSS < 30 MB) are printed beside the figures, not asserted.
 #include "protocol/framing.h"
 #include "protocol/json_rpc.h"
+#include "tests/bench/lsp_daemon.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -25,68 +26,6 @@ using kblaster::protocol::json;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
-
-class daemon_process {
- public:
-  explicit daemon_process(const char* binary) {
-    int to_child[2], from_child[2];
-    if (pipe(to_child) || pipe(from_child)) throw std::runtime_error("pipe");
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(to_child[0], 0);
-      dup2(from_child[1], 1);
-      close(to_child[1]);
-      close(from_child[0]);
-      execl(binary, binary, "serve", "--log-file", "/dev/null", "--log-level", "error", nullptr);
-      _exit(127);
-    }
-    close(to_child[0]);
-    close(from_child[1]);
-    in_ = to_child[1];
-    out_ = from_child[0];
-  }
-  ~daemon_process() {
-    close(in_);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-  }
-  void send(const json& message) {
-    const std::string bytes = kblaster::protocol::frame(message.dump());
-    for (std::size_t done = 0; done < bytes.size();) {
-      const ssize_t n = write(in_, bytes.data() + done, bytes.size() - done);
-      if (n <= 0) throw std::runtime_error("daemon closed its input");
-      done += static_cast<std::size_t>(n);
-    }
-  }
-  json receive() {
-    char buffer[65536];
-    for (;;) {
-      if (auto event = reader_.next()) return json::parse(event->text);
-      const ssize_t n = read(out_, buffer, sizeof buffer);
-      if (n <= 0) throw std::runtime_error("daemon closed its output");
-      reader_.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
-    }
-  }
-  json call(int id, const std::string& method, json params) {
-    send(kblaster::protocol::make_request(id, method, std::move(params)));
-    for (;;) {
-      json m = receive();
-      if (!m.contains("method") && m.value("id", json()) == id) return m;
-    }
-  }
-  long rss_kib() const {
-    std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
-    std::string line;
-    while (std::getline(status, line))
-      if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-    return -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int in_ = -1, out_ = -1;
-  kblaster::protocol::frame_reader reader_;
-};
 
 std::string small_document(int i) {
   std::ostringstream s;
@@ -145,7 +84,7 @@ int main() {
   signal(SIGPIPE, SIG_IGN);
   bench_framing();
 
-  daemon_process daemon(KBLASTER_BINARY);
+  kblaster::bench::lsp_daemon daemon(KBLASTER_BINARY, {"--log-file", "/dev/null", "--log-level", "error"});
   daemon.call(0, "initialize", {{"capabilities", json::object()}});
   daemon.send(kblaster::protocol::make_notification("initialized", json::object()));
   usleep(200000);

@@ -3,14 +3,18 @@
 // language client is built on, with the `initialize` params VS Code sends.
 //
 //   node tests/e2e/vscode_client.js --binary build/cli/kblaster [--tcp] [--file F.cu]
+//        [--optimize-task DIR]... [--recordings-dir DIR] [--live] [--no-optimize]
 //
 // One session checks, in order: -32002 before initialize; the capabilities; document symbols
 // and hover on examples/matmul/matmul.cu against the file itself; -32601 and -32602; progress of
 // kblaster.selfTest through window/workDoneProgress/create and through a client token;
 // cancellation by $/cancelRequest and by window/workDoneProgress/cancel (-32800);
 // ContentModified (-32801) on didChange; shutdown + exit -> exit code 0. A second, short
-// session checks that exit without shutdown gives exit code 1. Prints one line per check and
-// exits 1 if any failed.
+// session checks that exit without shutdown gives exit code 1. Over stdio, a third session per
+// task (optimize_session.js) runs kblaster.optimize on a copy of examples/tasks/vector_add as
+// VS Code would: save, diagnostics, hover, code actions, progress, workspace/applyEdit applied
+// to the document and sent back as didChange, the new text checked against the run's best.cu.
+// Prints one line per check and exits 1 if any failed.
 'use strict';
 const { spawn } = require('child_process');
 const fs = require('fs');
@@ -29,18 +33,27 @@ const root = path.resolve(__dirname, '..', '..');
 
 function parseArgs(argv) {
   const args = { binary: process.env.KBLASTER_BINARY || path.join(root, 'build', 'cli', 'kblaster'),
-                 file: path.join(root, 'examples', 'matmul', 'matmul.cu'), tcp: false, hover: 'matmul_tiled' };
+                 file: path.join(root, 'examples', 'matmul', 'matmul.cu'), tcp: false, hover: 'matmul_tiled',
+                 optimizeTasks: [], live: process.env.KBLASTER_E2E_LIVE === '1',
+                 recordingsDir: process.env.KBLASTER_E2E_RECORDINGS_DIR || path.join(root, 'tests', 'optimize', 'recordings'),
+                 optimize: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--binary') args.binary = argv[++i];
     else if (a === '--file') args.file = path.resolve(argv[++i]);
     else if (a === '--hover') args.hover = argv[++i];
     else if (a === '--tcp') args.tcp = true;
+    else if (a === '--optimize-task') args.optimizeTasks.push(path.resolve(argv[++i]));
+    else if (a === '--recordings-dir') args.recordingsDir = path.resolve(argv[++i]);
+    else if (a === '--live') args.live = true;
+    else if (a === '--no-optimize') args.optimize = false;
     else {
-      console.error(`usage: vscode_client.js --binary PATH [--tcp] [--file F.cu] [--hover NAME]\nunknown argument ${a}`);
+      console.error('usage: vscode_client.js --binary PATH [--tcp] [--file F.cu] [--hover NAME] [--optimize-task DIR]... '
+        + `[--recordings-dir DIR] [--live] [--no-optimize]\nunknown argument ${a}`);
       process.exit(2);
     }
   }
+  if (args.optimizeTasks.length === 0) args.optimizeTasks.push(path.join(root, 'examples', 'tasks', 'vector_add'));
   return args;
 }
 
@@ -458,6 +471,11 @@ async function exitWithoutShutdown() {
   }
   await session();
   if (!args.tcp) await exitWithoutShutdown();
+  if (!args.tcp && args.optimize) {
+    const { optimizeSession } = require('./optimize_session');
+    const helpers = { startDaemon, vscodeInitializeParams, check, record, withTimeout, waitFor, errorOf };
+    for (const task of args.optimizeTasks) await optimizeSession(task, args, helpers);
+  }
   const failed = results.filter((r) => r.status === 'FAIL').length;
   const skipped = results.filter((r) => r.status === 'SKIP').length;
   console.log(`e2e.vscode_jsonrpc${args.tcp ? '_tcp' : ''}: ${results.length - failed - skipped} passed, ${failed} failed, ${skipped} skipped`);

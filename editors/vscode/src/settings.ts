@@ -21,6 +21,18 @@ function bounded(config: ConfigReader, key: string, lo: number, hi: number): num
   return typeof v === 'number' && Number.isFinite(v) && v >= lo && v <= hi ? v : undefined;
 }
 
+/** An integer setting within [lo, hi], else undefined. */
+function integer(config: ConfigReader, key: string, lo: number, hi: number): number | undefined {
+  const v = bounded(config, key, lo, hi);
+  return v !== undefined && Number.isInteger(v) ? v : undefined;
+}
+
+/** A string setting that is one of `allowed`, else undefined. */
+function oneOf(config: ConfigReader, key: string, allowed: string[]): string | undefined {
+  const v = config.get<unknown>(key, undefined);
+  return typeof v === 'string' && allowed.includes(v) ? v : undefined;
+}
+
 /** Drops undefined and empty-string values so that the daemon's defaults apply. */
 function compact(o: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -53,11 +65,15 @@ export function daemonSettings(config: ConfigReader, workspaceFolder?: string, h
       breadth: bounded(config, 'optimize.breadth', 1, 64),
       depth: bounded(config, 'optimize.depth', 1, 32),
       iterations: bounded(config, 'optimize.iterations', 1, 100),
+      topK: bounded(config, 'optimize.topK', 1, 64),
+      policy: oneOf(config, 'optimize.policy', ['weighted', 'thompson', 'greedy']),
+      seed: integer(config, 'optimize.seed', 0, Number.MAX_SAFE_INTEGER),
       budgetTokens: bounded(config, 'optimize.budgetTokens', 0, 1e12),
       budgetGpuSeconds: bounded(config, 'optimize.budgetGpuSeconds', 0, 1e7),
       budgetWallSeconds: bounded(config, 'optimize.budgetWallSeconds', 0, 1e7),
       budgetCandidates: bounded(config, 'optimize.budgetCandidates', 0, 1e6),
       replayHarness: path('optimize.replayHarness'),
+      harness: path('optimize.harness'),
       outputDir: path('optimize.outputDir'),
     },
     llm: {

@@ -29,6 +29,16 @@ test('settings map to the daemon keys, nested by section', () => {
   });
 });
 
+test('the optimizer settings that make a run reproducible reach the daemon', () => {
+  const s = daemonSettings(reader({
+    'optimize.seed': 7, 'optimize.topK': 2, 'optimize.policy': 'greedy', 'optimize.harness': '~/bin/kblaster-harness',
+  }), '/ws', '/home/u');
+  assert.deepEqual(s.optimize, { topK: 2, policy: 'greedy', seed: 7, harness: '/home/u/bin/kblaster-harness' });
+  const bad = daemonSettings(reader({ 'optimize.seed': 1.5, 'optimize.policy': 'random', 'optimize.topK': 0 }));
+  assert.equal((bad.optimize as unknown), undefined);
+  assert.equal(daemonSettings(reader({ 'optimize.seed': 0 })).optimize !== undefined, true);
+});
+
 test('out-of-range and mistyped numbers are left to the daemon default', () => {
   const s = daemonSettings(reader({ 'optimize.breadth': 0, 'optimize.depth': 'deep', 'analysis.debounceMs': 20000 }));
   assert.equal((s.optimize as unknown), undefined);

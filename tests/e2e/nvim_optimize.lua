@@ -1,0 +1,290 @@
+-- End-to-end test of "Optimize" in headless Neovim, through the shipped editors/neovim setup.
+--
+--   KBLASTER_BINARY=build/cli/kblaster nvim --headless --clean -u tests/e2e/nvim_optimize.lua
+--
+-- For each task (default examples/tasks/vector_add; KBLASTER_E2E_TASKS="dir1 dir2" for more)
+-- the task directory is copied into a temporary workspace, so that nothing in the checkout is
+-- edited, and its kernel is opened. The test then saves the file and waits for diagnostics,
+-- hovers the kernel (performance section), lists the code actions (an enabled "Optimize"),
+-- runs kblaster.optimize through the plugin's execute(), and checks: $/progress begin ->
+-- reports -> end; the workspace/applyEdit request; the result (replayed, candidates, speedup);
+-- the buffer's new text, equal to the run's best.cu and different from the input; the final
+-- diagnostic naming the speedup and the report.
+--
+-- Without a GPU the GPU results are replayed from recordings made on the GPU machine
+-- (tests/optimize/recordings/loop-TASK.jsonl, or KBLASTER_E2E_RECORDINGS_DIR), keyed by each
+-- candidate's source hash, and the model is the answer book tests/optimize/answer_book.jsonl
+-- replayed by content. A replay only hits when this run takes the recorded path, so the
+-- settings are those of the recording: breadth 2, depth 2, iterations 2, top-k 3, weighted,
+-- seed 1, a fresh KB. KBLASTER_E2E_LIVE=1 measures on this machine's GPU instead (the real
+-- harness, $KBLASTER_HARNESS or optimize.harness, and ncu, $KBLASTER_E2E_NCU or on the PATH).
+-- Written for Neovim 0.7.2 (Debian 12).
+
+local script = debug.getinfo(1, 'S').source:gsub('^@', '')
+local root = vim.fn.fnamemodify(script, ':p:h:h:h')
+local binary = os.getenv('KBLASTER_BINARY') or (root .. '/build/cli/kblaster')
+local live = os.getenv('KBLASTER_E2E_LIVE') == '1'
+local answer_book = os.getenv('KBLASTER_E2E_ANSWER_BOOK') or (root .. '/tests/optimize/answer_book.jsonl')
+local recordings_dir = os.getenv('KBLASTER_E2E_RECORDINGS_DIR') or (root .. '/tests/optimize/recordings')
+local timeout_ms = tonumber(os.getenv('KBLASTER_E2E_TIMEOUT_MS') or '') or 180000
+local optimize_timeout_ms = tonumber(os.getenv('KBLASTER_E2E_OPTIMIZE_TIMEOUT_MS') or '') or (live and 1200000 or 300000)
+local tasks = vim.split(os.getenv('KBLASTER_E2E_TASKS') or (root .. '/examples/tasks/vector_add'), '%s+', { trimempty = true })
+
+local failures, skipped = {}, {}
+
+local function out(fmt, ...)
+  io.stdout:write(string.format(fmt, ...) .. '\n')
+  io.stdout:flush()
+end
+
+local function check(ok, fmt, ...)
+  local msg = string.format(fmt, ...)
+  if not ok then
+    table.insert(failures, msg)
+    io.stderr:write('FAIL: ' .. msg .. '\n')
+  end
+  return ok
+end
+
+local function wait_for(what, predicate, ms)
+  ms = ms or timeout_ms
+  if not vim.wait(ms, predicate, 20) then
+    error(string.format('timed out after %d ms waiting for %s', ms, what), 0)
+  end
+end
+
+local function read_file(path)
+  local f = io.open(path, 'rb')
+  if not f then return nil end
+  local s = f:read('*a')
+  f:close()
+  return s
+end
+
+local function write_file(path, text)
+  local f = assert(io.open(path, 'wb'))
+  f:write(text)
+  f:close()
+end
+
+--- Copies the files of task directory `src` (one level: a task is flat) into `dst`.
+local function copy_task(src, dst)
+  vim.fn.mkdir(dst, 'p')
+  for _, name in ipairs(vim.fn.readdir(src)) do
+    local from = src .. '/' .. name
+    if vim.fn.isdirectory(from) == 0 then write_file(dst .. '/' .. name, read_file(from)) end
+  end
+end
+
+local function buffer_text(buf)
+  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n') .. '\n'
+end
+
+-- What the daemon sends, for every client this test starts.
+local published, progress, apply_edits, messages = {}, {}, {}, {}
+
+local function handlers()
+  local h = vim.lsp.handlers
+  return {
+    ['textDocument/publishDiagnostics'] = function(err, result, ctx, config)
+      table.insert(published, result)
+      return h['textDocument/publishDiagnostics'](err, result, ctx, config)
+    end,
+    ['$/progress'] = function(err, result, ctx, config)
+      table.insert(progress, result)
+      return h['$/progress'](err, result, ctx, config)
+    end,
+    ['workspace/applyEdit'] = function(err, result, ctx, config)
+      table.insert(apply_edits, result)
+      return h['workspace/applyEdit'](err, result, ctx, config)
+    end,
+    ['window/showMessage'] = function(_, result)
+      table.insert(messages, result)
+    end,
+  }
+end
+
+--- Settings for one task's daemon: a fresh KB in the workspace, the recorded options.
+local function settings_for(workspace, task_name)
+  local s = {
+    knowledgeBase = workspace .. '/kb.sqlite',
+    analysis = { debounceMs = 0 },
+    optimize = { breadth = 2, depth = 2, iterations = 2, topK = 3, policy = 'weighted', seed = 1,
+                 outputDir = workspace .. '/runs' },
+    llm = { replay = answer_book },
+  }
+  if live then
+    s.optimize.harness = os.getenv('KBLASTER_HARNESS')
+    s.ncuPath = os.getenv('KBLASTER_E2E_NCU')
+  else
+    s.optimize.replayHarness = recordings_dir .. '/loop-' .. task_name .. '.jsonl'
+    s.ncuPath = '/nonexistent/ncu'  -- no live profiling on save, whatever the machine has
+  end
+  return { kblaster = s }
+end
+
+local function optimize_task(task_dir, workspace)
+  local task_name = vim.fn.fnamemodify(task_dir, ':t')
+  local spec = vim.fn.json_decode(read_file(task_dir .. '/task.json'))
+  task_name = spec.name or task_name
+  local recordings = recordings_dir .. '/loop-' .. task_name .. '.jsonl'
+  if not live and vim.fn.filereadable(recordings) == 0 then
+    -- The recordings are made on the GPU machine (tests/optimize/gpu_loop_test.sh) and
+    -- committed; without them there is nothing to replay.
+    table.insert(skipped, task_name)
+    check(os.getenv('KBLASTER_E2E_ALLOW_MISSING') == '1', 'no recordings for %s: %s (record them on the GPU machine)',
+      task_name, recordings)
+    return
+  end
+  local dir = workspace .. '/' .. task_name
+  copy_task(task_dir, dir)
+  local file = dir .. '/' .. spec.kernel
+  local original = read_file(file)
+  local kernel = original:match('__global__%s+[^(]-([%a_][%w_]*)%s*%(')
+  out('\n== %s: %s (%s)', task_name, file, live and 'LIVE on this GPU' or 'replayed GPU results and model')
+
+  local kb = require('kblaster')
+  kb.config.settings = settings_for(workspace, task_name)
+  local first_diag, first_progress, first_edit = #published, #progress, #apply_edits
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  local buf = vim.api.nvim_get_current_buf()
+  local uri = vim.uri_from_bufnr(buf)
+  local client
+  wait_for('the kblaster client for ' .. task_name, function()
+    client = kb.clients(buf)[1]
+    return client ~= nil and client.initialized
+  end)
+  local function request(method, params, ms)
+    local done, err, result = false, nil, nil
+    check(client.request(method, params, function(e, r) done, err, result = true, e, r end, buf), '%s not sent', method)
+    wait_for('the reply to ' .. method, function() return done end, ms)
+    return err, result
+  end
+  local function diagnostics_since(n)
+    for i = #published, n + 1, -1 do
+      if published[i].uri == uri then return published[i] end
+    end
+  end
+
+  -- Save: diagnostics (nvcc) for the saved text, no errors.
+  wait_for('diagnostics after opening', function() return diagnostics_since(first_diag) ~= nil end)
+  local before_save = #published
+  vim.cmd('silent write')
+  wait_for('diagnostics after saving', function() return diagnostics_since(before_save) ~= nil end)
+  local saved = diagnostics_since(before_save)
+  out('diagnostics after save: %d', #saved.diagnostics)
+  for _, d in ipairs(saved.diagnostics) do
+    check(d.severity ~= 1, '%s: compile error in the example: %s', task_name, d.message)
+  end
+
+  -- Hover the kernel: the performance section.
+  local line, col
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    local c = l:find(kernel .. '%s*%(')
+    if c and l:match('__global__') and not line then line, col = i - 1, c - 1 end
+  end
+  if not check(line ~= nil, '%s: kernel %s not found in the buffer', task_name, tostring(kernel)) then return end
+  local _, hover = request('textDocument/hover', { textDocument = { uri = uri }, position = { line = line, character = col + 1 } })
+  local value = hover and hover.contents and hover.contents.value or ''
+  check(value:find('**Performance**', 1, true) ~= nil and value:find('State: `', 1, true) ~= nil,
+    '%s: hover has no performance section: %s', task_name, value)
+  out('hover on %s: %s', kernel, (value:match('(%*%*Performance%*%*[^\n]*)') or value):sub(1, 160))
+
+  -- Code actions: an enabled Optimize (the task exists).
+  local _, actions = request('textDocument/codeAction', {
+    textDocument = { uri = uri },
+    range = { start = { line = line, character = col }, ['end'] = { line = line, character = col } },
+    context = { diagnostics = {} },
+  })
+  local optimize_action
+  for _, a in ipairs(actions or {}) do
+    out('action: %s%s', a.title, a.disabled and (' (disabled: ' .. a.disabled.reason .. ')') or '')
+    if a.title == 'Optimize `' .. kernel .. '`' then optimize_action = a end
+  end
+  check(optimize_action ~= nil and optimize_action.disabled == nil and optimize_action.command
+    and optimize_action.command.command == 'kblaster.optimize',
+    '%s: no enabled "Optimize `%s`" action: %s', task_name, kernel, vim.inspect(actions))
+
+  -- Optimize, as :KblasterOptimize does (the plugin's execute), with a result callback.
+  local done, err, result = false, nil, nil
+  local started = vim.loop.hrtime()
+  kb.execute('kblaster.optimize', kernel, function(e, r) done, err, result = true, e, r end)
+  wait_for('kblaster.optimize on ' .. task_name, function() return done end, optimize_timeout_ms)
+  local seconds = (vim.loop.hrtime() - started) / 1e9
+  if not check(err == nil, '%s: kblaster.optimize failed: %s', task_name, vim.inspect(err)) then return end
+  out('optimize result after %.1f s: %s', seconds, vim.inspect(result, { newline = ' ', indent = '' }))
+  check(result.replayed == not live, '%s: replayed is %s, expected %s', task_name, tostring(result.replayed), tostring(not live))
+  check(result.stopReason == 'finished', '%s: stopped because %s', task_name, tostring(result.stopReason))
+  check(type(result.candidates) == 'number' and result.candidates > 0, '%s: %s candidates', task_name, tostring(result.candidates))
+
+  -- Progress: begin, at least one report, end, in that order, on one token.
+  local kinds, token = {}, nil
+  for i = first_progress + 1, #progress do
+    local p = progress[i]
+    if p.value and p.value.kind == 'begin' and p.value.title and p.value.title:find(kernel, 1, true) then token = p.token end
+    if token ~= nil and p.token == token then table.insert(kinds, p.value.kind) end
+  end
+  out('progress: %d messages (%s ... %s)', #kinds, kinds[1] or '-', kinds[#kinds] or '-')
+  check(#kinds >= 3 and kinds[1] == 'begin' and kinds[2] == 'report' and kinds[#kinds] == 'end',
+    '%s: progress %s, expected begin, reports, end', task_name, table.concat(kinds, ' '))
+
+  -- The edit: applied to the buffer, equal to the run's best kernel.
+  local best = read_file(vim.fn.fnamemodify(result.reportPath, ':h') .. '/best.cu')
+  if check(best ~= nil, '%s: no best.cu beside %s', task_name, tostring(result.reportPath)) then
+    if result.bestSpeedup > 1 then
+      check(#apply_edits > first_edit, '%s: %.2fx found but no workspace/applyEdit came', task_name, result.bestSpeedup)
+      check(result.applied == true, '%s: applied is %s', task_name, tostring(result.applied))
+      wait_for('the edit in the buffer', function() return buffer_text(buf) ~= original end, 5000)
+      check(buffer_text(buf) == best, '%s: the buffer is not the run\'s best.cu', task_name)
+      check(buffer_text(buf) ~= original, '%s: the buffer still holds the input kernel', task_name)
+      out('buffer now holds best.cu (%d lines, %.2fx): %s', #vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+        result.bestSpeedup, (best:match('\n(__global__[^\n]*)') or ''):sub(1, 120))
+    else
+      check(#apply_edits == first_edit and buffer_text(buf) == original, '%s: nothing better, yet the buffer changed', task_name)
+      out('nothing faster than the input: the buffer is unchanged')
+    end
+  end
+  local final = diagnostics_since(first_diag)
+  local message = final and final.diagnostics[1] and final.diagnostics[1].message or ''
+  out('diagnostic: %s', message)
+  check(message:find('optimized ' .. kernel, 1, true) ~= nil and message:find(result.reportPath, 1, true) ~= nil
+    and (live or message:find('[REPLAYED]', 1, true) ~= nil),
+    '%s: final diagnostic %q', task_name, message)
+
+  client.stop()
+  wait_for('the daemon for ' .. task_name .. ' to stop', function() return client.is_stopped() end, 10000)
+end
+
+local function main()
+  vim.opt.runtimepath:prepend(root .. '/editors/neovim')
+  vim.cmd('filetype on')
+  check(vim.fn.executable(binary) == 1, 'daemon %s is not executable (set KBLASTER_BINARY)', binary)
+  require('kblaster').setup({ cmd = { binary, 'serve' }, handlers = handlers() })
+  local workspace = vim.fn.tempname()
+  vim.fn.mkdir(workspace, 'p')
+  for _, t in ipairs(tasks) do
+    optimize_task(vim.fn.fnamemodify(t, ':p'):gsub('/$', ''), workspace)
+  end
+  if #messages > 0 then out('message: %s', messages[1].message) end
+  if #failures == 0 and os.getenv('KBLASTER_E2E_KEEP') ~= '1' then vim.fn.delete(workspace, 'rf') end
+end
+
+vim.api.nvim_create_autocmd('VimEnter', {
+  once = true,
+  nested = true,
+  callback = function()
+    local ok, err = xpcall(main, debug.traceback)
+    if not ok then
+      table.insert(failures, tostring(err))
+      io.stderr:write('ERROR: ' .. tostring(err) .. '\n')
+    end
+    if #failures == 0 then
+      out('e2e.neovim_optimize: all checks passed%s',
+        #skipped > 0 and (' (SKIPPED, no recordings: ' .. table.concat(skipped, ', ') .. ')') or '')
+      vim.cmd('qall!')
+    else
+      io.stderr:write(string.format('e2e.neovim_optimize: %d check(s) failed\n', #failures))
+      vim.cmd('cquit 1')
+    end
+  end,
+})
