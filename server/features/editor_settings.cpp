@@ -77,6 +77,7 @@ editor_settings read_editor_settings(const json& settings, std::vector<std::stri
   r.get("optimize.budgetCandidates", s.budget_candidates, 0, 1e6);
   r.get("optimize.replayHarness", s.replay_harness);
   r.get("optimize.harness", s.harness);
+  r.get("optimize.replayPace", s.replay_pace, 0, 10);
   r.get("optimize.outputDir", s.output_dir);
   r.get("llm.provider", s.llm_provider);
   r.get("llm.endpoint", s.llm_endpoint);

@@ -28,6 +28,7 @@ struct editor_settings {
   double budget_gpu_seconds = 0, budget_wall_seconds = 0;
   int budget_candidates = 0;
   std::string replay_harness;   // optimize.replayHarness: recorded evaluations (no GPU needed); wins over a GPU
+  double replay_pace = 0;       // optimize.replayPace: a replay waits this fraction of each recorded GPU time
   std::string harness;          // optimize.harness: the kblaster-harness executable; empty: found beside kblaster
   std::string output_dir;       // optimize.outputDir: where runs write reports; empty: beside the task
   // llm.*

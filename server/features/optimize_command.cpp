@@ -13,6 +13,7 @@
 #include "engine/nvcc_driver.h"
 #include "engine/optimize/harness_evaluator.h"
 #include "engine/optimize/optimize.h"
+#include "engine/optimize/paced_evaluator.h"
 #include "engine/optimize/recorded_evaluator.h"
 #include "kb/location.h"
 #include "server/features/diagnostics.h"
@@ -99,11 +100,14 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
                                                     (task_of.error.empty() ? ": create one first (kblaster.createTask)" : ": " + task_of.error));
   const auto& task = *task_of.task;
 
-  std::unique_ptr<opt::evaluator> eval;
+  std::unique_ptr<opt::evaluator> replay, eval;  // eval may wrap replay: declared after it
   bool replayed = false;
   try {
     if (!settings.replay_harness.empty()) {
-      eval = std::make_unique<opt::replay_evaluator>(std::vector<fs::path>{settings.replay_harness});
+      replay = std::make_unique<opt::replay_evaluator>(std::vector<fs::path>{settings.replay_harness});
+      // Paced: the run unfolds at (a fraction of) the recorded GPU time, as a live one would.
+      if (settings.replay_pace > 0) eval = std::make_unique<opt::paced_evaluator>(*replay, settings.replay_pace);
+      else eval = std::move(replay);
       replayed = true;
     } else if (!engine::detect_local_arch().empty()) {
       opt::harness_evaluator_options ho;

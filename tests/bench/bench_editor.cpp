@@ -1,13 +1,14 @@
 // bench_editor: hover and code-action latency while an optimization runs in the same daemon,
 // and the daemon's memory before, during and after the run.
 //
-//   bench_editor [--task DIR] [--recordings FILE] [--answer-book FILE] [--live] [--rounds N (10)]
+//   bench_editor [--task DIR] [--recordings FILE] [--answer-book FILE] [--live] [--rounds N (3)] [--pace F (0.05)]
 //
 // Copies the task (default examples/tasks/vector_add) into a temporary workspace, starts
 // `kblaster serve` with a fresh KB, opens the kernel and waits for its analysis, times hover
 // and code actions on the kernel while idle, then starts kblaster.optimize (breadth 2, depth 2,
 // iterations 2, seed 1; GPU results replayed from the recordings made on the GPU machine,
-// model from the answer book; --live measures on this machine's GPU instead) and times the
+// model from the answer book, paced at F x the recorded GPU time so that the run lasts as a
+// live one would, scaled; --live measures on this machine's GPU instead) and times the
 // same requests, back to back, until the optimization answers. Prints p50/p99 and memory;
 // the target (p99 < 10 ms while optimizing) is printed beside the figures, not asserted.
 #include "protocol/json_rpc.h"
@@ -39,7 +40,8 @@ struct options {
   fs::path recordings;  // default: tests/optimize/recordings/loop-TASK.jsonl
   fs::path answer_book = fs::path(KBLASTER_SOURCE_DIR) / "tests/optimize/answer_book.jsonl";
   bool live = false;
-  int rounds = 10;  // a replayed run lasts well under a second: several give enough samples
+  int rounds = 3;
+  double pace = 0.05;  // a replay waits this fraction of the recorded GPU time (a live-like run)
 };
 
 double percentile(std::vector<double> v, double p) {
@@ -91,6 +93,7 @@ round_figures run_round(const options& o, int round) {
                                                                         ("loop-" + task_name + ".jsonl")
                                                                   : o.recordings).string();
     settings["ncuPath"] = "/nonexistent/ncu";
+    settings["optimize"]["replayPace"] = o.pace;
   }
   kblaster::bench::lsp_daemon daemon(KBLASTER_BINARY, {"--log-file", "/dev/null", "--log-level", "error"});
   int diagnostics = 0, progress = 0;
@@ -201,8 +204,9 @@ int main(int argc, char** argv) {
     else if (a == "--answer-book") o.answer_book = value();
     else if (a == "--live") o.live = true;
     else if (a == "--rounds") o.rounds = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--pace") o.pace = std::atof(value().c_str());
     else {
-      std::fprintf(stderr, "usage: bench_editor [--task DIR] [--recordings FILE] [--answer-book FILE] [--live] [--rounds N]\n");
+      std::fprintf(stderr, "usage: bench_editor [--task DIR] [--recordings FILE] [--answer-book FILE] [--live] [--rounds N] [--pace F]\n");
       return 2;
     }
   }

@@ -73,6 +73,7 @@ export function daemonSettings(config: ConfigReader, workspaceFolder?: string, h
       budgetWallSeconds: bounded(config, 'optimize.budgetWallSeconds', 0, 1e7),
       budgetCandidates: bounded(config, 'optimize.budgetCandidates', 0, 1e6),
       replayHarness: path('optimize.replayHarness'),
+      replayPace: bounded(config, 'optimize.replayPace', 0, 10),
       harness: path('optimize.harness'),
       outputDir: path('optimize.outputDir'),
     },
