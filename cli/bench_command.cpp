@@ -34,6 +34,7 @@ struct bench_cli_options {
   std::string llm_config;
   std::vector<std::string> harness_replay;
   std::string harness_record, recorded, harness, device = "auto", ncu;
+  double watchdog_s = 120;
 };
 
 /// `bench report` and `bench merge`.
@@ -115,6 +116,7 @@ int run(bench_cli_options o) {
         ho.device = o.device;
         ho.harness = o.harness;
         ho.ncu = o.ncu;
+        ho.watchdog = std::chrono::milliseconds(static_cast<long long>(o.watchdog_s * 1000));
         live = std::make_unique<optimize::harness_evaluator>(std::vector<kblaster::engine::task_spec>{}, ho);
         eval = live.get();
       }
@@ -205,6 +207,9 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--harness", o->harness, "the kblaster-harness executable");
   app->add_option("--device", o->device, "cuda, cpu or auto")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app->add_option("--ncu", o->ncu, "ncu executable, or none for static profiles");
+  app->add_option("--watchdog", o->watchdog_s,
+                  "seconds one harness request may take beyond timing (KernelBench inputs reach gigabytes; default 120)")
+      ->check(CLI::Range(1.0, 3600.0));
   app->add_option("--import-device", o->bench.import_device, "where problems are exported and timed (default cuda)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--timing-seconds", o->bench.timing_seconds, "exporter timing per side; 0: none")->check(CLI::Range(0.0, 600.0));

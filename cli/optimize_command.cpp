@@ -101,13 +101,15 @@ std::unique_ptr<llm::llm_client> make_model(const optimize_options& o, std::stri
   const bool flags = !o.llm_flags.provider.empty() || !o.llm_flags.base_url.empty() || !o.llm_flags.model.empty();
   const fs::path file = o.llm_config.empty() ? llm::default_config_file() : fs::path(o.llm_config);
   const auto layer = llm::read_config_file(file);
-  if (!flags && o.llm_config.empty() && !layer.values.contains("model")) {
+  const auto env = llm::process_environment();
+  const bool from_env = env("KBLASTER_LLM_MODEL").has_value() || env("KBLASTER_LLM_BASE_URL").has_value();
+  if (!flags && !from_env && o.llm_config.empty() && !layer.values.contains("model")) {
     why = "no model configured (" + file.string() + " names none; see --llm or --llm-model): the mechanical tier only";
     return nullptr;
   }
-  auto config = llm::resolve_config(layer, {}, llm::process_environment(), o.llm_flags);
+  auto config = llm::resolve_config(layer, {}, env, o.llm_flags);
   if (o.loop.limits.tokens > 0) config.budget_tokens = o.loop.limits.tokens;
-  auto client = llm::make_http_client(config, llm::process_environment(),
+  auto client = llm::make_http_client(config, env,
                                       [](const std::string& line) { std::cerr << "kblaster optimize: " << line << "\n"; });
   why = "model: " + client->backend().describe();
   return client;
