@@ -25,7 +25,8 @@ class llm_client;
 
 namespace kblaster::engine::optimize {
 
-/// Limits of one run (0: unlimited). The run stops cleanly at the first one reached.
+/// Limits of one run (0: unlimited). The run stops cleanly at the first one reached; limits are
+/// checked between steps, so steps already running finish (one per running trajectory).
 struct budgets {
   std::int64_t tokens = 0;
   double gpu_seconds = 0;

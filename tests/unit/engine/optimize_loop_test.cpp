@@ -173,8 +173,10 @@ TEST_CASE("optimize: a run stopped midway and resumed ends with the same KB as a
   CHECK(second.run_id == a.run_id);
   CHECK(second.best_source == a.best_source);
   CHECK(attempt_set(cut.kb_path) == attempt_set(whole.kb_path));
-  // Resuming measured only what the first part had not.
-  CHECK(eval2.calls + eval3.calls == eval.calls);
+  // Resuming did not start over: it measured less than the whole run (a step cut short by the
+  // stop is redone whole, so its candidates may be measured twice).
+  CHECK(eval3.calls < eval.calls);
+  CHECK(eval2.calls + eval3.calls >= eval.calls);
 }
 
 TEST_CASE("optimize: budgets stop the run cleanly") {
@@ -188,7 +190,9 @@ TEST_CASE("optimize: budgets stop the run cleanly") {
   o.limits.candidates = 2;
   const auto r = run_optimization(vector_add_task(), o, env);
   CHECK(r.stop_reason == "budget_candidates");
-  CHECK(r.candidates <= 2 + 4);  // the budget is checked between steps: one step (4 variants) may overrun it
+  // The budget is checked between steps: each trajectory running at the time (2) finishes its
+  // step (up to 4 variants), so the run may overrun it by that much, never more.
+  CHECK(r.candidates <= 2 + 2 * 4);
   CHECK(kblaster::kb::knowledge_base::open(env.kb_path).summary().attempts == static_cast<std::int64_t>(r.attempt_ids.size()));
 
   temp_dir dir2;
