@@ -2,7 +2,6 @@
 // stop (the KB stays consistent; rerunning the same command resumes from the checkpoint), and
 // at the end the best kernel, its diff and the run report in --out.
 #include "cli/command_registry.h"
-#include "engine/llm/cassette.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
 #include "engine/nvcc_driver.h"
@@ -72,18 +71,6 @@ class progress_line {
   bool quiet_, tty_;
 };
 
-std::vector<llm::cassette_entry> load_cassette(const std::string& path, llm::replay_mode& mode) {
-  auto entries = llm::read_cassette(path);
-  bool any_match = false, all_fingerprinted = !entries.empty();
-  for (const auto& e : entries) {
-    any_match = any_match || !e.match.empty();
-    all_fingerprinted = all_fingerprinted && !e.fingerprint.empty();
-  }
-  mode = any_match ? llm::replay_mode::by_content
-                   : all_fingerprinted ? llm::replay_mode::by_fingerprint : llm::replay_mode::in_order;
-  return entries;
-}
-
 // The model, or null for the mechanical tier; `why` says which and why, for the user.
 std::unique_ptr<llm::llm_client> make_model(const optimize_options& o, std::string& why) {
   if (o.no_llm) {
@@ -91,12 +78,10 @@ std::unique_ptr<llm::llm_client> make_model(const optimize_options& o, std::stri
     return nullptr;
   }
   if (!o.replay.empty()) {
-    llm::replay_mode mode;
-    auto entries = load_cassette(o.replay, mode);
     why = "model: REPLAY of " + o.replay + " (recorded answers, no model is called)";
     llm::client_options co;
     co.budget_tokens = o.loop.limits.tokens;
-    return std::make_unique<llm::llm_client>(std::make_unique<llm::replay_backend>(std::move(entries), mode, o.replay), co);
+    return llm::make_replay_client(o.replay, co);
   }
   const bool flags = !o.llm_flags.provider.empty() || !o.llm_flags.base_url.empty() || !o.llm_flags.model.empty();
   const fs::path file = o.llm_config.empty() ? llm::default_config_file() : fs::path(o.llm_config);

@@ -213,16 +213,16 @@ std::int64_t knowledge_base::insert_attempt(const attempt& a) {
   return id;
 }
 
-std::vector<attempt> knowledge_base::attempts(std::size_t limit) {
-  std::string q =
-      "SELECT a.id, a.task, a.trajectory, a.iteration, a.step, sb.name, coalesce(sa.name, ''), t.name, "
-      "a.predicted_speedup, a.measured_speedup, a.compile_ok, a.correct, a.elapsed_cycles, a.runtime_ms, "
-      "a.tokens_by_role, a.gpu_name, a.arch, a.code_hash, a.started_at, a.finished_at "
-      "FROM attempts a JOIN states sb ON sb.id = a.state_before_id "
-      "LEFT JOIN states sa ON sa.id = a.state_after_id JOIN techniques t ON t.id = a.technique_id "
-      "ORDER BY a.id DESC";
-  if (limit) q += " LIMIT " + std::to_string(limit);
-  auto s = db_->prepare(q);
+namespace {
+
+constexpr const char* attempt_columns =
+    "SELECT a.id, a.task, a.trajectory, a.iteration, a.step, sb.name, coalesce(sa.name, ''), t.name, "
+    "a.predicted_speedup, a.measured_speedup, a.compile_ok, a.correct, a.elapsed_cycles, a.runtime_ms, "
+    "a.tokens_by_role, a.gpu_name, a.arch, a.code_hash, a.started_at, a.finished_at "
+    "FROM attempts a JOIN states sb ON sb.id = a.state_before_id "
+    "LEFT JOIN states sa ON sa.id = a.state_after_id JOIN techniques t ON t.id = a.technique_id ";
+
+std::vector<attempt> read_attempts(sql::statement& s) {
   std::vector<attempt> out;
   while (s.step()) {
     attempt a;
@@ -252,6 +252,25 @@ std::vector<attempt> knowledge_base::attempts(std::size_t limit) {
     out.push_back(std::move(a));
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<attempt> knowledge_base::attempts(std::size_t limit) {
+  std::string q = std::string(attempt_columns) + "ORDER BY a.id DESC";
+  if (limit) q += " LIMIT " + std::to_string(limit);
+  auto s = db_->prepare(q);
+  return read_attempts(s);
+}
+
+std::vector<attempt> knowledge_base::attempts_of(const std::string& task, const std::string& trajectory_prefix) {
+  // The (task, trajectory, step) index serves the range [prefix, prefix + U+10FFFF...).
+  auto s = db_->prepare(std::string(attempt_columns) +
+                        "WHERE a.task = ? AND a.trajectory >= ? AND a.trajectory < ? ORDER BY a.id");
+  s.bind(1, task);
+  s.bind(2, trajectory_prefix);
+  s.bind(3, trajectory_prefix + "\xF4\x8F\xBF\xBF");
+  return read_attempts(s);
 }
 
 }  // namespace kblaster::kb

@@ -76,6 +76,9 @@ class knowledge_base {
   std::vector<std::int64_t> record_attempts(const std::vector<attempt>& batch);
   /// Attempts, newest first (all when limit is 0).
   std::vector<attempt> attempts(std::size_t limit = 0);
+  /// A task's attempts whose trajectory starts with `trajectory_prefix` (one run, one
+  /// iteration), oldest first; served by the (task, trajectory) index.
+  std::vector<attempt> attempts_of(const std::string& task, const std::string& trajectory_prefix);
 
   // --- policy and matching (kb_select.cpp) ---
   /// Chooses techniques to try in a state. Deterministic for request.seed.

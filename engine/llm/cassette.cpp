@@ -134,6 +134,15 @@ cassette_entry cassette_player::next(const chat_request& r) {
                                                fp + ")");
 }
 
+replay_mode replay_mode_for(const std::vector<cassette_entry>& entries) {
+  bool any_match = false, all_fingerprinted = !entries.empty();
+  for (const auto& e : entries) {
+    any_match = any_match || !e.match.empty();
+    all_fingerprinted = all_fingerprinted && !e.fingerprint.empty();
+  }
+  return any_match ? replay_mode::by_content : all_fingerprinted ? replay_mode::by_fingerprint : replay_mode::in_order;
+}
+
 cassette_entry cassette_player::next_by_content(const chat_request& r) {
   std::string text = r.system;
   for (const auto& m : r.messages) text += "\n" + m.content;

@@ -66,6 +66,10 @@ enum class replay_mode {
                    ///< all occur in the request; deterministic whatever order threads ask in
 };
 
+/// The mode a file of entries replays in: an answer book (any entry with `match`) by content, a
+/// fingerprinted recording by fingerprint, anything else (hand-written, unkeyed) in order.
+replay_mode replay_mode_for(const std::vector<cassette_entry>& entries);
+
 /// Serves recorded answers. Thread-safe.
 class cassette_player {
  public:

@@ -162,4 +162,10 @@ std::unique_ptr<llm_client> make_http_client(const llm_config& c, const env_look
                                       options_from(c), redact);
 }
 
+std::unique_ptr<llm_client> make_replay_client(const std::filesystem::path& path, const client_options& options) {
+  auto entries = read_cassette(path);
+  const auto mode = replay_mode_for(entries);
+  return std::make_unique<llm_client>(std::make_unique<replay_backend>(std::move(entries), mode, path.string()), options);
+}
+
 }  // namespace kblaster::engine::llm

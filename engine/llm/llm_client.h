@@ -97,6 +97,10 @@ class llm_client {
 /// Options of the client as configured (budgets and concurrency from the config).
 client_options options_from(const llm_config& c);
 
+/// A client answering from the cassette (or answer book) at `path`, in the mode its entries call
+/// for (replay_mode_for). Throws llm_error(config) naming the file and line on bad content.
+std::unique_ptr<llm_client> make_replay_client(const std::filesystem::path& path, const client_options& options);
+
 /// An HTTP client for `c`, its key read from the environment now (config error when the
 /// variable is unset, except for a loopback endpoint, which gets no key).
 std::unique_ptr<llm_client> make_http_client(const llm_config& c, const env_lookup& env, log_sink log = {});

@@ -55,9 +55,9 @@ std::string attempt_key(const std::string& trajectory, int step, const std::stri
   return trajectory + "#" + std::to_string(step) + "#" + technique + "#" + hash;
 }
 
-bool in_iteration(const std::string& trajectory, const std::string& run_id, int iteration) {
-  const auto prefix = run_id + "/i" + std::to_string(iteration) + "/";
-  return trajectory.rfind(prefix, 0) == 0;
+// The KB trajectory-name prefix of iteration k of a run ("run-…/i0/").
+std::string iteration_prefix(const std::string& run_id, int iteration) {
+  return run_id + "/i" + std::to_string(iteration) + "/";
 }
 
 // The attempts of iteration k from the checkpoint, in (trajectory, step, candidate) order, minus
@@ -65,9 +65,8 @@ bool in_iteration(const std::string& trajectory, const std::string& run_id, int 
 // same variant on the same version count once).
 std::vector<kb::attempt> attempts_to_commit(loop_context& ctx, kb::knowledge_base& kb, int iteration) {
   std::set<std::string> existing;
-  for (const auto& a : kb.attempts(0))
-    if (in_iteration(a.trajectory, ctx.run_id, iteration))
-      existing.insert(attempt_key(a.trajectory, a.step, a.technique, a.code_hash));
+  for (const auto& a : kb.attempts_of(ctx.task.name, iteration_prefix(ctx.run_id, iteration)))
+    existing.insert(attempt_key(a.trajectory, a.step, a.technique, a.code_hash));
   std::set<std::string> seen;
   std::vector<kb::attempt> out;
   for (const auto& rec : ctx.journal.steps()) {
@@ -248,10 +247,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
 
     // The textual-gradient update, once per iteration.
     if (env.model && options.textual_gradient && !journal.reached(k, "gradient")) {
-      std::vector<kb::attempt> mine;
-      for (const auto& a : kb.attempts(0))
-        if (in_iteration(a.trajectory, run_id, k)) mine.push_back(a);
-      std::sort(mine.begin(), mine.end(), [](const kb::attempt& a, const kb::attempt& b) { return a.id < b.id; });
+      const auto mine = kb.attempts_of(task.name, iteration_prefix(run_id, k));  // oldest first
       json g{{"iteration", k}, {"attempts", mine.size()}};
       if (!mine.empty() && !gradient_already_applied(kb, mine)) {
         ctx.emit({"gradient", k, 0, 0, 0, 0, 0, 1, "textual-gradient update of the KB"});
@@ -297,12 +293,10 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
   r.tokens = ctx.tokens();
   r.gpu_seconds = ctx.gpu_seconds();
   r.wall_seconds = ctx.wall_seconds();
-  for (const auto& a : kb.attempts(0))
-    if (a.trajectory.rfind(run_id + "/", 0) == 0) {
-      r.attempt_ids.push_back(a.id);
-      if (a.correct) ++r.correct_candidates;
-    }
-  std::sort(r.attempt_ids.begin(), r.attempt_ids.end());
+  for (const auto& a : kb.attempts_of(task.name, run_id + "/")) {
+    r.attempt_ids.push_back(a.id);
+    if (a.correct) ++r.correct_candidates;
+  }
   const std::string name = input_path.filename().string();
   r.diff = unified_diff(input_source, best.source, "a/" + name, "b/" + name);
   r.report = build_run_report(ctx, r, baseline, best);

@@ -54,20 +54,10 @@ bool same_file(const fs::path& a, const fs::path& b) {
 
 std::unique_ptr<llm::llm_client> make_model(const editor_settings& s, std::string& note) {
   if (!s.llm_replay.empty()) {
-    auto entries = llm::read_cassette(s.llm_replay);
-    // The same choice as `kblaster optimize --replay`: an answer book (entries with a match)
-    // is served by content, a fingerprinted cassette by fingerprint, anything else in order.
-    bool any_match = false, all_fingerprinted = !entries.empty();
-    for (const auto& e : entries) {
-      any_match = any_match || !e.match.empty();
-      all_fingerprinted = all_fingerprinted && !e.fingerprint.empty();
-    }
-    const auto mode = any_match ? llm::replay_mode::by_content
-                                : all_fingerprinted ? llm::replay_mode::by_fingerprint : llm::replay_mode::in_order;
     note = "model: REPLAYED from " + s.llm_replay;
     llm::client_options co;
     co.budget_tokens = s.budget_tokens;
-    return std::make_unique<llm::llm_client>(std::make_unique<llm::replay_backend>(std::move(entries), mode, s.llm_replay), co);
+    return llm::make_replay_client(s.llm_replay, co);
   }
   if (s.llm_model.empty()) {
     note = "no model configured (kblaster.llm.model): mechanical tier only";

@@ -116,3 +116,27 @@ TEST_CASE("attempts: a batch is stored all or nothing") {
   CHECK(kb.attempts().size() == 2);
   CHECK(kb.history(2)[0].cause.attempt_ids == std::vector<std::int64_t>{ids[1]});
 }
+
+TEST_CASE("attempts: a run's or an iteration's attempts by trajectory prefix, oldest first") {
+  temp_dir dir;
+  auto kb = knowledge_base::open(dir / "kb.sqlite");
+  auto add = [&](const std::string& task, const std::string& trajectory) {
+    auto a = kb_test::make_attempt("uncoalesced_global_memory", "memory_coalescing", 1.5);
+    a.task = task;
+    a.trajectory = trajectory;
+    return kb.record_attempt(a);
+  };
+  const auto first = add("vector_add", "run-1/i0/t0");
+  add("vector_add", "run-1/i1/t0");
+  const auto third = add("vector_add", "run-1/i0/t1");
+  add("vector_add", "run-10/i0/t0");  // another run whose name merely starts the same
+  add("row_softmax", "run-1/i0/t0");  // another task
+  const auto it0 = kb.attempts_of("vector_add", "run-1/i0/");
+  REQUIRE(it0.size() == 2);
+  CHECK(it0[0].id == first);
+  CHECK(it0[1].id == third);
+  CHECK(it0[1].trajectory == "run-1/i0/t1");
+  CHECK(kb.attempts_of("vector_add", "run-1/").size() == 3);
+  CHECK(kb.attempts_of("vector_add", "run-2/").empty());
+  CHECK(kb.attempts_of("layer_norm", "run-1/").empty());
+}
