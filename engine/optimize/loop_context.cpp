@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <sstream>
-#include <thread>
 
 namespace kblaster::engine::optimize {
 
@@ -17,13 +16,8 @@ version loop_context::evaluate(const std::string& source) {
     // Two trajectories may produce the same candidate (a mechanical variant, say) at once:
     // the second waits for the first's result instead of measuring it again.
     std::unique_lock lock(mutex_);
-    for (;;) {
-      if (auto it = cache_.find(hash); it != cache_.end()) return it->second;
-      if (!in_flight_.count(hash)) break;
-      lock.unlock();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      lock.lock();
-    }
+    evaluated_.wait(lock, [&] { return cache_.count(hash) || !in_flight_.count(hash); });
+    if (auto it = cache_.find(hash); it != cache_.end()) return it->second;
     in_flight_.insert(hash);
   }
   journal.put_source(hash, source);
@@ -31,15 +25,21 @@ version loop_context::evaluate(const std::string& source) {
   try {
     e = env.eval->evaluate(task.name, source, evaluation_request{});
   } catch (...) {
-    std::lock_guard lock(mutex_);
-    in_flight_.erase(hash);
+    {
+      std::lock_guard lock(mutex_);
+      in_flight_.erase(hash);
+    }
+    evaluated_.notify_all();
     throw;
   }
   e.code_hash = hash;
-  std::lock_guard lock(mutex_);
-  in_flight_.erase(hash);
   version v{hash, source, e};
-  cache_.emplace(hash, v);
+  {
+    std::lock_guard lock(mutex_);
+    in_flight_.erase(hash);
+    cache_.emplace(hash, v);
+  }
+  evaluated_.notify_all();
   return v;
 }
 

@@ -8,6 +8,7 @@
 
 #include "kb/knowledge_base.h"
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -78,6 +79,7 @@ class loop_context {
   mutable std::mutex mutex_;
   std::map<std::string, version> cache_;
   std::set<std::string> in_flight_;
+  std::condition_variable evaluated_;  // a candidate in flight was measured (or failed)
   std::stop_source internal_;
   std::string stop_reason_;
   int candidates_ = 0, steps_done_ = 0;
