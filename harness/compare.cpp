@@ -1,10 +1,15 @@
-// Output comparison, in float64 on the CPU so that the figures do not depend on the device.
+// Output comparison, in float64 so that the figures do not depend on the output dtype.
 #include "harness/compare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 namespace kblaster::harness {
+namespace {
+// 2^24 elements: each float64 temporary of a chunk is 128 MiB.
+constexpr std::int64_t compare_chunk_elements = std::int64_t{1} << 24;
+}  // namespace
 
 nlohmann::json comparison::to_json() const {
   nlohmann::json j{{"ok", ok},
@@ -34,48 +39,74 @@ std::string index_string(std::int64_t flat, c10::IntArrayRef sizes) {
 }
 
 comparison compare_output(const torch::Tensor& out_t, const torch::Tensor& ref_t, const engine::tolerance& tol) {
+  // Where the tensors live, chunk by chunk, in float64: a KernelBench output can hold over a
+  // billion elements, which a host copy (or one float64 copy of the whole) would make slow or
+  // exhaust memory for. Only a handful of scalars per chunk cross to the host.
+  torch::NoGradGuard no_grad;
   comparison c;
-  const auto out = out_t.detach().to(torch::kCPU, torch::kFloat64).contiguous().reshape({-1});
-  const auto ref = ref_t.detach().to(torch::kCPU, torch::kFloat64).contiguous().reshape({-1});
-  const double* o = out.data_ptr<double>();
-  const double* r = ref.data_ptr<double>();
+  const auto out = out_t.detach().contiguous().reshape({-1});
+  const auto ref = ref_t.detach().contiguous().reshape({-1});
   c.elements = out.numel();
+  const double inf = INFINITY;
   double diff2 = 0, ref2 = 0;
-  double omin = INFINITY, omax = -INFINITY, rmin = INFINITY, rmax = -INFINITY;
-  for (std::int64_t i = 0; i < c.elements; ++i) {
-    const double ov = o[i], rv = r[i];
-    if (std::isnan(ov) && !std::isnan(rv)) {
-      if (c.first_unwritten < 0) c.first_unwritten = i;
-      ++c.unwritten;
+  double omin = inf, omax = -inf, rmin = inf, rmax = -inf;
+  bool infinite_error = false;
+  for (std::int64_t start = 0; start < c.elements; start += compare_chunk_elements) {
+    const auto n = std::min(compare_chunk_elements, c.elements - start);
+    const auto o = out.narrow(0, start, n).to(torch::kFloat64);
+    const auto r = ref.narrow(0, start, n).to(torch::kFloat64);
+    const auto o_nan = o.isnan(), r_nan = r.isnan();
+    const auto unwritten = o_nan.logical_and(r_nan.logical_not());
+    // Both NaN, or the same infinity, is agreement; anything else non-finite is an error.
+    const auto agree = o_nan.logical_and(r_nan).logical_or(o.isinf().logical_and(o == r));
+    const auto err = torch::where(agree, torch::zeros({}, o.options()), (o - r).abs());
+    // Written so that a NaN error counts as a mismatch.
+    const auto mismatch = (err <= tol.atol + tol.rtol * r.abs()).logical_not();
+    const auto err_finite = err.isfinite();
+    const auto r_finite = r.isfinite(), o_finite = o.isfinite();
+    const auto zero = torch::zeros({}, o.options());
+    const auto figures = torch::stack({
+        unwritten.sum().to(torch::kFloat64),
+        unwritten.to(torch::kUInt8).argmax().to(torch::kFloat64),
+        mismatch.sum().to(torch::kFloat64),
+        mismatch.to(torch::kUInt8).argmax().to(torch::kFloat64),
+        torch::where(err_finite, err, zero).max(),
+        torch::where(err_finite.logical_and(r != 0), err / r.abs(), zero).max(),
+        torch::where(err_finite, err * err, zero).sum(),
+        err_finite.logical_not().any().to(torch::kFloat64),
+        torch::where(r_finite, r * r, zero).sum(),
+        torch::where(r_finite, r, torch::full({}, inf, o.options())).min(),
+        torch::where(r_finite, r, torch::full({}, -inf, o.options())).max(),
+        torch::where(o_finite, o, torch::full({}, inf, o.options())).min(),
+        torch::where(o_finite, o, torch::full({}, -inf, o.options())).max(),
+    }).cpu();
+    const double* f = figures.data_ptr<double>();
+    if (f[0] > 0) {
+      if (c.first_unwritten < 0) c.first_unwritten = start + static_cast<std::int64_t>(f[1]);
+      c.unwritten += static_cast<std::int64_t>(f[0]);
     }
-    const bool both_nan = std::isnan(ov) && std::isnan(rv);
-    const bool same_inf = std::isinf(ov) && std::isinf(rv) && (ov > 0) == (rv > 0);
-    const double err = both_nan || same_inf ? 0 : std::fabs(ov - rv);
-    if (!(err <= tol.atol + tol.rtol * std::fabs(rv))) {  // written so that NaN counts as a mismatch
-      if (c.first_mismatch < 0) c.first_mismatch = i;
-      ++c.mismatches;
+    if (f[2] > 0) {
+      if (c.first_mismatch < 0) c.first_mismatch = start + static_cast<std::int64_t>(f[3]);
+      c.mismatches += static_cast<std::int64_t>(f[2]);
     }
-    if (std::isfinite(err)) {
-      c.max_abs_error = std::max(c.max_abs_error, err);
-      if (rv != 0) c.max_rel_error = std::max(c.max_rel_error, err / std::fabs(rv));
-      diff2 += err * err;
-    } else if (!both_nan && !same_inf) {
-      c.max_abs_error = INFINITY;
-      c.max_rel_error = INFINITY;
-      diff2 = INFINITY;
-    }
-    if (std::isfinite(rv)) {
-      ref2 += rv * rv;
-      rmin = std::min(rmin, rv);
-      rmax = std::max(rmax, rv);
-    }
-    if (std::isfinite(ov)) {
-      omin = std::min(omin, ov);
-      omax = std::max(omax, ov);
-    }
+    c.max_abs_error = std::max(c.max_abs_error, f[4]);
+    c.max_rel_error = std::max(c.max_rel_error, f[5]);
+    diff2 += f[6];
+    infinite_error = infinite_error || f[7] > 0;
+    ref2 += f[8];
+    rmin = std::min(rmin, f[9]);
+    rmax = std::max(rmax, f[10]);
+    omin = std::min(omin, f[11]);
+    omax = std::max(omax, f[12]);
+  }
+  if (infinite_error) {
+    c.max_abs_error = inf;
+    c.max_rel_error = inf;
+    diff2 = inf;
   }
   c.relative_l2_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   const auto sizes = out_t.sizes();
+  const auto value_at = [](const torch::Tensor& t, std::int64_t i) { return t[i].item().toDouble(); };
 
   // Reasons in order of how much they say about the candidate.
   if (c.unwritten == c.elements && c.elements > 0) {
@@ -91,8 +122,8 @@ comparison compare_output(const torch::Tensor& out_t, const torch::Tensor& ref_t
   } else if (c.mismatches > 0) {
     std::ostringstream s;
     s << c.mismatches << " of " << c.elements << " elements outside atol=" << tol.atol << " rtol=" << tol.rtol
-      << "; first at " << index_string(c.first_mismatch, sizes) << " (got " << o[c.first_mismatch] << ", expected "
-      << r[c.first_mismatch] << "); max abs error " << c.max_abs_error << ", max rel error " << c.max_rel_error;
+      << "; first at " << index_string(c.first_mismatch, sizes) << " (got " << value_at(out, c.first_mismatch) << ", expected "
+      << value_at(ref, c.first_mismatch) << "); max abs error " << c.max_abs_error << ", max rel error " << c.max_rel_error;
     c.reason = s.str();
   } else if (const double limit = std::max(10 * tol.rtol, 1e-3); ref2 > 0 && c.relative_l2_error > limit) {
     std::ostringstream s;

@@ -1,6 +1,8 @@
 // The guards of a single call, in the order that gives the most specific reason.
 #include "harness/guarded_call.h"
 
+#include "harness/trace.h"
+
 #include <chrono>
 #include <thread>
 
@@ -34,6 +36,7 @@ call_result guarded_call(device_context& dev, kb_forward_fn fn, const std::vecto
   }
   dl_views in(inputs), out(buffers.outputs);
   dev.sync_device();  // inputs and poison are in place before the candidate starts
+  trace_phase("call: inputs copied, outputs poisoned");
 
   const int rc = fn(in.data(), in.size(), out.data(), out.size(), dev.stream());
   if (rc != 0) {
@@ -45,6 +48,7 @@ call_result guarded_call(device_context& dev, kb_forward_fn fn, const std::vecto
   // What the outputs hold once the candidate's own stream is done (CPU: at return).
   dev.sync_stream();
   std::vector<torch::Tensor> at_return;
+  trace_phase("call: kb_forward returned, its stream done");
   for (const auto& o : buffers.outputs) at_return.push_back(o.clone());
   if (dev.is_cuda()) {
     dev.sync_device();
@@ -80,6 +84,7 @@ call_result guarded_call(device_context& dev, kb_forward_fn fn, const std::vecto
     r.reason = "kb_forward wrote past the end of output " + std::to_string(i) + " (the canary after it was overwritten)";
     return r;
   }
+  trace_phase("call: outputs, descriptors and canaries checked");
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (!same_bits(inputs[i], originals[i])) {
       r.check = "input_modified";

@@ -5,6 +5,7 @@
 #include "harness/guarded_call.h"
 #include "harness/tensors.h"
 #include "harness/timing.h"
+#include "harness/trace.h"
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
@@ -49,8 +50,11 @@ nlohmann::json session::verify(const engine::task_spec& task, kb_forward_fn fn, 
   for (int s = 0; s < task.seeds; ++s) {
     const std::uint64_t seed = seed_base + static_cast<std::uint64_t>(s);
     const auto inputs = make_inputs(task, seed, dev_.torch_device());
+    trace_phase("verify: inputs drawn");
     const auto expected = ref.run(inputs);
+    trace_phase("verify: reference run");
     auto call = guarded_call(dev_, fn, with_params(inputs, ref), expected);
+    trace_phase("verify: candidate called and guarded");
     nlohmann::json entry{{"seed", seed}};
     if (!call.check.empty()) {
       entry["ok"] = false;
@@ -64,6 +68,7 @@ nlohmann::json session::verify(const engine::task_spec& task, kb_forward_fn fn, 
     for (std::size_t i = 0; i < expected.size(); ++i) {
       const auto tol = engine::tolerance_for(dtype_name(expected[i].scalar_type()), task);
       auto c = compare_output(call.outputs[i], expected[i], tol);
+      trace_phase("verify: output compared");
       entry["outputs"].push_back(c.to_json());
       if (c.ok) continue;
       entry["ok"] = false;
@@ -96,6 +101,7 @@ nlohmann::json session::time(const engine::task_spec& task, kb_forward_fn fn, re
   const auto policy = policy_from_json(policy_json);
   const auto inputs = make_inputs(task, seed, dev_.torch_device());
   const auto expected = ref.run(inputs);
+  trace_phase("time: inputs drawn, reference run");
   const auto args = with_params(inputs, ref);
   std::vector<torch::Tensor> cand_args;
   for (const auto& a : args) cand_args.push_back(a.clone());
@@ -107,6 +113,7 @@ nlohmann::json session::time(const engine::task_spec& task, kb_forward_fn fn, re
       dev_, [&] { last_rc = fn(in.data(), in.size(), out.data(), out.size(), dev_.stream()); }, policy,
       [&] { buffers.poison(); });
   dev_.sync_device();
+  trace_phase("time: candidate timed");
   if (last_rc != 0) return fail("fail", "return_code", "kb_forward returned " + std::to_string(last_rc) + " while timed");
   // Correct once is not enough: the last timed call must still be right (no skipping work
   // after the first calls, no descriptors changed, inputs intact).
@@ -124,7 +131,9 @@ nlohmann::json session::time(const engine::task_spec& task, kb_forward_fn fn, re
   }
   if (buffers.damaged_canary() >= 0) return fail("fail", "canary", "kb_forward wrote past the end of an output while timed");
 
+  trace_phase("time: last timed output checked");
   const auto refst = measure(dev_, [&] { ref.run_for_timing(inputs); }, policy);
+  trace_phase("time: reference timed");
   const double speedup = cand.median_ms > 0 ? refst.median_ms / cand.median_ms : 0;
   nlohmann::json t{{"candidate", cand.to_json()},
                    {"reference", refst.to_json()},
@@ -174,6 +183,7 @@ nlohmann::json session::handle(const nlohmann::json& req) {
       throw std::invalid_argument("a request needs 'task' (an object) and 'candidate' (the .so path)");
     const auto task = engine::task_from_json(req["task"], req["task"].value("dir", "."), "request.task");
     const std::uint64_t seed_base = req.value("seed", std::uint64_t{1000}) + 100 * ++requests_;
+    trace_request(op.c_str());
     reply["device"] = dev_.is_cuda() ? "cuda" : "cpu";
     kb_forward_fn fn = nullptr;
     try {

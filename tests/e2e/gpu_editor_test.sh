@@ -6,7 +6,7 @@
 # machine reaches no model).
 #   tests/e2e/gpu_editor_test.sh [KBLASTER] [OUT_DIR]
 # KBLASTER defaults to .gpu-bin/kblaster (a stripped build carried to the machine). The harness
-# is built as tests/optimize/gpu_loop_test.sh builds it (/tmp/kblaster-harness-gpu), unless
+# is built by tools/gpu/build_harness.sh (/tmp/kblaster-harness-gpu), unless
 # KBLASTER_GPU_HARNESS names one. Neovim: `nvim` on the PATH, else the copy packed here by
 # tests/e2e/pack_nvim.sh into .gpu-nvim/ (carry that folder); without either, the same session
 # through vscode-jsonrpc with node (tests/e2e/vscode_client.js --live) if node is there.
@@ -21,9 +21,7 @@ if [[ ! -f /usr/include/dlpack/dlpack.h && -d $root/.gpu-deps/include ]]; then
   export KBLASTER_DLPACK_INCLUDE=$root/.gpu-deps/include
 fi
 if [[ -z ${KBLASTER_GPU_HARNESS:-} ]]; then
-  # gpu_loop_test.sh with no phase builds the harness and runs nothing else.
-  KBLASTER_GPU_PHASES=none bash "$root/tests/optimize/gpu_loop_test.sh" "$kblaster" "$out/harness-build" >"$out/harness.log" 2>&1
-  KBLASTER_GPU_HARNESS=${KBLASTER_HARNESS_GPU_BUILD:-/tmp/kblaster-harness-gpu}/kblaster-harness
+  KBLASTER_GPU_HARNESS=$("$root/tools/gpu/build_harness.sh" 2>"$out/harness.log" | tail -1)
 fi
 [[ -x $KBLASTER_GPU_HARNESS ]] || { echo "gpu_editor_test: no harness at $KBLASTER_GPU_HARNESS"; tail -30 "$out/harness.log"; exit 1; }
 export KBLASTER_HARNESS=$KBLASTER_GPU_HARNESS KBLASTER_BINARY=$kblaster KBLASTER_E2E_LIVE=1

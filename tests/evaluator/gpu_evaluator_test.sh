@@ -4,8 +4,8 @@
 #   tests/evaluator/gpu_evaluator_test.sh [TEST_BINARY] [OUT_DIR]
 # TEST_BINARY is test_harness_evaluator_gpu built on a developer machine (it needs none of the
 # project's libraries at run time); default: ${KBLASTER_BUILD_DIR:-build}/tests/evaluator/.
-# kblaster-harness is built against PyTorch's LibTorch as tests/harness/gpu_test.sh does (same
-# build folder, so one build serves both), unless KBLASTER_GPU_HARNESS names a CUDA harness.
+# kblaster-harness is built against PyTorch's LibTorch by tools/gpu/build_harness.sh (the build
+# folder every GPU script shares), unless KBLASTER_GPU_HARNESS names a CUDA harness.
 # OUT_DIR (default build-evaluator-gpu/) receives the log and vector_add-recording.jsonl (the
 # evaluations as a recording that replays in CI); sources, builds and the ncu reports go to
 # $KBLASTER_EVALUATOR_WORK (default /tmp/kblaster-evaluator-gpu-work).
@@ -23,13 +23,7 @@ if [[ ! -f /usr/include/dlpack/dlpack.h && -d $root/.gpu-deps/include ]]; then
 fi
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
 if [[ -z ${KBLASTER_GPU_HARNESS:-} ]]; then
-  build=${KBLASTER_HARNESS_GPU_BUILD:-/tmp/kblaster-harness-gpu}
-  prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-  cmake -S "$root/harness" -B "$build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" >"$out/cmake.log" 2>&1 ||
-    { tail -40 "$out/cmake.log"; exit 1; }
-  cmake --build "$build" -j"$(nproc)" --target kblaster-harness 2>&1 | tail -3
-  KBLASTER_GPU_HARNESS=$build/kblaster-harness
+  KBLASTER_GPU_HARNESS=$("$root/tools/gpu/build_harness.sh" | tail -1) || exit 1
 fi
 rm -f "$out/vector_add-recording.jsonl"
 export KBLASTER_HARNESS=$KBLASTER_GPU_HARNESS KBLASTER_ROOT=$root KBLASTER_EVALUATOR_WORK=${KBLASTER_EVALUATOR_WORK:-/tmp/kblaster-evaluator-gpu-work} \

@@ -16,12 +16,8 @@ mkdir -p "$out"
 if [[ ! -f /usr/include/dlpack/dlpack.h && -d $root/.gpu-deps/include ]]; then
   export KBLASTER_DLPACK_INCLUDE=$root/.gpu-deps/include
 fi
-prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader || true
-cmake -S "$root/harness" -B "$build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" >"$out/cmake.log" 2>&1 ||
-  { tail -40 "$out/cmake.log"; exit 1; }
-cmake --build "$build" -j"$(nproc)" 2>&1 | tail -3
+KBLASTER_HARNESS_GPU_BUILD=$build "$root/tools/gpu/build_harness.sh" kblaster-harness harness_check >/dev/null
 status=0
 "$build/harness_check" --harness "$build/kblaster-harness" --root "$root" --device cuda --cache "$build/cache" \
   --watchdog 10 --max-seconds 1 --json-out "$out/harness-gpu.json" || status=$?

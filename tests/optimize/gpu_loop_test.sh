@@ -3,7 +3,7 @@
 # PyTorch (for its LibTorch):
 #   tests/optimize/gpu_loop_test.sh [KBLASTER] [OUT_DIR]
 # KBLASTER is the kblaster executable (default: ${KBLASTER_BUILD_DIR:-build}/cli/kblaster).
-# kblaster-harness is built against PyTorch's LibTorch as tests/harness/gpu_test.sh does.
+# kblaster-harness is built against PyTorch's LibTorch by tools/gpu/build_harness.sh.
 # Phases (KBLASTER_GPU_PHASES, default "loop mechanical"):
 #   loop:       the whole loop with the answer book as model and the real harness and ncu, on
 #               vector_add, row_softmax and sum_reduction (breadth 2, depth 2, 2 iterations);
@@ -21,13 +21,7 @@ if [[ ! -f /usr/include/dlpack/dlpack.h && -d $root/.gpu-deps/include ]]; then
 fi
 nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
 if [[ -z ${KBLASTER_GPU_HARNESS:-} ]]; then
-  build=${KBLASTER_HARNESS_GPU_BUILD:-/tmp/kblaster-harness-gpu}
-  prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-  cmake -S "$root/harness" -B "$build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_CUDA_COMPILER="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" >"$out/cmake.log" 2>&1 ||
-    { tail -40 "$out/cmake.log"; exit 1; }
-  cmake --build "$build" -j"$(nproc)" --target kblaster-harness 2>&1 | tail -1
-  KBLASTER_GPU_HARNESS=$build/kblaster-harness
+  KBLASTER_GPU_HARNESS=$("$root/tools/gpu/build_harness.sh" | tail -1) || exit 1
 fi
 export KBLASTER_HARNESS=$KBLASTER_GPU_HARNESS
 status=0

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The GPU run of the KernelBench evaluation in one command, on a machine with an NVIDIA GPU, nvcc
+# and PyTorch (for its LibTorch and the problems' export):
+#   tools/gpu/kernelbench_bench.sh KERNELBENCH_DIR OUT_DIR [kblaster bench options...]
+# Runs `kblaster bench` on levels 1 and 2 over the problems of tools/kernelbench_initial/
+# problems.txt, starting each from its hand-written naive kernel there, with the mechanical tier
+# (no model) unless the options say otherwise; then draws OUT_DIR/plots/fast_p.png and
+# speedup_hist.png (tools/bench_plot.py). The run resumes where an earlier one in OUT_DIR stopped.
+# KBLASTER: the kblaster executable (default .gpu-bin/kblaster, else build/cli/kblaster);
+# KBLASTER_GPU_HARNESS: a CUDA kblaster-harness (default: built by tools/gpu/build_harness.sh).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+[[ $# -ge 2 ]] || { sed -n 2,10p "$0" >&2; exit 2; }
+kernelbench=$1 out=$2
+shift 2
+kblaster=${KBLASTER:-$root/.gpu-bin/kblaster}
+[[ -x $kblaster ]] || kblaster=$root/build/cli/kblaster
+if [[ ! -f /usr/include/dlpack/dlpack.h && -d $root/.gpu-deps/include ]]; then
+  export KBLASTER_DLPACK_INCLUDE=$root/.gpu-deps/include  # the candidates' nvcc builds include it
+fi
+harness=${KBLASTER_GPU_HARNESS:-$("$root/tools/gpu/build_harness.sh" | tail -1)} || exit 1
+nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader || true
+selection=$(grep -v '^#' "$root/tools/kernelbench_initial/problems.txt" | tr -d '[:space:]')
+status=0
+"$kblaster" bench "$kernelbench" --level 1 --level 2 --problems "$selection" --out "$out" \
+  --kernels "$root/tools/kernelbench_initial" --harness "$harness" --python "${PYTHON:-python3}" "$@" || status=$?
+if [[ -f $out/metrics.json ]]; then
+  python3 "$root/tools/bench_plot.py" "$out/metrics.json" --out "$out/plots" || status=1
+fi
+exit $status
