@@ -3,7 +3,6 @@
 #include "engine/file_analysis.h"
 
 #include "engine/nvcc_driver.h"
-#include "engine/task_build.h"
 
 #include <chrono>
 #include <cstdio>
@@ -232,9 +231,6 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
   build.nvcc_flags = options.nvcc_flags;
   const fs::path dir = fs::path(path).parent_path();
   if (!dir.empty()) build.nvcc_flags.push_back("-I" + dir.string());
-  // Task kernels include dlpack/dlpack.h; where it is not on the default path, the same place
-  // the harness builds use ($KBLASTER_DLPACK_INCLUDE).
-  if (const auto dlpack = dlpack_include_dir(); !dlpack.empty()) build.nvcc_flags.push_back("-I" + dlpack);
   const std::string copy = write_private_copy(path, text, hash);
   result->static_profile = analyze_static(copy, build);
   for (auto& d : result->static_profile.diagnostics)

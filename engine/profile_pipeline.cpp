@@ -7,6 +7,7 @@
 #include "engine/occupancy.h"
 #include "engine/source_attribution.h"
 #include "engine/state_classifier.h"
+#include "engine/task_build.h"
 
 #include <filesystem>
 #include <map>
@@ -92,10 +93,19 @@ std::optional<compile_result> compile_for_profile(const std::string& cu_path, co
   nvcc_options o;
   o.arch = options.arch;
   o.extra_flags = options.nvcc_flags;
+  // Task kernels include dlpack/dlpack.h; where it is not on the default path, the same place
+  // the harness builds use ($KBLASTER_DLPACK_INCLUDE).
+  if (const auto dlpack = dlpack_include_dir(); !dlpack.empty()) o.extra_flags.push_back("-I" + dlpack);
   auto built = driver.compile(cu_path, kind, o);
   out.diagnostics = built.diagnostics;
   if (!built.ok) {
     out.error = "compilation failed";
+    for (const auto& d : built.diagnostics)
+      if (d.severity == diagnostic_severity::error) {
+        out.error += ": " + (d.line > 0 ? fs::path(d.file).filename().string() + ":" + std::to_string(d.line) + ": " : "") +
+                     d.message;
+        break;
+      }
     return std::nullopt;
   }
   return built;

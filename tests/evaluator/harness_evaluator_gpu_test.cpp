@@ -125,6 +125,7 @@ TEST_CASE("live evaluator on a GPU: without ncu the profile is static and says s
   CHECK(live.parallelism() == 1);
   const auto e = live.evaluate("vector_add", read(task.kernel) + "\n// static\n", {true, true});
   CHECK(e.correct);
+  INFO("profile note: " << e.profile_note);
   REQUIRE(e.profile);
   CHECK(e.profile->source == "static");
   CHECK(e.profile_note.find("static profile") != std::string::npos);
