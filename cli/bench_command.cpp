@@ -140,7 +140,10 @@ int run(bench_cli_options o) {
     });
     std::jthread watcher([&](std::stop_token st) {
       while (!st.stop_requested() && !interrupted) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (interrupted) stop.request_stop();
+      if (!interrupted) return;
+      std::cerr << "\nkblaster bench: stopping: the evaluation in flight is abandoned and nothing half-done is recorded "
+                   "(Ctrl-C again exits at once)\n";
+      stop.request_stop();
     });
     o.bench.manifest_extra["model"] = model_note;
     o.bench.manifest_extra["evaluator"] = eval ? eval->describe() : model_note;

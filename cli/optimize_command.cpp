@@ -155,13 +155,16 @@ int run_optimize(optimize_options o) {
     env.progress = [&](const optimize::progress_event& e) { line(e); };
     std::stop_source stop;
     env.stop = stop.get_token();
-    // Ctrl-C asks the loop to stop between candidates; a second one ends the process.
+    // Ctrl-C stops the loop, abandoning the evaluation in flight; a second one ends the process.
     std::signal(SIGINT, [](int) {
       if (interrupted.exchange(true)) std::_Exit(130);
     });
     std::jthread watcher([&](std::stop_token st) {
       while (!st.stop_requested() && !interrupted) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (interrupted) stop.request_stop();
+      if (!interrupted) return;
+      std::cerr << "\nkblaster optimize: stopping: the evaluation in flight is abandoned and nothing half-done is recorded "
+                   "(Ctrl-C again exits at once)\n";
+      stop.request_stop();
     });
 
     if (!o.quiet && !o.json) {
@@ -175,6 +178,8 @@ int run_optimize(optimize_options o) {
       nlohmann::json j = r.report;
       j["diff"] = r.diff;
       std::cout << j.dump(2) << "\n";
+    } else if (r.stop_reason == "cancelled" && !r.input_ms) {
+      std::cout << task.name << ": interrupted before the input kernel was measured; run the same command again.\n";
     } else {
       std::cout << task.name << ": " << std::fixed << std::setprecision(2) << r.best_speedup << "x over the input";
       if (r.input_ms && r.best_ms) std::cout << " (" << std::setprecision(4) << *r.input_ms << " ms -> " << *r.best_ms << " ms)";

@@ -52,7 +52,8 @@ struct harness_client::child {
   }
 
   // Reads one line from stdout before `deadline`; false on EOF or timeout (timed_out says which).
-  bool read_line(std::string& line, std::chrono::steady_clock::time_point deadline, bool& timed_out) {
+  bool read_line(std::string& line, std::chrono::steady_clock::time_point deadline, bool& timed_out,
+                 std::stop_token stop = {}) {
     timed_out = false;
     char buf[65536];
     while (true) {
@@ -66,8 +67,10 @@ struct harness_client::child {
         timed_out = true;
         return false;
       }
+      if (stop.stop_requested()) return false;
       pollfd fd{out, POLLIN, 0};
-      const int n = ::poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+      const long long wake_ms = stop.stop_possible() ? 100 : 1000;
+      const int n = ::poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), wake_ms)));
       if (n < 0 && errno != EINTR) return false;
       if (n <= 0) continue;
       const ssize_t got = ::read(out, buf, sizeof buf);
@@ -232,7 +235,7 @@ harness_reply harness_client::lost(const std::string& during, bool timed_out) {
   return r;
 }
 
-harness_reply harness_client::request(nlohmann::json req) {
+harness_reply harness_client::request(nlohmann::json req, std::stop_token stop) {
   if (!child_) {
     if (auto started = start(); !started.ok()) return started;
   }
@@ -258,7 +261,7 @@ harness_reply harness_client::request(nlohmann::json req) {
   }
   std::string reply_line;
   bool timed_out = false;
-  while (child_->read_line(reply_line, deadline, timed_out)) {
+  while (child_->read_line(reply_line, deadline, timed_out, stop)) {
     nlohmann::json body;
     try {
       body = nlohmann::json::parse(reply_line);
@@ -273,6 +276,11 @@ harness_reply harness_client::request(nlohmann::json req) {
       child_.reset();
     }
     return r;
+  }
+  if (stop.stop_requested()) {
+    // The candidate may be deep in a kernel: killing the harness is the only prompt way out.
+    child_.reset();
+    return harness_reply{{}, "cancelled", "cancelled while the harness was running '" + op + "'", ""};
   }
   return lost("'" + op + "'", timed_out);
 }

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -26,7 +27,7 @@ struct harness_options {
 /// A reply, or why there is none. `error` is empty when `body` holds the harness's reply.
 struct harness_reply {
   nlohmann::json body;
-  std::string error;         // crash, hang, abort, out_of_memory, exited, start_failed, protocol
+  std::string error;         // crash, hang, abort, out_of_memory, exited, start_failed, protocol, cancelled
   std::string message;       // a sentence for the user
   std::string stderr_tail;   // the harness's last words
   bool ok() const { return error.empty(); }
@@ -44,7 +45,9 @@ class harness_client {
 
   /// Sends `request` (an "id" is added) and waits for its reply; the deadline is the watchdog
   /// plus the time the request's own timing policy may take. Starts a harness when none runs.
-  harness_reply request(nlohmann::json request);
+  /// A stop requested on `stop` abandons the request: the harness is killed (the next request
+  /// starts a fresh one) and the reply's error is "cancelled".
+  harness_reply request(nlohmann::json request, std::stop_token stop = {});
   /// The running child's pid, or -1.
   pid_t pid() const;
   /// How many harnesses were started, the first included.

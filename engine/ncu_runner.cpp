@@ -48,6 +48,7 @@ std::optional<std::string> find_ncu() {
 std::string explain_ncu_failure(const process_result& r, std::chrono::seconds timeout) {
   const std::string all = r.out + "\n" + r.err;
   if (r.failed_to_start) return "cannot run ncu: " + r.err;
+  if (r.cancelled) return "cancelled";
   if (r.timed_out)
     return "profiling did not finish within " + std::to_string(timeout.count()) +
            " s (ncu replays each kernel many times; narrow it with --kernel or raise --timeout)";
@@ -79,7 +80,7 @@ ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, 
   }
   const auto started = std::chrono::steady_clock::now();
   const auto cmd = build_ncu_command(ncu_path, options, program);
-  const auto r = run_process(cmd, options.timeout);
+  const auto r = run_process(cmd, options.timeout, std::nullopt, options.stop);
   out.log = r.out + r.err;
   out.report_path = options.report_base + ".ncu-rep";
   if (std::string why = explain_ncu_failure(r, options.timeout); !why.empty()) {

@@ -26,6 +26,7 @@ struct ncu_options {
   std::string report_base;      // output path without ".ncu-rep"
   bool import_source = true;
   std::chrono::seconds timeout{600};
+  std::stop_token stop;         // a stop kills ncu and its program (the run comes back cancelled)
 };
 
 /// The ncu command line that profiles `program` (argv) with `options`, starting with `ncu_path`.

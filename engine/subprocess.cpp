@@ -38,7 +38,7 @@ std::string find_in_path(const std::string& name) {
 }
 
 process_result run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                           const std::optional<std::string>& cwd) {
+                           const std::optional<std::string>& cwd, std::stop_token stop) {
   process_result r;
   const auto started = std::chrono::steady_clock::now();
   if (argv.empty()) {
@@ -94,7 +94,14 @@ process_result run_process(const std::vector<std::string>& argv, std::chrono::mi
       ::kill(-pid, SIGKILL);
       break;
     }
-    const int n = ::poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    if (stop.stop_requested()) {
+      r.cancelled = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    // A cancellable run wakes often enough to notice a stop promptly.
+    const long long wake_ms = stop.stop_possible() ? 100 : 1000;
+    const int n = ::poll(fds, 2, static_cast<int>(std::min<long long>(left.count(), wake_ms)));
     if (n < 0 && errno != EINTR) break;
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,13 @@ struct evaluation {
 struct evaluation_request {
   bool time = true;     ///< time against the reference once correct
   bool profile = true;  ///< profile once correct
+  /// Abandons the evaluation in flight (the harness or ncu is killed): it comes back with
+  /// check "cancelled", which is no verdict on the candidate and must not be recorded.
+  std::stop_token stop = {};
 };
+
+/// True for an evaluation abandoned by a stop (see evaluation_request::stop).
+inline bool cancelled(const evaluation& e) { return e.check == "cancelled"; }
 
 /// Evaluates candidates. Thread-safe: the loop calls it from several trajectories; an
 /// implementation serialises work per GPU and uses every GPU it was given.

@@ -238,6 +238,10 @@ evaluation harness_evaluator::evaluate(const std::string& task_name, const std::
   }
   try {
     auto e = measure(*task, source, hash, request);
+    if (cancelled(e)) {
+      std::lock_guard lock(cache_mutex_);
+      cache_.erase(key(request.time, request.profile));  // no verdict: a later run measures it
+    }
     promise.set_value(e);
     return e;
   } catch (...) {
@@ -312,7 +316,7 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
                      {"timing", {{"max_seconds", options_.max_seconds}}}};
   if (!task.reference_library.empty()) req["reference_library"] = task.reference_library;
   const auto t0 = clock_type::now();
-  const auto reply = s.client->request(req);
+  const auto reply = s.client->request(req, request.stop);
   e.gpu_seconds += seconds_since(t0);
   e.harness = reply.to_json();
   e.harness.erase("id");
@@ -332,7 +336,7 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
     if (e.runtime_ms && e.reference_ms)
       e.reason += "; " + ms_text(*e.runtime_ms) + " against the reference's " + ms_text(*e.reference_ms);
   }
-  if (e.correct && request.profile) profile(task, dir, path.string(), b.library, s, e);
+  if (e.correct && request.profile) profile(task, dir, path.string(), b.library, s, e, request.stop);
   return e;
 }
 

@@ -112,7 +112,7 @@ class harness_evaluator final : public evaluator {
                      const evaluation_request& request);
   void start_if_needed(slot& s);
   void profile(const task_entry& task, const std::filesystem::path& dir, const std::string& source_path,
-               const std::string& library, slot& s, evaluation& e);
+               const std::string& library, slot& s, evaluation& e, std::stop_token stop);
   void profile_static(const task_entry& task, const std::string& source_path, evaluation& e, const std::string& why);
 };
 

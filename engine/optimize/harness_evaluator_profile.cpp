@@ -62,7 +62,7 @@ std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& detai
 }
 
 void harness_evaluator::profile(const task_entry& task, const fs::path& dir, const std::string& source_path,
-                                const std::string& library, slot& s, evaluation& e) {
+                                const std::string& library, slot& s, evaluation& e, std::stop_token stop) {
   if (device_ == "cpu") {
     e.profile_note = "no profile on the CPU path (host C++ candidates have no GPU profile)";
     return;
@@ -86,6 +86,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   n.nvtx_include = "kb_candidate/";  // trailing '/': a push/pop range (without it, a start/end range)
   n.report_base = (dir / "profile").string();
   n.timeout = options_.profile_timeout;
+  n.stop = stop;
   // ncu profiles a program, not this process's harness: a second harness on the same GPU, run
   // while this GPU's lease is held so nothing else runs there. env sets the GPU and execs in
   // place, so ncu's injection follows.
@@ -95,6 +96,15 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   const auto t0 = std::chrono::steady_clock::now();
   const auto run = run_ncu(ncu_, n, program);
   e.gpu_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!run.ok && run.error == "cancelled") {
+    // Correct and timed, but the profile was abandoned: the whole evaluation is, so that a
+    // half-profiled result is never recorded as the candidate's.
+    e.verdict = "error";
+    e.check = "cancelled";
+    e.reason = "cancelled while ncu profiled the candidate";
+    e.correct = false;
+    return;
+  }
   if (!run.ok) {
     profile_static(task, source_path, e, "ncu failed: " + first_line(run.error));
     return;

@@ -23,7 +23,9 @@ version loop_context::evaluate(const std::string& source) {
   journal.put_source(hash, source);
   evaluation e;
   try {
-    e = env.eval->evaluate(task.name, source, evaluation_request{});
+    evaluation_request request;
+    request.stop = env.stop;
+    e = env.eval->evaluate(task.name, source, request);
   } catch (...) {
     {
       std::lock_guard lock(mutex_);
@@ -31,6 +33,14 @@ version loop_context::evaluate(const std::string& source) {
     }
     evaluated_.notify_all();
     throw;
+  }
+  if (cancelled(e)) {
+    {
+      std::lock_guard lock(mutex_);
+      in_flight_.erase(hash);
+    }
+    evaluated_.notify_all();
+    throw evaluation_cancelled();
   }
   e.code_hash = hash;
   version v{hash, source, e};

@@ -13,12 +13,20 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <stop_token>
 #include <string>
 
 namespace kblaster::engine::optimize {
 
 /// A kernel version: its source and its (cached) evaluation.
+/// Thrown by loop_context::evaluate when the caller's stop abandoned the evaluation in flight:
+/// the step it belongs to is dropped whole (a resumed run redoes it), nothing is recorded.
+class evaluation_cancelled : public std::runtime_error {
+ public:
+  evaluation_cancelled() : std::runtime_error("cancelled") {}
+};
+
 struct version {
   std::string hash;
   std::string source;
@@ -47,7 +55,8 @@ class loop_context {
   std::string arch;  ///< the KB statistics key (sm_90), set once the baseline is measured
 
   /// Evaluates `source` fully (verify, time, profile when correct), once per hash per run:
-  /// later calls, and resumed runs, are served from the cache and the checkpoint.
+  /// later calls, and resumed runs, are served from the cache and the checkpoint. A caller's
+  /// stop abandons the evaluation in flight and throws evaluation_cancelled.
   version evaluate(const std::string& source);
   /// The cached version with `hash`, if evaluated in this run.
   std::optional<version> cached(const std::string& hash) const;

@@ -145,7 +145,18 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
     ctx.remember(input_source, ev);
     baseline = version{ev.code_hash, input_source, ev};
   } else {
-    baseline = ctx.evaluate(input_source);
+    try {
+      baseline = ctx.evaluate(input_source);
+    } catch (const evaluation_cancelled&) {
+      // Stopped before the input was measured: nothing to report, nothing recorded.
+      optimize_result r;
+      r.run_id = run_id;
+      r.input_source = input_source;
+      r.best_source = input_source;
+      r.stop_reason = "cancelled";
+      r.wall_seconds = ctx.wall_seconds();
+      return r;
+    }
     journal.set_record("baseline", {{"hash", baseline.hash}, {"evaluation", to_json(baseline.eval)}});
     ctx.account(1, baseline.eval.gpu_seconds, 0);
   }
@@ -223,6 +234,8 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
             if (end) break;
           }
         }
+      } catch (const evaluation_cancelled&) {
+        // The caller's stop: the step in flight is dropped, as at any other stop.
       } catch (const std::exception& e) {
         std::lock_guard lock(error_mutex);
         if (error.empty()) error = e.what();

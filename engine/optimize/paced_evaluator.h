@@ -6,6 +6,8 @@
 #include "engine/optimize/evaluator.h"
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 namespace kblaster::engine::optimize {
@@ -18,7 +20,11 @@ class paced_evaluator final : public evaluator {
   evaluation evaluate(const std::string& task, const std::string& source, const evaluation_request& r) override {
     auto e = inner_.evaluate(task, source, r);
     const auto wait = std::chrono::milliseconds(static_cast<long long>(1000 * factor_ * e.gpu_seconds));
-    std::this_thread::sleep_for(std::min(wait, cap_));
+    // The pause ends early at a stop: a replay is as quick to cancel as a live run.
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait_for(lock, r.stop, std::min(wait, cap_), [] { return false; });
     return e;
   }
   std::string describe() const override { return inner_.describe() + ", paced"; }

@@ -53,6 +53,7 @@ recording_evaluator::recording_evaluator(evaluator& inner, std::filesystem::path
 evaluation recording_evaluator::evaluate(const std::string& task_name, const std::string& source,
                                          const evaluation_request& request) {
   evaluation e = inner_.evaluate(task_name, source, request);
+  if (cancelled(e)) return e;  // no verdict on the candidate: nothing to replay later
   const nlohmann::json line{{"task", task_name},
                             {"hash", e.code_hash.empty() ? source_hash(task_name, source) : e.code_hash},
                             {"request", request_json(request)},

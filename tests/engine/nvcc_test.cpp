@@ -6,6 +6,9 @@
 
 #include <doctest/doctest.h>
 
+#include <stop_token>
+#include <thread>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -148,4 +151,16 @@ TEST_CASE("subprocess: exit codes, missing programs, timeouts") {
   const auto slow = run_process({"sh", "-c", "sleep 5"}, std::chrono::milliseconds(200));
   CHECK(slow.timed_out);
   CHECK(slow.seconds < 3);
+  // A stop kills the child (and its group: the sleep started by sh) well before the timeout.
+  std::stop_source stop;
+  std::jthread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop.request_stop();
+  });
+  const auto stopped = run_process({"sh", "-c", "sleep 30; echo done"}, std::chrono::seconds(60), std::nullopt, stop.get_token());
+  CHECK(stopped.cancelled);
+  CHECK_FALSE(stopped.timed_out);
+  CHECK_FALSE(stopped.ok());
+  CHECK(stopped.out.empty());
+  CHECK(stopped.seconds < 5);
 }

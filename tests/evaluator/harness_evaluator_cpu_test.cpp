@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stop_token>
 #include <thread>
 
 namespace fs = std::filesystem;
@@ -163,6 +164,36 @@ TEST_CASE("live evaluator on the CPU: pass, mismatch, compile error, crash, then
     const auto empty = f.eval->evaluate("vector_add", "", {});
     CHECK_FALSE(empty.correct);  // an empty file builds, but has no kb_forward
     CHECK(empty.verdict != "pass");
+  }
+
+  SUBCASE("a stop abandons the evaluation in flight: prompt, not cached, not recorded") {
+    // A candidate that never returns: without the stop only the 20 s watchdog would end it.
+    const auto hang = replace(f.good, "for (long long i", "for (volatile bool forever = true; forever;) {}\n  for (long long i");
+    const auto file = work_dir() / "cancel-recording.jsonl";
+    fs::remove(file);
+    recording_evaluator rec(*f.eval, file);
+    std::stop_source stop;
+    evaluation_request request;
+    request.stop = stop.get_token();
+    std::jthread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // built and running by then
+      stop.request_stop();
+    });
+    const auto started = std::chrono::steady_clock::now();
+    const auto e = rec.evaluate("vector_add", hang, request);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    INFO(to_json(e).dump(2));
+    CHECK(cancelled(e));
+    CHECK_FALSE(e.correct);
+    CHECK(took < 10);  // the build, then at most a tenth of a second after the stop
+    CHECK(rec.recorded() == 0);
+    // The harness was killed; the next candidate gets a fresh one and its own verdict.
+    const auto starts = f.eval->harness_starts();
+    CHECK(f.eval->evaluate("vector_add", f.good + "\n// after a stop\n", {true, false}).correct);
+    CHECK(f.eval->harness_starts() == starts + 1);
+    // Not cached as the hanging source's result: evaluated again, it is judged (here: cancelled
+    // again at once, since the stop stays requested, instead of served from a cache).
+    CHECK(cancelled(f.eval->evaluate("vector_add", hang, request)));
   }
 
   SUBCASE("recorded live, replayed without the harness") {
