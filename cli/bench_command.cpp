@@ -2,6 +2,7 @@
 // kernel, optimization loop, result store, report), with `bench report` and `bench merge` for
 // runs split over GPUs or Slurm array tasks. The work is in engine/bench/.
 #include "cli/command_registry.h"
+#include "cli/interrupt_stop.h"
 #include "engine/bench/recorded_outcomes.h"
 #include "engine/bench/report_files.h"
 #include "engine/bench/runner.h"
@@ -12,11 +13,8 @@
 #include "engine/optimize/harness_evaluator.h"
 #include "engine/optimize/recorded_evaluator.h"
 
-#include <atomic>
-#include <csignal>
 #include <iostream>
 #include <memory>
-#include <thread>
 
 namespace {
 
@@ -42,8 +40,6 @@ struct report_cli_options {
   std::vector<std::string> runs, names;
   std::string out;
 };
-
-std::atomic<bool> interrupted{false};
 
 void say(const std::string& line) { std::cerr << "kblaster bench: " << line << "\n"; }
 
@@ -133,28 +129,17 @@ int run(bench_cli_options o) {
       };
     }
     hooks.log = say;
-    std::stop_source stop;
-    hooks.stop = stop.get_token();
-    std::signal(SIGINT, [](int) {
-      if (interrupted.exchange(true)) std::_Exit(130);
-    });
-    std::jthread watcher([&](std::stop_token st) {
-      while (!st.stop_requested() && !interrupted) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (!interrupted) return;
-      std::cerr << "\nkblaster bench: stopping: the evaluation in flight is abandoned and nothing half-done is recorded "
-                   "(Ctrl-C again exits at once)\n";
-      stop.request_stop();
-    });
+    kblaster::cli::interrupt_stop ctrl_c("kblaster bench");
+    hooks.stop = ctrl_c.token();
     o.bench.manifest_extra["model"] = model_note;
     o.bench.manifest_extra["evaluator"] = eval ? eval->describe() : model_note;
     o.bench.manifest_extra["gpu"] = bench::gpu_description();
     o.bench.manifest_extra["git"] = bench::git_version();
     say(model_note + "; results in " + o.bench.out.string());
     const auto s = bench::run_bench(o.bench, hooks);
-    watcher.request_stop();
     std::cout << "bench: " << s.selected << " problems in this shard: " << s.ran << " run (" << s.failed
               << " not ok), " << s.skipped << " already done\n";
-    if (interrupted) {
+    if (ctrl_c.interrupted()) {
       std::cout << "interrupted: run the same command again to resume\n";
       return 130;
     }

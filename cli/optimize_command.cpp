@@ -2,6 +2,7 @@
 // stop (the KB stays consistent; rerunning the same command resumes from the checkpoint), and
 // at the end the best kernel, its diff and the run report in --out.
 #include "cli/command_registry.h"
+#include "cli/interrupt_stop.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
 #include "engine/nvcc_driver.h"
@@ -14,14 +15,11 @@
 
 #include <unistd.h>
 
-#include <atomic>
-#include <csignal>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <sstream>
-#include <thread>
 
 namespace {
 using namespace kblaster::engine;
@@ -49,8 +47,6 @@ struct optimize_options {
   bool json = false;
   bool quiet = false;
 };
-
-std::atomic<bool> interrupted{false};
 
 // The progress line: rewritten in place on a terminal, one line per event otherwise.
 class progress_line {
@@ -153,19 +149,8 @@ int run_optimize(optimize_options o) {
     env.out_dir = o.out.empty() ? fs::path("kblaster-runs") / task.name : fs::path(o.out);
     progress_line line(o.quiet || o.json);
     env.progress = [&](const optimize::progress_event& e) { line(e); };
-    std::stop_source stop;
-    env.stop = stop.get_token();
-    // Ctrl-C stops the loop, abandoning the evaluation in flight; a second one ends the process.
-    std::signal(SIGINT, [](int) {
-      if (interrupted.exchange(true)) std::_Exit(130);
-    });
-    std::jthread watcher([&](std::stop_token st) {
-      while (!st.stop_requested() && !interrupted) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (!interrupted) return;
-      std::cerr << "\nkblaster optimize: stopping: the evaluation in flight is abandoned and nothing half-done is recorded "
-                   "(Ctrl-C again exits at once)\n";
-      stop.request_stop();
-    });
+    kblaster::cli::interrupt_stop ctrl_c("kblaster optimize");
+    env.stop = ctrl_c.token();
 
     if (!o.quiet && !o.json) {
       std::cerr << "kblaster optimize: " << task.name << ": " << model_note << "\n";
@@ -173,7 +158,6 @@ int run_optimize(optimize_options o) {
       std::cerr << "kblaster optimize: KB " << env.kb_path.string() << ", run directory " << env.out_dir.string() << "\n";
     }
     const auto r = optimize::run_optimization(task, o.loop, env);
-    watcher.request_stop();
     if (o.json) {
       nlohmann::json j = r.report;
       j["diff"] = r.diff;

@@ -59,12 +59,12 @@ comparison compare_output(const torch::Tensor& out_t, const torch::Tensor& ref_t
     const auto unwritten = o_nan.logical_and(r_nan.logical_not());
     // Both NaN, or the same infinity, is agreement; anything else non-finite is an error.
     const auto agree = o_nan.logical_and(r_nan).logical_or(o.isinf().logical_and(o == r));
-    const auto err = torch::where(agree, torch::zeros({}, o.options()), (o - r).abs());
+    const auto zero = torch::zeros({}, o.options());
+    const auto err = torch::where(agree, zero, (o - r).abs());
     // Written so that a NaN error counts as a mismatch.
     const auto mismatch = (err <= tol.atol + tol.rtol * r.abs()).logical_not();
     const auto err_finite = err.isfinite();
     const auto r_finite = r.isfinite(), o_finite = o.isfinite();
-    const auto zero = torch::zeros({}, o.options());
     const auto figures = torch::stack({
         unwritten.sum().to(torch::kFloat64),
         unwritten.to(torch::kUInt8).argmax().to(torch::kFloat64),
