@@ -1,8 +1,11 @@
 // The editor's analysis service: debouncing, supersession, the content-hash cache, and the
 // static-then-live sequence.
 #include "engine/file_analysis.h"
+#include "support/time.h"
+#include "support/hash.h"
 
 #include "engine/nvcc_driver.h"
+#include "support/files.h"
 
 #include <chrono>
 #include <cstdio>
@@ -19,15 +22,6 @@ namespace {
 
 // Enough for a workspace's worth of files and versions; results are small (no raw pages).
 constexpr std::size_t cache_capacity = 64;
-
-std::string now_iso8601() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 bool defines_main(const std::string& text) {
   // A self-contained program can be run under ncu as it is; a task kernel needs the harness.
@@ -50,16 +44,21 @@ bool wait_unless(std::chrono::milliseconds d, const Stale& stale) {
 
 // The text is compiled from a private copy (the editor's buffer may differ from the disk, and
 // the file may not exist at all), named like the original so that messages read naturally.
+// The copy is content-addressed in this user's scratch folder and written atomically: every
+// daemon that analyses the same text writes the same bytes to the same place, and none deletes
+// it (a daemon's cleanup must not pull a file from under another's nvcc; stale copies are
+// pruned by age). Its path is stable, so nvcc_driver's cache serves a text compiled before.
 std::string write_private_copy(const std::string& path, const std::string& text, const std::string& hash) {
-  const fs::path dir = fs::temp_directory_path() / "kblaster-analysis" / hash;
-  fs::create_directories(dir);
+  static const fs::path root = [] {
+    const fs::path dir = support::user_scratch_root() / "analysis";
+    support::remove_entries_older_than(dir, std::chrono::hours(24 * 7));
+    return dir;
+  }();
   fs::path name = fs::path(path).filename();
   if (name.empty() || (name.extension() != ".cu" && name.extension() != ".cuh")) name = "source.cu";
   if (name.extension() == ".cuh") name.replace_extension(".cu");  // nvcc compiles .cu only
-  const fs::path file = dir / name;
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + file.string());
+  const fs::path file = root / hash / name;
+  support::write_file_atomically(file, text);
   return file.string();
 }
 
@@ -98,16 +97,7 @@ std::string file_analysis_options::key() const {
   return k;
 }
 
-std::string content_hash(const std::string& text) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
+std::string content_hash(const std::string& text) { return support::fnv1a_hex(text); }
 
 task_lookup find_task_for(const std::string& cu_path, const std::string& text) {
   task_lookup out;
@@ -198,15 +188,22 @@ void file_analyzer::forget(const std::string& path) {
   ++generation_[path];
 }
 
+std::uint64_t file_analyzer::reserve(const std::string& path) {
+  std::lock_guard lock(mutex_);
+  return ++generation_[path];
+}
+
 std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& path, const std::string& text,
-                                                            const file_analysis_options& options, std::stop_token stop) {
+                                                            const file_analysis_options& options, std::stop_token stop,
+                                                            std::optional<std::uint64_t> ticket) {
   const std::string hash = content_hash(text);
   const std::string cache_key = path + "|" + hash + "|" + options.key();
   std::uint64_t generation = 0;
   std::stop_source mine;
   {
     std::lock_guard lock(mutex_);
-    generation = ++generation_[path];
+    if (ticket && *ticket != generation_[path]) return nullptr;  // a newer request was reserved
+    generation = ticket ? *ticket : ++generation_[path];
     if (auto it = running_.find(path); it != running_.end()) it->second.request_stop();
     running_[path] = mine;
     if (auto hit = cache_.find(cache_key); hit != cache_.end()) {
@@ -235,8 +232,6 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
   result->static_profile = analyze_static(copy, build);
   for (auto& d : result->static_profile.diagnostics)
     if (d.file == copy || fs::path(d.file).filename() == fs::path(copy).filename()) d.file = path;
-  std::error_code ignored;
-  fs::remove_all(fs::path(copy).parent_path(), ignored);  // the build itself is cached by nvcc_driver
   if (stale()) return nullptr;
 
   result->task = find_task_for(path, text);
@@ -262,7 +257,7 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
   }
   if (stale()) return nullptr;
 
-  result->analysed_at = now_iso8601();
+  result->analysed_at = support::utc_now();
   result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::shared_ptr<const file_analysis> done = std::move(result);
   std::lock_guard lock(mutex_);

@@ -4,7 +4,6 @@
 
 #include "engine/subprocess.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -20,30 +19,24 @@
 namespace kblaster::engine {
 
 struct harness_client::child {
-  pid_t pid = -1;
-  int in = -1, out = -1, err = -1;
+  support::child_process process;
   std::string out_buffer;
   std::mutex err_mutex;
   std::string err_tail;  // last few KB of stderr
   std::thread err_reader;
 
+  explicit child(support::child_process p) : process(std::move(p)) {}
   ~child() { kill_and_reap(); }
 
-  void kill_and_reap(int* status = nullptr) {
-    if (pid > 0) {
-      ::kill(-pid, SIGKILL);
-      int st = 0;
-      while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-      if (status) *status = st;
-      pid = -1;
-    }
-    for (int* fd : {&in, &out}) {
-      if (*fd >= 0) ::close(*fd);
-      *fd = -1;
-    }
+  pid_t pid() const { return process.pid(); }
+
+  // SIGKILL to the group (what the candidate started may outlive the harness), reaped; the raw
+  // wait status, the child's own when it had already ended.
+  int kill_and_reap() {
+    const int status = process.kill_and_wait();
     if (err_reader.joinable()) err_reader.join();  // ends at EOF, once the child is gone
-    if (err >= 0) ::close(err);
-    err = -1;
+    process.close_stderr();
+    return status;
   }
 
   std::string tail() {
@@ -68,12 +61,12 @@ struct harness_client::child {
         return false;
       }
       if (stop.stop_requested()) return false;
-      pollfd fd{out, POLLIN, 0};
+      pollfd fd{process.stdout_fd(), POLLIN, 0};
       const long long wake_ms = stop.stop_possible() ? 100 : 1000;
       const int n = ::poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), wake_ms)));
       if (n < 0 && errno != EINTR) return false;
       if (n <= 0) continue;
-      const ssize_t got = ::read(out, buf, sizeof buf);
+      const ssize_t got = ::read(process.stdout_fd(), buf, sizeof buf);
       if (got <= 0) return false;
       out_buffer.append(buf, static_cast<std::size_t>(got));
     }
@@ -110,13 +103,13 @@ harness_client::harness_client(harness_options options) : options_(std::move(opt
 
 harness_client::~harness_client() { stop(); }
 
-pid_t harness_client::pid() const { return child_ ? child_->pid : -1; }
+pid_t harness_client::pid() const { return child_ ? child_->pid() : -1; }
 
 void harness_client::stop() {
   if (!child_) return;
-  if (child_->in >= 0) {
+  if (const int in = child_->process.stdin_fd(); in >= 0) {
     const std::string bye = "{\"op\":\"shutdown\"}\n";
-    (void)!::write(child_->in, bye.data(), bye.size());
+    (void)!::write(in, bye.data(), bye.size());
   }
   child_.reset();  // SIGKILL and reap: the harness holds nothing worth a graceful exit
 }
@@ -126,53 +119,22 @@ harness_reply harness_client::start() {
   const std::string exe = options_.executable.empty() ? find_harness() : options_.executable;
   if (exe.empty())
     return {{}, "start_failed", "kblaster-harness not found (build it with LibTorch installed, or set KBLASTER_HARNESS)", ""};
-  int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC))
-    return {{}, "start_failed", std::string("pipe: ") + std::strerror(errno), ""};
-  const std::vector<std::string> argv{exe, "--device", options_.device};
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  // The child's environment, built before fork (setenv is not async-signal-safe): ours, with
-  // the options' entries replacing variables of the same name.
-  std::vector<std::string> env_strings = options_.environment;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string entry = *e;
-    const auto name = entry.substr(0, entry.find('=') + 1);
-    if (std::none_of(options_.environment.begin(), options_.environment.end(),
-                     [&](const std::string& o) { return o.rfind(name, 0) == 0; }))
-      env_strings.push_back(entry);
+  // Its own process group: a kill reaches anything the candidate started. The options'
+  // environment entries replace variables of the same name.
+  support::spawn_options spawn;
+  spawn.in = support::stream::pipe;
+  spawn.set_environment = options_.environment;
+  try {
+    child_ = std::make_unique<child>(support::child_process::spawn({exe, "--device", options_.device}, spawn));
+  } catch (const support::spawn_error& e) {
+    return {{}, "start_failed", e.what(), ""};
   }
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own group: a kill reaches anything the candidate started
-    ::dup2(in_pipe[0], 0);
-    ::dup2(out_pipe[1], 1);
-    ::dup2(err_pipe[1], 2);
-    ::execve(args[0], args.data(), envp.data());
-    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
-    ::_exit(127);
-  }
-  ::close(in_pipe[0]);
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  if (pid < 0) {
-    ::close(in_pipe[1]); ::close(out_pipe[0]); ::close(err_pipe[0]);
-    return {{}, "start_failed", std::string("fork: ") + std::strerror(errno), ""};
-  }
-  child_ = std::make_unique<child>();
-  child_->pid = pid;
-  child_->in = in_pipe[1];
-  child_->out = out_pipe[0];
-  child_->err = err_pipe[0];
   auto* c = child_.get();
   c->err_reader = std::thread([c] {
+    const int err = c->process.stderr_fd();
     char buf[4096];
     ssize_t got;
-    while ((got = ::read(c->err, buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR)) {
+    while ((got = ::read(err, buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR)) {
       if (got <= 0) continue;
       std::lock_guard lock(c->err_mutex);
       c->err_tail.append(buf, static_cast<std::size_t>(got));
@@ -209,14 +171,12 @@ harness_reply harness_client::lost(const std::string& during, bool timed_out) {
                 " (a kernel that never returns?); it was killed and will be restarted";
   } else {
     // EOF: the child is dying or dead; wait for it (briefly) to read why.
-    pid_t done = 0;
-    for (int i = 0; i < 300 && done == 0; ++i) {
-      done = ::waitpid(child_->pid, &status, WNOHANG);
-      if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::optional<int> ended;
+    for (int i = 0; i < 300 && !ended; ++i) {
+      ended = child_->process.try_wait();
+      if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    if (done == child_->pid) child_->pid = -1;  // reaped: status is how it ended
-    else child_->kill_and_reap(&status);
-    child_->kill_and_reap();
+    status = child_->kill_and_reap();
     const std::string tail = child_->tail();
     const bool oom_text = tail.find("out of memory") != std::string::npos || tail.find("bad_alloc") != std::string::npos;
     if (WIFSIGNALED(status)) {
@@ -254,7 +214,7 @@ harness_reply harness_client::request(nlohmann::json req, std::stop_token stop) 
   const std::string line = req.dump() + "\n";
   std::size_t sent = 0;
   while (sent < line.size()) {
-    const ssize_t n = ::write(child_->in, line.data() + sent, line.size() - sent);
+    const ssize_t n = ::write(child_->process.stdin_fd(), line.data() + sent, line.size() - sent);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return lost("'" + op + "' (writing the request)", false);
     sent += static_cast<std::size_t>(n);

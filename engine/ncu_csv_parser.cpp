@@ -227,12 +227,5 @@ void merge_ncu_raw(profile_report& report, std::string_view csv_text) {
                    [](const kernel_instance& a, const kernel_instance& b) { return a.id < b.id; });
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 }  // namespace kblaster::engine

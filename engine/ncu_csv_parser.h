@@ -27,7 +27,5 @@ profile_report parse_ncu_details(std::string_view csv_text);
 /// same ID, creating instances that the report lacks. Throws ncu_parse_error on a bad header.
 void merge_ncu_raw(profile_report& report, std::string_view csv_text);
 
-/// Reads a whole file; throws std::runtime_error naming the file when it cannot be read.
-std::string read_text_file(const std::string& path);
 
 }  // namespace kblaster::engine

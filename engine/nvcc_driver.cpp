@@ -1,5 +1,7 @@
 // nvcc invocation, caching and diagnostics.
 #include "engine/nvcc_driver.h"
+#include "support/files.h"
+#include "support/hash.h"
 
 #include "engine/ncu_csv_parser.h"
 #include "engine/subprocess.h"
@@ -20,20 +22,6 @@ namespace fs = std::filesystem;
 namespace kblaster::engine {
 
 namespace {
-
-std::uint64_t fnv1a(std::string_view data, std::uint64_t h = 1469598103934665603ull) {
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::string hex(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 const char* suffix_of(output_kind k) {
   switch (k) {
@@ -120,7 +108,7 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
   r.arch = target_arch(options.arch);
   std::string source;
   try {
-    source = read_text_file(source_path);
+    source = support::read_file(source_path);
   } catch (const std::exception& e) {
     r.diagnostics.push_back({source_path, 0, 0, diagnostic_severity::error, "", e.what(), "nvcc", ""});
     return r;
@@ -133,11 +121,11 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
 
   // The key covers what changes the output: source text and path (diagnostics name it),
   // flags and the compiler. Included headers are not hashed.
-  std::uint64_t h = fnv1a(source);
-  h = fnv1a(fs::absolute(source_path).string(), h);
-  for (const auto& f : flags) h = fnv1a(f + '\x1f', h);
-  h = fnv1a(version(), h);
-  const std::string key = hex(h);
+  std::uint64_t h = support::fnv1a(source);
+  h = support::fnv1a(fs::absolute(source_path).string(), h);
+  for (const auto& f : flags) h = support::fnv1a(f + '\x1f', h);
+  h = support::fnv1a(version(), h);
+  const std::string key = support::hex64(h);
   std::error_code ec;
   fs::create_directories(cache_dir_, ec);
   if (ec) {
@@ -153,7 +141,7 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
   if (options.use_cache && fs::exists(r.output_path) && fs::exists(log_path)) {
     r.ok = true;
     r.from_cache = true;
-    r.log = read_text_file(log_path);
+    r.log = support::read_file(log_path);
   } else {
     slots_->acquire();
     struct release_slot { std::counting_semaphore<64>& s; ~release_slot() { s.release(); } } guard{*slots_};

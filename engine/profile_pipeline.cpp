@@ -1,5 +1,6 @@
 // End-to-end profiling modes.
 #include "engine/profile_pipeline.h"
+#include "support/files.h"
 
 #include "engine/ncu_csv_parser.h"
 #include "engine/ncu_source_parser.h"
@@ -68,9 +69,9 @@ profile_outcome analyze_recorded(const std::string& details_csv_path, const std:
                                  const std::optional<std::string>& source_csv_path, const state_matcher* matcher) {
   std::string details, raw, source;
   try {
-    details = read_text_file(details_csv_path);
-    if (raw_csv_path) raw = read_text_file(*raw_csv_path);
-    if (source_csv_path) source = read_text_file(*source_csv_path);
+    details = support::read_file(details_csv_path);
+    if (raw_csv_path) raw = support::read_file(*raw_csv_path);
+    if (source_csv_path) source = support::read_file(*source_csv_path);
   } catch (const std::exception& e) {
     profile_outcome out;
     out.error = e.what();

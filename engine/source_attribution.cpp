@@ -1,5 +1,6 @@
 // Ranking of CUDA lines (or SASS instructions) by the costs ncu attributes to them.
 #include "engine/source_attribution.h"
+#include "support/text.h"
 
 #include <algorithm>
 #include <functional>
@@ -17,11 +18,7 @@ const char* to_string(hot_reason r) {
 
 namespace {
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return std::string(s);
-}
+std::string trim(std::string_view s) { return std::string(support::trim(s, " \t")); }
 
 std::string top_stall_of(const source_metrics& m) {
   std::string best;

@@ -1,6 +1,9 @@
 // Runs a child process with arguments (no shell), captures its stdout and stderr, and kills it
-// (its whole process group) when a timeout passes.
+// (its whole process group) when a timeout passes or a stop is requested. Started through
+// support::child_process: stdin is /dev/null, never the daemon's.
 #pragma once
+
+#include "support/child_process.h"
 
 #include <chrono>
 #include <optional>
@@ -28,7 +31,6 @@ struct process_result {
 process_result run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                            const std::optional<std::string>& cwd = std::nullopt, std::stop_token stop = {});
 
-/// Full path of `name` found in PATH (or `name` itself if it holds a '/'), or empty.
-std::string find_in_path(const std::string& name);
+using support::find_in_path;
 
 }  // namespace kblaster::engine

@@ -1,5 +1,6 @@
 // Reading and writing the task format (see task.h and the README's "Tasks" section).
 #include "engine/task.h"
+#include "support/files.h"
 
 #include <filesystem>
 #include <fstream>
@@ -13,11 +14,8 @@ namespace {
 const char* const embedded_marker = "kblaster-task";
 
 std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw task_error(p.string() + ": cannot read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  if (auto text = support::read_file_if_exists(p)) return std::move(*text);
+  throw task_error(p.string() + ": cannot read");
 }
 
 nlohmann::json parse_json(const std::string& text, const std::string& origin) {

@@ -1,5 +1,7 @@
 // Compiling candidates: nvcc for CUDA sources, the host compiler for the CPU path.
 #include "engine/task_build.h"
+#include "support/files.h"
+#include "support/hash.h"
 
 #include "engine/subprocess.h"
 
@@ -15,14 +17,6 @@ namespace kblaster::engine {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603ULL) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
 
 std::string host_compiler() {
   if (const char* cxx = std::getenv("CXX"); cxx && *cxx) return cxx;
@@ -43,18 +37,16 @@ std::string dlpack_include_dir() {
 
 candidate_build build_host_candidate(const std::string& source, const std::string& cache_dir, bool use_cache) {
   candidate_build b;
-  std::ifstream in(source, std::ios::binary);
-  if (!in) {
+  const auto text = support::read_file_if_exists(source);
+  if (!text) {
     b.log = source + ": cannot read";
     return b;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
   std::vector<std::string> argv{host_compiler(), "-std=c++17", "-O2", "-shared", "-fPIC", "-Wall"};
   if (const auto dl = dlpack_include_dir(); !dl.empty()) argv.push_back("-I" + dl);
-  std::uint64_t h = fnv1a(text.str());
-  for (const auto& a : argv) h = fnv1a(a, h);
-  h = fnv1a(source, h);
+  std::uint64_t h = support::fnv1a(*text);
+  for (const auto& a : argv) h = support::fnv1a(a, h);
+  h = support::fnv1a(source, h);
   std::error_code ec;
   fs::create_directories(cache_dir, ec);
   std::ostringstream name;

@@ -1,5 +1,6 @@
 // Task scaffolding from a kernel signature.
 #include "engine/task_scaffold.h"
+#include "support/text.h"
 
 #include <filesystem>
 #include <regex>
@@ -16,11 +17,7 @@ struct parameter {
   bool pointer = false, is_const = false;
 };
 
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t\n");
-  const auto e = s.find_last_not_of(" \t\n");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
+using support::trim;
 
 std::vector<parameter> parameters_of(const std::string& signature) {
   std::vector<parameter> out;
@@ -41,7 +38,7 @@ std::vector<parameter> parameters_of(const std::string& signature) {
   depth = 0;
   std::string current;
   const auto flush = [&] {
-    std::string p = trim(current);
+    std::string p(trim(current));
     current.clear();
     if (p.empty() || p == "void") return;
     if (const auto eq = p.find('='); eq != std::string::npos) p = trim(p.substr(0, eq));
@@ -68,7 +65,7 @@ std::vector<parameter> parameters_of(const std::string& signature) {
 
 std::string base_type(const std::string& type) {
   static const std::regex qualifiers(R"(\b(const|volatile|__restrict__|restrict|unsigned\s+)\b|\*)");
-  return trim(std::regex_replace(type, qualifiers, ""));
+  return std::string(trim(std::regex_replace(type, qualifiers, "")));
 }
 
 std::string dtype_of(const std::string& type) {

@@ -2,6 +2,7 @@
 // reply per line on stdout (see session.h and the README). A candidate runs inside this
 // process; the engine runs this process as a child so that a crash ends only the harness.
 #include "harness/device.h"
+#include "support/files.h"
 #include "harness/session.h"
 
 #include <unistd.h>
@@ -28,16 +29,14 @@ void send(const nlohmann::json& j) {
 // and exits 0 when the verdict is "pass", 1 otherwise, 2 for an unusable file. This is how the
 // engine runs a `profile_run` under ncu, which profiles a program rather than a conversation.
 int handle_one(kblaster::harness::session& s, const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
+  const auto text = kblaster::support::read_file_if_exists(file);
+  if (!text) {
     send({{"id", nullptr}, {"verdict", "error"}, {"check", "request"}, {"reason", "cannot read request file " + file}});
     return 2;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
   nlohmann::json req;
   try {
-    req = nlohmann::json::parse(text.str());
+    req = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::exception& e) {
     send({{"id", nullptr}, {"verdict", "error"}, {"check", "request"}, {"reason", file + ": not JSON: " + e.what()}});
     return 2;

@@ -1,6 +1,7 @@
 // Row snapshots, diffs and reverts for the update log. Table and column names come from a fixed
 // list and from PRAGMA table_info, never from the log's text, so a damaged log cannot inject SQL.
 #include "kb/change_log.h"
+#include "support/time.h"
 
 #include <sqlite3.h>
 
@@ -66,19 +67,6 @@ const std::vector<std::string>& key_columns(const std::string& table) {
   return it->second;
 }
 
-std::string now_iso8601() {
-  using namespace std::chrono;
-  const auto now = system_clock::now();
-  const std::time_t t = system_clock::to_time_t(now);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  const auto ms = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-  return buf;
-}
-
 json change_log::snapshot(const std::string& table, const json& key) {
   const auto& keys = key_columns(table);
   auto& s = db_.cached("SELECT * FROM " + table + where_clause(keys));
@@ -113,7 +101,7 @@ std::int64_t change_log::commit(const update_cause& cause) {
   if (changes_.empty()) return 0;
   auto& u = db_.cached(
       "INSERT INTO updates(created_at, cause, detail, attempt_ids) VALUES(?, ?, ?, ?)");
-  u.bind(1, now_iso8601()).bind(2, cause.kind).bind(3, cause.detail).bind(4, json(cause.attempt_ids).dump());
+  u.bind(1, support::utc_now(support::timestamp_precision::milliseconds)).bind(2, cause.kind).bind(3, cause.detail).bind(4, json(cause.attempt_ids).dump());
   u.run();
   const std::int64_t id = db_.last_insert_rowid();
   for (std::size_t i = 0; i < changes_.size(); ++i) write_change(db_, id, static_cast<std::int64_t>(i), changes_[i]);

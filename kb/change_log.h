@@ -49,7 +49,4 @@ const std::vector<std::string>& key_columns(const std::string& table);
 /// Throws kb_error (conflict) when a later update changed the same values.
 void revert_changes(sql::database& db, std::int64_t id, change_log& log);
 
-/// Current time as ISO 8601 UTC with milliseconds.
-std::string now_iso8601();
-
 }  // namespace kblaster::kb

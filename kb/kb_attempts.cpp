@@ -2,6 +2,7 @@
 // technique for its architecture and for all, and the observed transition) in the same
 // transaction, logged as one update.
 #include "kb/change_log.h"
+#include "support/time.h"
 #include "kb/knowledge_base.h"
 #include "kb/stats_math.h"
 #include "kb/stats_store.h"
@@ -134,7 +135,7 @@ std::vector<std::int64_t> knowledge_base::record_attempts(const std::vector<atte
 }
 
 std::int64_t knowledge_base::insert_attempt(const attempt& a) {
-  const std::string now = now_iso8601();
+  const std::string now = support::utc_now(support::timestamp_precision::milliseconds);
   change_log log(*db_);
   const auto before_id = ensure_state(a.state_before, log);
   // 0 when the state after is unknown (SQLite rowids start at 1).

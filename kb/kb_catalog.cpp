@@ -1,5 +1,6 @@
 // States, techniques, per-state optimizations, lessons and transitions: reads, and logged writes.
 #include "kb/change_log.h"
+#include "support/time.h"
 #include "kb/knowledge_base.h"
 #include "kb/stats_math.h"
 
@@ -232,7 +233,7 @@ std::int64_t knowledge_base::add_lesson(const lesson& l, const update_cause& cau
   auto& s = db_->cached(
       "INSERT INTO lessons(state_id, technique, arch, text, provenance, created_at) VALUES(?, ?, ?, ?, ?, ?)");
   s.bind(1, sid).bind(2, l.technique).bind(3, l.arch.empty() ? std::string(all_archs) : l.arch);
-  s.bind(4, l.text).bind(5, l.provenance).bind(6, l.created_at.empty() ? now_iso8601() : l.created_at).run();
+  s.bind(4, l.text).bind(5, l.provenance).bind(6, l.created_at.empty() ? support::utc_now(support::timestamp_precision::milliseconds) : l.created_at).run();
   const auto id = db_->last_insert_rowid();
   log.record("lessons", {{"id", id}}, nullptr, log.snapshot("lessons", {{"id", id}}));
   log.commit(cause);

@@ -4,6 +4,7 @@
 //        {"technique", "description", ...statistics, "by_arch": {"sm_80": {...}}}]}}
 // Importing merges: texts are replaced, statistics are pooled, lessons and transitions added.
 #include "kb/change_log.h"
+#include "support/time.h"
 #include "kb/knowledge_base.h"
 #include "kb/stats_math.h"
 #include "kb/stats_store.h"
@@ -251,7 +252,7 @@ import_summary knowledge_base::import_json(const json& doc, const update_cause& 
       auto& q = db_->cached(
           "INSERT INTO lessons(state_id, technique, arch, text, provenance, created_at) VALUES(?, ?, ?, ?, ?, ?)");
       q.bind(1, sid).bind(2, tech).bind(3, arch).bind(4, text).bind(5, str(l, "provenance", where));
-      q.bind(6, str(l, "created_at", where, now_iso8601())).run();
+      q.bind(6, str(l, "created_at", where, support::utc_now(support::timestamp_precision::milliseconds))).run();
       const auto id = db_->last_insert_rowid();
       log.record("lessons", {{"id", id}}, nullptr, log.snapshot("lessons", {{"id", id}}));
       ++sum.lessons;
@@ -290,7 +291,7 @@ import_summary knowledge_base::import_json(const json& doc, const update_cause& 
 
   if (seeding) {
     auto& q = db_->cached("INSERT OR REPLACE INTO meta(key, value) VALUES('seeded_at', ?)");
-    q.bind(1, now_iso8601()).run();
+    q.bind(1, support::utc_now(support::timestamp_precision::milliseconds)).run();
   }
   sum.update_id = log.commit(cause);
   tx.commit();

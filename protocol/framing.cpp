@@ -1,5 +1,6 @@
 // Content-Length framing: incremental reader and writer.
 #include "protocol/framing.h"
+#include "support/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,11 +12,8 @@ namespace {
 constexpr std::string_view header_end = "\r\n\r\n";
 constexpr std::string_view length_field = "content-length";
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+// Header fields allow optional whitespace (spaces and tabs) around the value (RFC 9110).
+std::string_view trim(std::string_view s) { return support::trim(s, " \t"); }
 
 bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {

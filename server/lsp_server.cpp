@@ -47,9 +47,15 @@ int lsp_server::run() {
     const auto type = level == log_level::error ? protocol::lsp::message_type::error : protocol::lsp::message_type::warning;
     notify("window/logMessage", {{"type", static_cast<int>(type)}, {"message", text}});
   });
+  if (options_.client_process_id) watch_client(*options_.client_process_id);
   io_.run([this](std::string_view bytes) { on_bytes(bytes); });
   exiting_ = true;
   log_.set_client_sink(nullptr);
+  {
+    std::lock_guard lock(watch_mutex_);
+    client_watch_.reset();
+  }
+  if (options_.on_exit) options_.on_exit();
 
   // Stop what is still running: nobody is left to read its answer.
   {
@@ -249,6 +255,25 @@ std::optional<json> lsp_server::call_client(std::string_view method, json params
 void lsp_server::mark_initialized(const json& initialize_params) {
   client_ = protocol::lsp::client_capabilities::from(initialize_params);
   initialized_ = true;
+  const auto pid = initialize_params.find("processId");
+  if (options_.watch_client_process && !options_.client_process_id && pid != initialize_params.end() &&
+      pid->is_number_integer() && pid->get<long long>() > 0)
+    watch_client(static_cast<pid_t>(pid->get<long long>()));
+}
+
+void lsp_server::watch_client(pid_t pid) {
+  std::lock_guard lock(watch_mutex_);
+  if (client_watch_ || exiting_) return;
+  if (!process_alive(pid)) {
+    // Another pid namespace (an editor outside the container the daemon runs in), or a wrong
+    // number: a process never seen cannot be seen to end.
+    log_.warn("the client's process " + std::to_string(pid) + " is not visible from here: not watching it");
+    return;
+  }
+  client_watch_.emplace(pid, [this, pid] {
+    log_.warn("the client's process " + std::to_string(pid) + " has ended without exit: exiting");
+    request_exit();
+  });
 }
 
 void lsp_server::request_exit() {

@@ -10,6 +10,7 @@
 
 #include "protocol/framing.h"
 #include "protocol/lsp_types.h"
+#include "server/client_process_watch.h"
 #include "server/document_store.h"
 #include "server/feature_registry.h"
 #include "server/logger.h"
@@ -20,6 +21,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -30,6 +32,13 @@ namespace kblaster::server {
 struct server_options {
   std::size_t worker_threads = 4;
   std::size_t max_message_bytes = protocol::frame_reader::default_max_body;
+  /// Exit when the client's process ends: this pid (`--clientProcessId`), else initialize's
+  /// `processId` when `watch_client_process` is set. Off in tests that run sessions in-process.
+  std::optional<pid_t> client_process_id;
+  bool watch_client_process = false;
+  /// Called once the message loop has ended, before the workers are waited for: `kblaster
+  /// serve` stops every child process there, so that exit waits on no nvcc, ncu or harness.
+  std::function<void()> on_exit;
 };
 
 class lsp_server {
@@ -114,6 +123,10 @@ class lsp_server {
 
   std::mutex progress_mutex_;
   std::unordered_map<std::string, cancel_token> progress_;
+
+  void watch_client(pid_t pid);
+  std::mutex watch_mutex_;
+  std::optional<client_process_watch> client_watch_;  // last: its thread calls request_exit()
 };
 
 }  // namespace kblaster::server

@@ -1,5 +1,6 @@
 // Strict answer parsing (see answer_parser.h).
 #include "engine/agents/answer_parser.h"
+#include "support/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,11 +14,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
+using support::trim;
 
 bool is_cuda_language(const std::string& lang) {
   static const std::vector<std::string> ok{"", "cuda", "cu", "cpp", "c++", "c", "cuh", "cc", "cxx", "h", "hpp"};
@@ -70,7 +67,7 @@ std::vector<fenced_block> fenced_blocks(const std::string& text) {
     }
     const auto eol = text.find('\n', open);
     fenced_block b;
-    b.language = lower(trim(text.substr(open + 3, eol == std::string::npos ? std::string::npos : eol - open - 3)));
+    b.language = lower(std::string(trim(text.substr(open + 3, eol == std::string::npos ? std::string::npos : eol - open - 3))));
     if (eol == std::string::npos) {
       b.closed = false;
       out.push_back(b);
@@ -211,7 +208,7 @@ parsed<nlohmann::json> extract_json_object(const llm::chat_response& answer) {
   if (answer.finish_reason == "length")
     return P::fail(problem_kind::truncated, "your answer was cut off at the output limit. Send the JSON object again, "
                                             "shorter, and nothing else.");
-  std::string text = trim(answer.text);
+  std::string text(trim(answer.text));
   const auto blocks = fenced_blocks(text);
   if (blocks.size() == 1 && blocks[0].closed && text.rfind("```", 0) == 0) {
     // One fence around the whole answer is allowed; text outside it is not.
@@ -244,7 +241,7 @@ parsed<nlohmann::json> extract_json_object(const llm::chat_response& answer) {
   if (end == std::string::npos)
     return P::fail(problem_kind::truncated, "the JSON object is incomplete (it is never closed). Send the complete "
                                             "object again, shorter if needed, and nothing else.");
-  const std::string rest = trim(text.substr(end + 1));
+  const std::string rest(trim(text.substr(end + 1)));
   if (!rest.empty())
     return P::fail(problem_kind::trailing_text, "your answer had text after the JSON object (\"" + rest.substr(0, 60) +
                                                     "...\"). Send only the JSON object; put explanations in its fields.");

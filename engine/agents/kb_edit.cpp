@@ -2,6 +2,7 @@
 // sql::transaction, so the whole batch is one revertible entry of the update log
 // (`kblaster kb history --revert ID` undoes it).
 #include "engine/agents/kb_edit.h"
+#include "support/time.h"
 
 #include "engine/agents/json_schema.h"
 #include "engine/agents/prompt_library.h"
@@ -108,7 +109,7 @@ kb_edit_result apply_kb_edits(const json& edits, kb::knowledge_base& kb, const k
   auto& db = kb.db();
   kb::sql::transaction tx(db);
   kb::change_log log(db);
-  const std::string now = kb::now_iso8601();
+  const std::string now = support::utc_now(support::timestamp_precision::milliseconds);
   for (const auto& op : edits["operations"]) {
     const std::string kind = op["op"];
     const std::string st = op["state"];

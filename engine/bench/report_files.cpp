@@ -1,5 +1,6 @@
 // report_files: the report's three files from run directories.
 #include "engine/bench/report_files.h"
+#include "support/files.h"
 
 #include "engine/bench/report_html.h"
 #include "engine/bench/result_store.h"
@@ -43,11 +44,8 @@ report_paths write_report(const std::vector<report_run>& runs, const fs::path& o
     p.html.clear();
     return p;
   }
-  std::ifstream js(chartjs);
-  std::ostringstream text;
-  text << js.rdbuf();
   std::ofstream html(p.html);
-  html << report_html(runs, text.str());
+  html << report_html(runs, support::read_file(chartjs));
   if (!html) throw store_error("cannot write " + p.html.string());
   return p;
 }

@@ -1,5 +1,7 @@
 // The bench driver: import, initial kernel, loop, store; one problem at a time, failures recorded.
 #include "engine/bench/runner.h"
+#include "support/files.h"
+#include "support/time.h"
 
 #include "kb/knowledge_base.h"
 #include "kblaster_version.h"
@@ -16,21 +18,8 @@ namespace kblaster::engine::bench {
 
 namespace {
 
-std::string now_iso() {
-  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_text(const fs::path& p) { return support::read_file_if_exists(p).value_or(""); }
 
 // The import writes a stub that returns "not implemented": it is not an initial kernel.
 bool is_import_stub(const std::string& source) {
@@ -141,7 +130,7 @@ bench_summary run_bench(const bench_options& o, const bench_hooks& hooks) {
   if (!o.empty_kb) prepare_kb(o, kb_path);
   nlohmann::json manifest = o.manifest_extra;
   manifest["hyperparameters"] = hyperparameters_json(o);
-  manifest["created"] = now_iso();
+  manifest["created"] = support::utc_now();
   manifest["version"] = KBLASTER_VERSION;
   manifest["kb"] = o.empty_kb ? std::string("empty per problem (ablation)") : fs::absolute(kb_path).string();
   manifest["warm_start"] = o.warm_start.string();
@@ -249,7 +238,7 @@ bench_summary run_bench(const bench_options& o, const bench_hooks& hooks) {
     }
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (hooks.amend) hooks.amend(r);
-    r.finished_at = now_iso();
+    r.finished_at = support::utc_now();
     store.put(r);
     ++summary.ran;
     if (r.status != "ok") ++summary.failed;

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 namespace fs = std::filesystem;
 
@@ -54,7 +55,9 @@ std::vector<std::string> without_option(const std::vector<std::string>& args, co
 }
 
 int run_workers(const std::vector<std::string>& args, int gpus) {
-  std::map<pid_t, int> running;
+  // In the CLI's process group (not their own), so that the terminal's Ctrl-C reaches every
+  // worker as it reaches us: each stops and stores what it finished.
+  std::map<int, support::child_process> running;
   int failed = 0;
   for (int i = 0; i < gpus; ++i) {
     std::vector<std::string> argv{"/proc/self/exe"};
@@ -62,33 +65,31 @@ int run_workers(const std::vector<std::string>& args, int gpus) {
     for (const auto& extra : {std::string("--shard"), std::to_string(i) + "/" + std::to_string(gpus), std::string("--worker"),
                               "gpu" + std::to_string(i), std::string("--no-report")})
       argv.push_back(extra);
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    const auto device = std::to_string(i);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::setenv("CUDA_VISIBLE_DEVICES", device.c_str(), 1);
-      ::execv("/proc/self/exe", cargv.data());
-      std::_Exit(127);
-    }
-    if (pid < 0) {
+    support::spawn_options options;
+    options.out = options.err = support::stream::inherit;
+    options.own_process_group = false;
+    options.set_environment = {"CUDA_VISIBLE_DEVICES=" + std::to_string(i)};
+    try {
+      running.emplace(i, support::child_process::spawn(argv, options));
+    } catch (const support::spawn_error& e) {
       ++failed;
-      continue;
+      std::cerr << "kblaster bench: worker gpu" << i << " did not start: " << e.what() << "\n";
     }
-    running[pid] = i;
   }
   while (!running.empty()) {
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) break;
-    const auto it = running.find(pid);
-    if (it == running.end()) continue;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      ++failed;
-      std::cerr << "kblaster bench: worker gpu" << it->second << " failed (status " << status << ")\n";
+    for (auto it = running.begin(); it != running.end();) {
+      const auto status = it->second.try_wait();
+      if (!status) {
+        ++it;
+        continue;
+      }
+      if (!WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+        ++failed;
+        std::cerr << "kblaster bench: worker gpu" << it->first << " failed (status " << *status << ")\n";
+      }
+      it = running.erase(it);
     }
-    running.erase(it);
+    if (!running.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return failed;
 }

@@ -1,5 +1,6 @@
 // Cassette files: reading, writing, fingerprints and replay.
 #include "engine/llm/cassette.h"
+#include "support/hash.h"
 
 #include <cstdio>
 
@@ -25,14 +26,7 @@ std::string fingerprint(const chat_request& r) {
   j.erase("temperature");
   j["role"] = r.agent_role;
   const std::string text = j.dump();
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  return support::fnv1a_hex(text);
 }
 
 json entry_json(const cassette_entry& e) {

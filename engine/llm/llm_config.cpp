@@ -1,5 +1,6 @@
 // Configuration layers and their precedence (see llm_config.h).
 #include "engine/llm/llm_config.h"
+#include "support/files.h"
 
 #include "engine/llm/llm_types.h"
 
@@ -151,13 +152,11 @@ std::filesystem::path default_config_file() {
 }
 
 config_layer read_config_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return {};
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const auto text = support::read_file_if_exists(path);
+  if (!text) return {};
   json doc;
   try {
-    doc = json::parse(ss.str());
+    doc = json::parse(*text);
   } catch (const json::parse_error& e) {
     throw llm_error(error_kind::config, "config file " + path.string() + " is not valid JSON: " + e.what());
   }

@@ -1,20 +1,13 @@
 // The evaluator's value types: the candidate hash and the JSON form shared by the recorder,
 // the checkpoint and the run report. Absent optionals are left out of the JSON, not null.
 #include "engine/optimize/evaluator.h"
+#include "support/hash.h"
 
 #include <cstdio>
 #include <stdexcept>
 
 namespace kblaster::engine::optimize {
 namespace {
-
-std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
 
 template <typename T>
 void put(nlohmann::json& j, const char* key, const std::optional<T>& v) {
@@ -41,12 +34,9 @@ auto reading(const char* what, F&& f) {
 
 std::string source_hash(const std::string& task_name, const std::string& source) {
   // The NUL keeps ("ab", "c") and ("a", "bc") apart.
-  std::uint64_t h = fnv1a(task_name, 1469598103934665603ULL);
-  h = fnv1a(std::string(1, '\0'), h);
-  h = fnv1a(source, h);
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  std::uint64_t h = support::fnv1a(task_name);
+  h = support::fnv1a(std::string_view("\0", 1), h);
+  return support::hex64(support::fnv1a(source, h));
 }
 
 nlohmann::json to_json(const profile_snapshot& p) {

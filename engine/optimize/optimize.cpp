@@ -4,6 +4,7 @@
 // in the checkpoint (run_journal), and every KB write is idempotent per attempt and per
 // iteration, so a run killed at any moment and resumed ends with the same KB.
 #include "engine/agents/textual_gradient.h"
+#include "support/files.h"
 #include "engine/optimize/loop_context.h"
 #include "engine/optimize/run_report.h"
 #include "engine/optimize/unified_diff.h"
@@ -19,12 +20,9 @@ namespace {
 using json = nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::invalid_argument("cannot read the kernel " + p.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+std::string read_kernel(const fs::path& p) {
+  if (auto text = support::read_file_if_exists(p)) return std::move(*text);
+  throw std::invalid_argument("cannot read the kernel " + p.string());
 }
 
 void validate(const loop_options& o, const run_environment& env) {
@@ -129,7 +127,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
   validate(options, env);
   const fs::path input_path = env.input.empty() ? fs::path(task.kernel) : env.input;
   if (input_path.empty()) throw std::invalid_argument("the task names no kernel to optimize");
-  const std::string input_source = read_file(input_path);
+  const std::string input_source = read_kernel(input_path);
   const auto input_hash = source_hash(task.name, input_source);
   const json identity = identity_of(task, input_hash, options, env.model != nullptr);
   const std::string run_id = "run-" + source_hash("run", identity.dump()).substr(0, 12);

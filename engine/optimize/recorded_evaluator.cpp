@@ -1,5 +1,6 @@
 // Recording evaluations to JSON lines and serving them back (see recorded_evaluator.h).
 #include "engine/optimize/recorded_evaluator.h"
+#include "support/time.h"
 
 #include <unistd.h>
 
@@ -16,14 +17,7 @@ std::string host_name() {
   return buf.data();
 }
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+using support::utc_now;
 
 nlohmann::json request_json(const evaluation_request& r) { return {{"time", r.time}, {"profile", r.profile}}; }
 

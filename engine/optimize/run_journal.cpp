@@ -1,6 +1,7 @@
 // The checkpoint files: manifest.json (rewritten atomically), steps.jsonl (appended, fsync'd),
 // sources/<hash>.cu.
 #include "engine/optimize/run_journal.h"
+#include "support/files.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -15,12 +16,8 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+// Empty when the file is missing: a run that has not written it yet.
+std::string read_all(const fs::path& p) { return support::read_file_if_exists(p).value_or(""); }
 
 void append_durably(const fs::path& path, const std::string& line) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

@@ -92,6 +92,24 @@ json build_run_report(loop_context& ctx, const optimize_result& r, const version
   return rep;
 }
 
+std::optional<best_step> best_step_of(const json& rep) {
+  const std::string best = rep.value("/best/hash"_json_pointer, std::string());
+  if (best.empty() || best == rep.value("/input/hash"_json_pointer, std::string())) return std::nullopt;
+  for (const auto& it : rep.value("iterations", json::array()))
+    for (const auto& tr : it.value("trajectories", json::array()))
+      for (const auto& s : tr.value("steps", json::array()))
+        for (const auto& c : s.value("candidates", json::array())) {
+          if (c.value("hash", "") != best) continue;
+          best_step out{s.value("state_before", ""), s.value("technique", ""), std::nullopt, std::nullopt};
+          if (s.contains("predicted_speedup") && s["predicted_speedup"].is_number())
+            out.predicted_speedup = s["predicted_speedup"].get<double>();
+          if (c.contains("measured_speedup") && c["measured_speedup"].is_number())
+            out.measured_speedup = c["measured_speedup"].get<double>();
+          return out;
+        }
+  return std::nullopt;
+}
+
 std::string render_run_report(const json& rep) {
   std::ostringstream md;
   md << "# KernelBlaster run " << rep.value("run_id", "") << ": " << rep.value("task", "") << "\n\n";

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 namespace kblaster::engine::optimize {
@@ -13,6 +14,17 @@ namespace kblaster::engine::optimize {
 /// The report of a finished (or stopped) run, from its checkpoint.
 nlohmann::json build_run_report(loop_context& ctx, const optimize_result& result, const version& baseline,
                                 const version& best);
+
+/// The step whose candidate became the run's best version: what the user is shown next to the
+/// overall speedup, so that the KB's prediction and the measurement can be compared.
+struct best_step {
+  std::string state;      ///< the state the step started from
+  std::string technique;
+  std::optional<double> predicted_speedup;  ///< the KB's expectation when it chose the technique
+  std::optional<double> measured_speedup;   ///< over the version the step started from
+};
+/// nullopt when no candidate beat the input.
+std::optional<best_step> best_step_of(const nlohmann::json& report);
 
 /// The report as Markdown: a summary table, then each iteration's trajectories step by step.
 std::string render_run_report(const nlohmann::json& report);

@@ -1,7 +1,9 @@
-// Longest-common-subsequence line diff. Kernel files are a few hundred lines, so the quadratic
-// table (after trimming the common head and tail) costs well under a millisecond; no need for
-// Myers' algorithm here.
+// A line diff by Wu, Manber and Myers' O(NP) algorithm (Debian's libdtl): memory grows with the
+// size of the change, not with the product of the two lengths, so a model's rewrite of a
+// thousand-line file costs what its edit costs. The common head and tail are trimmed first.
 #include "engine/optimize/unified_diff.h"
+
+#include <dtl/dtl.hpp>
 
 #include <algorithm>
 #include <sstream>
@@ -35,25 +37,21 @@ std::vector<edit> diff_lines(const std::vector<std::string>& a, const std::vecto
   while (head < a.size() && head < b.size() && a[head] == b[head]) ++head;
   std::size_t tail = 0;
   while (tail < a.size() - head && tail < b.size() - head && a[a.size() - 1 - tail] == b[b.size() - 1 - tail]) ++tail;
-  const std::size_t n = a.size() - head - tail, m = b.size() - head - tail;
-  // lcs[i][j]: LCS length of a[head+i..] and b[head+j..] within the middle part.
-  std::vector<std::vector<std::uint32_t>> lcs(n + 1, std::vector<std::uint32_t>(m + 1, 0));
-  for (std::size_t i = n; i-- > 0;)
-    for (std::size_t j = m; j-- > 0;)
-      lcs[i][j] = a[head + i] == b[head + j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  const std::vector<std::string> a_mid(a.begin() + static_cast<long>(head), a.end() - static_cast<long>(tail));
+  const std::vector<std::string> b_mid(b.begin() + static_cast<long>(head), b.end() - static_cast<long>(tail));
   std::vector<edit> out;
   for (std::size_t k = 0; k < head; ++k) out.push_back({' ', k, k});
-  std::size_t i = 0, j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && a[head + i] == b[head + j]) {
-      out.push_back({' ', head + i, head + j});
-      ++i, ++j;
-    } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
-      out.push_back({'+', head + i, head + j});
-      ++j;
-    } else {
-      out.push_back({'-', head + i, head + j});
-      ++i;
+  if (!a_mid.empty() || !b_mid.empty()) {
+    dtl::Diff<std::string, std::vector<std::string>> diff(a_mid, b_mid);
+    diff.onHuge();
+    diff.compose();
+    // Each edit carries both sides' current line, so that a hunk of insertions alone still
+    // knows where it sits in the old text.
+    std::size_t i = head, j = head;
+    for (const auto& [line, info] : diff.getSes().getSequence()) {
+      if (info.type == dtl::SES_COMMON) out.push_back({' ', i++, j++});
+      else if (info.type == dtl::SES_DELETE) out.push_back({'-', i++, j});
+      else out.push_back({'+', i, j++});
     }
   }
   for (std::size_t k = 0; k < tail; ++k) out.push_back({' ', a.size() - tail + k, b.size() - tail + k});

@@ -160,7 +160,8 @@ json to_lsp_diagnostics(const engine::file_analysis& a, const document_snapshot&
 }
 
 std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& server, editor_state& state,
-                                                                const document_ptr& doc, bool wait_for_debounce) {
+                                                                const document_ptr& doc, bool wait_for_debounce,
+                                                                std::optional<std::uint64_t> ticket) {
   const auto settings = read_editor_settings(server.settings());
   auto& analyzer = state.analyzer(settings);
   const std::string missing = analyzer.capabilities().missing();
@@ -170,24 +171,27 @@ std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& ser
   options.arch = settings.arch;
   options.profile_live = settings.profile_on_save;
   options.debounce = std::chrono::milliseconds(wait_for_debounce ? settings.debounce_ms : 0);
-  auto result = analyzer.analyze(document_path(*doc), doc->text(), options);
+  auto result = analyzer.analyze(document_path(*doc), doc->text(), options, {}, ticket);
   if (!result) return nullptr;  // a newer save took over
   // A document closed meanwhile keeps no diagnostics.
   if (!server.documents().get(doc->uri())) return result;
-  server.notify("textDocument/publishDiagnostics",
-                {{"uri", doc->uri()}, {"version", doc->version()}, {"diagnostics", to_lsp_diagnostics(*result, *doc)}});
+  state.diagnostics().publish(server, doc->uri(), doc->version(), diagnostics_origin::analysis,
+                              to_lsp_diagnostics(*result, *doc));
   return result;
 }
 
 void publish_analysis(lsp_server& server, editor_state& state, document_ptr doc) {
   if (!is_cuda_document(*doc)) return;
   if (!read_editor_settings(server.settings()).analyze) return;
-  server.run_in_background([&server, &state, doc = std::move(doc)] { analyze_and_publish(server, state, doc, true); });
+  // The ticket is taken here, in message order; the pool may start this work after a later save's.
+  const auto ticket = state.analyzer(read_editor_settings(server.settings())).reserve(document_path(*doc));
+  server.run_in_background(
+      [&server, &state, doc = std::move(doc), ticket] { analyze_and_publish(server, state, doc, true, ticket); });
 }
 
 void clear_analysis(lsp_server& server, editor_state& state, const std::string& uri) {
   state.analyzer(read_editor_settings(server.settings())).forget(uri_to_path(uri).value_or("untitled.cu"));
-  server.notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
+  state.diagnostics().clear(server, uri);
 }
 
 }  // namespace kblaster::server

@@ -6,6 +6,7 @@
 #include "server/features/editor_state.h"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace kblaster::server {
@@ -26,7 +27,8 @@ protocol::json to_lsp_diagnostics(const engine::file_analysis& a, const document
 /// analysis of the session also tells the user, once, what this machine cannot do. nullptr
 /// when a newer analysis of the file took over.
 std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& server, editor_state& state,
-                                                                const document_ptr& doc, bool wait_for_debounce);
+                                                                const document_ptr& doc, bool wait_for_debounce,
+                                                                std::optional<std::uint64_t> ticket = std::nullopt);
 
 /// analyze_and_publish in the background, debounced, for CUDA documents when analysis is on.
 void publish_analysis(lsp_server& server, editor_state& state, document_ptr doc);

@@ -6,6 +6,7 @@
 #include "engine/file_analysis.h"
 #include "engine/kernel_insight.h"
 #include "protocol/json_rpc.h"
+#include "server/features/diagnostics_publisher.h"
 #include "server/features/editor_settings.h"
 
 #include <atomic>
@@ -22,6 +23,7 @@ class editor_state {
   /// The analysis service, created on first use with the ncu path the settings name.
   engine::file_analyzer& analyzer(const editor_settings& settings);
   engine::insight_service& insight() { return insight_; }
+  diagnostics_publisher& diagnostics() { return diagnostics_; }
 
   /// The client's raw capabilities (set by initialize).
   void set_client_capabilities(protocol::json caps);
@@ -38,6 +40,7 @@ class editor_state {
   std::once_flag analyzer_once_;
   std::unique_ptr<engine::file_analyzer> analyzer_;
   engine::insight_service insight_;
+  diagnostics_publisher diagnostics_;
   mutable std::mutex mutex_;
   protocol::json client_caps_ = protocol::json::object();
   std::vector<std::string> shown_;

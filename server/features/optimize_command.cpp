@@ -6,6 +6,7 @@
 // applyTechnique runs the same loop restricted to the named technique (one trajectory of depth 1).
 // Recordings named in kblaster.optimize.replayHarness win over a GPU (the user asked for them).
 #include "server/features/commands.h"
+#include "support/files.h"
 
 #include "engine/llm/cassette.h"
 #include "engine/llm/llm_client.h"
@@ -41,11 +42,6 @@ namespace {
 
 constexpr std::chrono::seconds apply_timeout{60};
 
-std::string read_file_or_empty(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code ec1, ec2;
   const auto ca = fs::weakly_canonical(a, ec1), cb = fs::weakly_canonical(b, ec2);
@@ -77,7 +73,7 @@ std::unique_ptr<llm::llm_client> make_model(const editor_settings& s, std::strin
 
 }  // namespace
 
-json optimize_command(const command_args& args, request_context& ctx, editor_state&) {
+json optimize_command(const command_args& args, request_context& ctx, editor_state& state) {
   auto& server = ctx.server();
   const auto settings = read_editor_settings(server.settings());
   // Not watched: the run may take hours, and its own edit at the end must not cancel it. An
@@ -166,7 +162,7 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   });
   // The buffer is what the user sees: when it differs from the file on disk (unsaved edits),
   // the run starts from a snapshot of it.
-  if (same_file(task.kernel, document_path(*doc)) && read_file_or_empty(task.kernel) != doc->text()) {
+  if (same_file(task.kernel, document_path(*doc)) && support::read_file_if_exists(task.kernel).value_or("") != doc->text()) {
     fs::create_directories(env.out_dir);
     env.input = env.out_dir / ("editor-input" + fs::path(task.kernel).extension().string());
     std::ofstream(env.input, std::ios::binary) << doc->text();
@@ -205,7 +201,8 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
     message += "; not applied: the file changed during the run (best version: " + (env.out_dir / "best.cu").string() + ")";
   message += "; report: " + report_path;
   json diag = {{"range", where != names.end() ? where->second : protocol::range{}}, {"severity", 3}, {"source", "kblaster"}, {"message", message}};
-  server.notify("textDocument/publishDiagnostics", {{"uri", args.uri}, {"diagnostics", json::array({diag})}});
+  // No version: the applied edit made a newer one than any this request saw.
+  state.diagnostics().publish(server, args.uri, std::nullopt, diagnostics_origin::optimizer, json::array({diag}));
   return {{"bestSpeedup", r.best_speedup}, {"stopReason", r.stop_reason}, {"candidates", r.candidates},
           {"applied", applied}, {"replayed", replayed}, {"reportPath", report_path}, {"technique", args.technique}};
 }

@@ -7,7 +7,10 @@
 -- (names, kinds, lines, the signature and template parameter in the hover), shuts the daemon
 -- down and exits 0, or 1 on any mismatch, error or timeout. It prints what the daemon answered
 -- in a readable form, which is also what scripts/demo shows.
--- Written for Neovim 0.7.2 (Debian 12): no vim.fs, no `nvim -l`, no vim.lsp.start.
+-- Runs on Neovim 0.7.2 (Debian 12: no vim.fs, no `nvim -l`, no vim.lsp.start; ctest e2e.neovim)
+-- and on newer ones (e2e.neovim_modern: tests/e2e/install-nvim-modern's), and checks that the
+-- plugin took this version's start path: vim.lsp.enable on 0.11+, vim.lsp.start on 0.8-0.10,
+-- vim.lsp.start_client on 0.7. KBLASTER_E2E_MIN_NVIM=0.11 fails an older Neovim.
 
 local script = debug.getinfo(1, 'S').source:gsub('^@', '')
 local root = vim.fn.fnamemodify(script, ':p:h:h:h')
@@ -16,6 +19,7 @@ local file = os.getenv('KBLASTER_E2E_FILE') or (root .. '/examples/matmul/matmul
 local timeout_ms = tonumber(os.getenv('KBLASTER_E2E_TIMEOUT_MS') or '') or 15000
 -- The kernel the hover is asked about: matmul_tiled, else the file's first __global__ kernel.
 local hover_name = os.getenv('KBLASTER_E2E_HOVER')
+local min_nvim = os.getenv('KBLASTER_E2E_MIN_NVIM')
 
 local failures = {}
 
@@ -92,6 +96,19 @@ local function squash(s)
   return (s:gsub('%s+', ''))
 end
 
+--- The Neovim version as "0.12.4".
+local function nvim_version()
+  local v = vim.version()
+  return string.format('%d.%d.%d', v.major, v.minor, v.patch)
+end
+
+--- The start path the plugin must take on this Neovim.
+local function expected_api()
+  if vim.fn.has('nvim-0.11') == 1 then return 'vim.lsp.enable' end
+  if vim.fn.has('nvim-0.8') == 1 then return 'vim.lsp.start' end
+  return 'vim.lsp.start_client'
+end
+
 local function range_str(r)
   return string.format('%d:%d-%d:%d', r.start.line + 1, r.start.character + 1, r['end'].line + 1,
     r['end'].character + 1)
@@ -104,9 +121,21 @@ local function main()
   vim.cmd('filetype on')
   check(vim.fn.executable(binary) == 1, 'daemon %s is not executable (set KBLASTER_BINARY)', binary)
 
+  -- Nothing on the way may use an API this Neovim deprecates (vim.deprecate is how it says so).
+  local deprecate = vim.deprecate
+  vim.deprecate = function(name, ...)
+    check(false, 'deprecated in %s: %s', vim.fn.execute('version'):match('NVIM v[^\n]*'), tostring(name))
+    return deprecate(name, ...)
+  end
+  if min_nvim then
+    check(vim.fn.has('nvim-' .. min_nvim) == 1, 'Neovim %s (%s), expected %s or newer', nvim_version(),
+      vim.v.progpath, min_nvim)
+  end
+
   local exit_code, init_result
   local published, messages = {}, {}
-  require('kblaster').setup({
+  local kb = require('kblaster')
+  kb.setup({
     cmd = { binary, 'serve' },
     -- Count what the daemon publishes, then let Neovim's own handlers show it.
     handlers = {
@@ -128,9 +157,24 @@ local function main()
 
   local client
   wait_for('the kblaster client to initialize', function()
-    client = require('kblaster').clients(buf)[1]
+    client = kb.clients(buf)[1]
     return client ~= nil and client.initialized
   end)
+  -- The start path: the plugin's own word for it, and the traces each path leaves.
+  out('neovim %s: client started with %s', nvim_version(), kb.api)
+  check(kb.api == expected_api(), 'the plugin started the client with %s, expected %s on Neovim %s', kb.api,
+    expected_api(), nvim_version())
+  if kb.api == 'vim.lsp.enable' then
+    local resolved = vim.lsp.config[kb.config.name]
+    check(resolved ~= nil and resolved.cmd[1] == binary and type(resolved.root_dir) == 'function',
+      'vim.lsp.config[%q] is %s', kb.config.name, vim.inspect(resolved))
+    local name = kb.config.name
+    local enabled = vim.lsp.is_enabled and vim.lsp.is_enabled(name) or (vim.lsp._enabled_configs or {})[name] ~= nil
+    check(enabled, '%s is not enabled in vim.lsp', name)
+  end
+  check(#kb.clients() == 1, '%d kblaster clients, expected one', #kb.clients())
+  check(client.config.root_dir == kb.find_root(file), 'root_dir %s, expected %s', tostring(client.config.root_dir),
+    kb.find_root(file))
   local caps = client.server_capabilities
   local info = init_result.serverInfo or {}
   out('daemon: %s %s (%s)', tostring(info.name), tostring(info.version), binary)
@@ -143,12 +187,14 @@ local function main()
   local commands = (caps.executeCommandProvider or {}).commands or {}
   check(vim.tbl_contains(commands, 'kblaster.selfTest'), 'executeCommandProvider.commands is %s',
     vim.inspect(commands))
-  check(caps.positionEncoding == nil or caps.positionEncoding == 'utf-16',
-    'positionEncoding is %s (Neovim 0.7 speaks utf-16 only)', vim.inspect(caps.positionEncoding))
+  -- Neovim 0.7 speaks utf-16 only; 0.10+ offers utf-8, utf-16 and utf-32 and uses the answer.
+  check(caps.positionEncoding == nil and client.offset_encoding == 'utf-16'
+    or caps.positionEncoding == client.offset_encoding,
+    'positionEncoding is %s, the client uses %s', vim.inspect(caps.positionEncoding), tostring(client.offset_encoding))
 
   local function request(method, params)
     local done, err, result = false, nil, nil
-    local ok = client.request(method, params, function(e, r)
+    local ok = kb.call(client, 'request', method, params, function(e, r)
       done, err, result = true, e, r
     end, buf)
     check(ok, '%s was not sent', method)
@@ -295,7 +341,7 @@ local function main()
   end
 
   -- Clean shutdown: shutdown, exit, exit code 0.
-  client.stop()
+  kb.call(client, 'stop')
   wait_for('the daemon to exit', function() return exit_code ~= nil end)
   out('\ndaemon exited with code %d after shutdown', exit_code)
   check(exit_code == 0, 'exit code %d after shutdown + exit, expected 0', exit_code)

@@ -18,7 +18,9 @@
 -- settings are those of the recording: breadth 2, depth 2, iterations 2, top-k 3, weighted,
 -- seed 1, a fresh KB. KBLASTER_E2E_LIVE=1 measures on this machine's GPU instead (the real
 -- harness, $KBLASTER_HARNESS or optimize.harness, and ncu, $KBLASTER_E2E_NCU or on the PATH).
--- Written for Neovim 0.7.2 (Debian 12).
+-- Runs on Neovim 0.7.2 (Debian 12; ctest e2e.neovim_optimize) and on newer ones
+-- (e2e.neovim_modern_optimize: tests/e2e/install-nvim-modern's), where the plugin starts the
+-- client with vim.lsp.enable (0.11+) or vim.lsp.start (0.8-0.10): checked as in nvim_client.lua.
 
 local script = debug.getinfo(1, 'S').source:gsub('^@', '')
 local root = vim.fn.fnamemodify(script, ':p:h:h:h')
@@ -28,6 +30,8 @@ local answer_book = os.getenv('KBLASTER_E2E_ANSWER_BOOK') or (root .. '/tests/op
 local recordings_dir = os.getenv('KBLASTER_E2E_RECORDINGS_DIR') or (root .. '/tests/optimize/recordings')
 local timeout_ms = tonumber(os.getenv('KBLASTER_E2E_TIMEOUT_MS') or '') or 180000
 local optimize_timeout_ms = tonumber(os.getenv('KBLASTER_E2E_OPTIMIZE_TIMEOUT_MS') or '') or (live and 1200000 or 300000)
+local min_nvim = os.getenv('KBLASTER_E2E_MIN_NVIM')
+local uv = vim.uv or vim.loop
 local tasks = vim.split(os.getenv('KBLASTER_E2E_TASKS') or (root .. '/examples/tasks/vector_add'), '%s+', { trimempty = true })
 
 local failures, skipped = {}, {}
@@ -144,7 +148,8 @@ local function optimize_task(task_dir, workspace)
   out('\n== %s: %s (%s)', task_name, file, live and 'LIVE on this GPU' or 'replayed GPU results and model')
 
   local kb = require('kblaster')
-  kb.config.settings = settings_for(workspace, task_name)
+  -- setup() again with this task's settings (on 0.11+ they go to vim.lsp.config).
+  kb.setup({ cmd = { binary, 'serve' }, handlers = handlers(), settings = settings_for(workspace, task_name) })
   local first_diag, first_progress, first_edit = #published, #progress, #apply_edits
   vim.cmd('edit ' .. vim.fn.fnameescape(file))
   local buf = vim.api.nvim_get_current_buf()
@@ -156,7 +161,8 @@ local function optimize_task(task_dir, workspace)
   end)
   local function request(method, params, ms)
     local done, err, result = false, nil, nil
-    check(client.request(method, params, function(e, r) done, err, result = true, e, r end, buf), '%s not sent', method)
+    check(kb.call(client, 'request', method, params, function(e, r) done, err, result = true, e, r end, buf),
+      '%s not sent', method)
     wait_for('the reply to ' .. method, function() return done end, ms)
     return err, result
   end
@@ -207,10 +213,10 @@ local function optimize_task(task_dir, workspace)
 
   -- Optimize, as :KblasterOptimize does (the plugin's execute), with a result callback.
   local done, err, result = false, nil, nil
-  local started = vim.loop.hrtime()
+  local started = uv.hrtime()
   kb.execute('kblaster.optimize', kernel, function(e, r) done, err, result = true, e, r end)
   wait_for('kblaster.optimize on ' .. task_name, function() return done end, optimize_timeout_ms)
-  local seconds = (vim.loop.hrtime() - started) / 1e9
+  local seconds = (uv.hrtime() - started) / 1e9
   if not check(err == nil, '%s: kblaster.optimize failed: %s', task_name, vim.inspect(err)) then return end
   out('optimize result after %.1f s: %s', seconds, vim.inspect(result, { newline = ' ', indent = '' }))
   check(result.replayed == not live, '%s: replayed is %s, expected %s', task_name, tostring(result.replayed), tostring(not live))
@@ -251,15 +257,31 @@ local function optimize_task(task_dir, workspace)
     and (live or message:find('[REPLAYED]', 1, true) ~= nil),
     '%s: final diagnostic %q', task_name, message)
 
-  client.stop()
-  wait_for('the daemon for ' .. task_name .. ' to stop', function() return client.is_stopped() end, 10000)
+  kb.call(client, 'stop')
+  wait_for('the daemon for ' .. task_name .. ' to stop', function() return kb.call(client, 'is_stopped') end, 10000)
+  -- So that the next task's setup() does not start a daemon for this buffer again.
+  vim.cmd('bwipeout! ' .. buf)
 end
 
 local function main()
   vim.opt.runtimepath:prepend(root .. '/editors/neovim')
   vim.cmd('filetype on')
   check(vim.fn.executable(binary) == 1, 'daemon %s is not executable (set KBLASTER_BINARY)', binary)
-  require('kblaster').setup({ cmd = { binary, 'serve' }, handlers = handlers() })
+  -- Nothing on the way may use an API this Neovim deprecates (vim.deprecate is how it says so).
+  local deprecate = vim.deprecate
+  vim.deprecate = function(name, ...)
+    check(false, 'deprecated in %s: %s', vim.fn.execute('version'):match('NVIM v[^\n]*'), tostring(name))
+    return deprecate(name, ...)
+  end
+  local kb = require('kblaster')
+  local want = vim.fn.has('nvim-0.11') == 1 and 'vim.lsp.enable' or vim.fn.has('nvim-0.8') == 1 and 'vim.lsp.start'
+    or 'vim.lsp.start_client'
+  local v = vim.version()
+  out('neovim %d.%d.%d: the plugin starts clients with %s', v.major, v.minor, v.patch, kb.api)
+  check(kb.api == want, 'the plugin uses %s, expected %s', kb.api, want)
+  if min_nvim then
+    check(vim.fn.has('nvim-' .. min_nvim) == 1, 'Neovim %d.%d.%d, expected %s or newer', v.major, v.minor, v.patch, min_nvim)
+  end
   local workspace = vim.fn.tempname()
   vim.fn.mkdir(workspace, 'p')
   for _, t in ipairs(tasks) do

@@ -1,6 +1,7 @@
 // bench_profile: parse time of the 1.5 MB vadd.details.csv (target under 50 ms) and
 // classification time, each the median of repeated runs. Prints figures; asserts nothing.
 #include "engine/ncu_csv_parser.h"
+#include "support/files.h"
 #include "engine/state_classifier.h"
 
 #include <algorithm>
@@ -24,8 +25,8 @@ int main(int argc, char** argv) {
   const int runs = 21;
   std::string details, raw;
   try {
-    details = read_text_file(dir + "/vadd.details.csv");
-    raw = read_text_file(dir + "/vadd.raw.csv");
+    details = kblaster::support::read_file(dir + "/vadd.details.csv");
+    raw = kblaster::support::read_file(dir + "/vadd.raw.csv");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_profile: %s\n", e.what());
     return 1;

@@ -1,6 +1,7 @@
 // The evaluators' value types and the recorder/replayer: hashing, JSON round trips, a recording
 // served back by hash, and the errors of a miss and of a corrupt file.
 #include "engine/ncu_csv_parser.h"
+#include "support/files.h"
 #include "engine/optimize/evaluator.h"
 #include "engine/optimize/harness_evaluator.h"
 #include "engine/optimize/recorded_evaluator.h"
@@ -280,11 +281,11 @@ TEST_CASE("a recording file appended by two sessions holds both notes") {
 }
 
 TEST_CASE("snapshot from real ncu pages keeps the longest kernel, its state and its cycles") {
-  using kblaster::engine::read_text_file;
+  using kblaster::support::read_file;
   const std::string dir = std::string(KBLASTER_FIXTURES_DIR) + "/ncu-h100/";
   std::string error;
   // A whole application's report: vadd x3, matmul_naive (21.8 ms), ..., atomic_sum (29.4 ms, the longest).
-  const auto snap = snapshot_from_ncu_pages(read_text_file(dir + "app_sections.details.csv"), "", "", nullptr, error);
+  const auto snap = snapshot_from_ncu_pages(read_file(dir + "app_sections.details.csv"), "", "", nullptr, error);
   REQUIRE_MESSAGE(snap, error);
   CHECK(snap->kernel == "atomic_sum");
   CHECK(snap->source == "ncu");
@@ -295,8 +296,8 @@ TEST_CASE("snapshot from real ncu pages keeps the longest kernel, its state and 
   CHECK(snap->view.value("primary", "") == snap->primary);
   CHECK(snap->summary.find("atomic_sum") != std::string::npos);
   // One kernel's report with its raw page: no kernel count.
-  const auto alone = snapshot_from_ncu_pages(read_text_file(dir + "matmul_naive.details.csv"),
-                                             read_text_file(dir + "matmul_naive.raw.csv"), "", nullptr, error);
+  const auto alone = snapshot_from_ncu_pages(read_file(dir + "matmul_naive.details.csv"),
+                                             read_file(dir + "matmul_naive.raw.csv"), "", nullptr, error);
   REQUIRE(alone);
   CHECK(alone->kernel == "matmul_naive");
   CHECK(alone->primary == "memory_bound_l1");

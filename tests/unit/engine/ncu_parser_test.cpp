@@ -1,5 +1,6 @@
 // Tests of the Nsight Compute CSV parsers on the recorded H100 pages and on edge cases.
 #include "engine/csv_reader.h"
+#include "support/files.h"
 #include "engine/metric_value.h"
 #include "engine/ncu_csv_parser.h"
 
@@ -10,7 +11,7 @@
 using namespace kblaster::engine;
 
 namespace {
-std::string fixture(const std::string& name) { return read_text_file(std::string(KBLASTER_FIXTURES_DIR) + "/ncu-h100/" + name); }
+std::string fixture(const std::string& name) { return kblaster::support::read_file(std::string(KBLASTER_FIXTURES_DIR) + "/ncu-h100/" + name); }
 }  // namespace
 
 TEST_CASE("csv_reader handles quoted commas, doubled quotes, newlines and CRLF") {
@@ -149,7 +150,7 @@ TEST_CASE("bad input gives clear errors") {
   CHECK_THROWS_AS(parse_ncu_details("\"ID\",\"Metric Name\"\n\"0\",\"x\"\n"), ncu_parse_error);  // no Kernel Name
   profile_report r;
   CHECK_THROWS_AS(merge_ncu_raw(r, "garbage\n"), ncu_parse_error);
-  CHECK_THROWS_AS(read_text_file("/nonexistent/file.csv"), std::runtime_error);
+  CHECK_THROWS_AS(kblaster::support::read_file("/nonexistent/file.csv"), std::runtime_error);
   // Truncated file: still parses what is there.
   const std::string text = fixture("tiny.details.csv");
   const auto half = parse_ncu_details(text.substr(0, text.size() / 2));

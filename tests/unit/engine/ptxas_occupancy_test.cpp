@@ -1,6 +1,7 @@
 // Tests of ptxas -v parsing and of the occupancy calculator against the CUDA runtime's answers
 // recorded on an H100 and against ncu's recorded block limits.
 #include "engine/ncu_csv_parser.h"
+#include "support/files.h"
 #include "engine/occupancy.h"
 #include "engine/ptxas_parser.h"
 
@@ -22,7 +23,7 @@ const kernel_resources* by_name(const std::vector<kernel_resources>& v, const st
 }  // namespace
 
 TEST_CASE("ptxas -v for sm_90: nine kernels with registers, smem, stack and barriers") {
-  const auto ks = parse_ptxas_output(read_text_file(fx("ncu-h100/ptxas_sm90.txt")));
+  const auto ks = parse_ptxas_output(kblaster::support::read_file(fx("ncu-h100/ptxas_sm90.txt")));
   REQUIRE(ks.size() == 9);
   const auto* tiled = by_name(ks, "_Z12matmul_tiledILi32EEvPKfS1_Pfi");
   REQUIRE(tiled);
@@ -41,7 +42,7 @@ TEST_CASE("ptxas -v for sm_90: nine kernels with registers, smem, stack and barr
 }
 
 TEST_CASE("ptxas -v for sm_80 includes constant memory") {
-  const auto ks = parse_ptxas_output(read_text_file(fx("ncu-h100/ptxas_sm80.txt")));
+  const auto ks = parse_ptxas_output(kblaster::support::read_file(fx("ncu-h100/ptxas_sm80.txt")));
   REQUIRE(ks.size() == 9);
   for (const auto& k : ks) CHECK(k.arch == "sm_80");
   CHECK(by_name(ks, "_Z12matmul_tiledILi32EEvPKfS1_Pfi")->constant_bytes == 380);
@@ -81,7 +82,7 @@ TEST_CASE("limits exist for compute capabilities 7.0 to 12.x") {
 }
 
 TEST_CASE("occupancy agrees with cudaOccupancyMaxActiveBlocksPerMultiprocessor on an H100") {
-  std::istringstream in(read_text_file(fx("occupancy/h100_reference.csv")));
+  std::istringstream in(kblaster::support::read_file(fx("occupancy/h100_reference.csv")));
   const auto limits = *limits_for(9, 0);
   std::string line;
   int rows = 0;
@@ -113,7 +114,7 @@ TEST_CASE("occupancy agrees with the Theoretical Occupancy and block limits ncu 
   for (const char* name : {"vadd", "matmul_naive", "matmul_tiled", "fma_heavy", "tiny", "transpose_conflicts",
                            "divergent", "spills", "atomic_sum"}) {
     CAPTURE(name);
-    const auto report = parse_ncu_details(read_text_file(fx(std::string("ncu-h100/") + name + ".details.csv")));
+    const auto report = parse_ncu_details(kblaster::support::read_file(fx(std::string("ncu-h100/") + name + ".details.csv")));
     const auto& k = report.kernels.at(0);
     occupancy_input o;
     o.block_size = static_cast<int>(k.launch.block.total());

@@ -1,5 +1,6 @@
 // Tests of the source page parser and of source attribution on -lineinfo recordings.
 #include "engine/ncu_csv_parser.h"
+#include "support/files.h"
 #include "engine/ncu_source_parser.h"
 #include "engine/source_attribution.h"
 
@@ -10,7 +11,7 @@
 using namespace kblaster::engine;
 
 namespace {
-std::string fx(const std::string& p) { return read_text_file(std::string(KBLASTER_FIXTURES_DIR) + "/" + p); }
+std::string fx(const std::string& p) { return kblaster::support::read_file(std::string(KBLASTER_FIXTURES_DIR) + "/" + p); }
 }  // namespace
 
 TEST_CASE("cuda,sass page of matmul_naive: the k-loop line takes the stalls and excessive sectors") {

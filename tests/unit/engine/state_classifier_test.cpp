@@ -1,6 +1,7 @@
 // Tests of the state classifier on every recorded H100 kernel, the state matcher and the
 // summaries.
 #include "engine/ncu_csv_parser.h"
+#include "support/files.h"
 #include "engine/profile_pipeline.h"
 #include "engine/profile_summary.h"
 #include "engine/state_classifier.h"
@@ -18,8 +19,8 @@ namespace {
 std::string dir() { return std::string(KBLASTER_FIXTURES_DIR) + "/ncu-h100/"; }
 
 std::vector<performance_signature> classify_fixture(const std::string& name, bool with_raw = true) {
-  auto report = parse_ncu_details(read_text_file(dir() + name + ".details.csv"));
-  if (with_raw) merge_ncu_raw(report, read_text_file(dir() + name + ".raw.csv"));
+  auto report = parse_ncu_details(kblaster::support::read_file(dir() + name + ".details.csv"));
+  if (with_raw) merge_ncu_raw(report, kblaster::support::read_file(dir() + name + ".raw.csv"));
   return classify_report(report);
 }
 

@@ -1,8 +1,12 @@
 -- kblaster: starts KernelBlaster's language server for CUDA buffers in Neovim's built-in client.
 --
--- Works from Neovim 0.7 (Debian 12 ships 0.7.2), which has no vim.lsp.start and no vim.fs:
--- there we start one client per project root with vim.lsp.start_client and attach buffers
--- with vim.lsp.buf_attach_client; on 0.8+ vim.lsp.start does the same bookkeeping itself.
+-- One client config (M.client_config) serves every Neovim version; only how it is started
+-- differs (M.api says which):
+--   0.11+     vim.lsp.config(name, config) + vim.lsp.enable(name): Neovim's own FileType hook
+--             starts one client per project root (root_dir is a function here);
+--   0.8-0.10  vim.lsp.start(config) from our FileType autocmd, root_dir found by M.find_root;
+--   0.7       (Debian 12 ships 0.7.2: no vim.lsp.start, no vim.fs) vim.lsp.start_client, one
+--             client per root kept here, and vim.lsp.buf_attach_client.
 --
 --   require('kblaster').setup({
 --     cmd = { 'kblaster', 'serve' },        -- how to start the daemon (stdio)
@@ -42,12 +46,26 @@ local suggested_keymaps = { optimize = '<leader>ko', profile = '<leader>kp', cre
 
 M.config = vim.deepcopy(defaults)
 
+--- How setup() starts the client on this Neovim: 'vim.lsp.enable' (0.11+), 'vim.lsp.start'
+--- (0.8-0.10) or 'vim.lsp.start_client' (0.7).
+M.api = (vim.fn.has('nvim-0.11') == 1 and 'vim.lsp.enable') or (vim.lsp.start and 'vim.lsp.start')
+  or 'vim.lsp.start_client'
+
+--- Calls client method `method`: client:method(...) from 0.11 on (where client.method(...) is
+--- deprecated), client.method(...) before (where methods take no self).
+function M.call(client, method, ...)
+  if M.api == 'vim.lsp.enable' then
+    return client[method](client, ...)
+  end
+  return client[method](...)
+end
+
 -- client ids by root directory, for Neovim < 0.8 (vim.lsp.start keeps its own).
 local clients_by_root = {}
 
 ---@private
 local function is_dir_or_file(path)
-  return vim.loop.fs_stat(path) ~= nil
+  return (vim.uv or vim.loop).fs_stat(path) ~= nil
 end
 
 --- The project root for `fname`: the nearest ancestor holding a root marker.
@@ -68,13 +86,33 @@ function M.find_root(fname)
   end
 end
 
---- The client config for a buffer whose project root is `root_dir`.
+--- The project root to start the daemon in for buffer `bufnr`, or nil when the buffer has no
+--- file or the daemon is not executable (which it says, unless `quiet`).
+function M.root(bufnr, quiet)
+  local fname = vim.api.nvim_buf_get_name(bufnr)
+  if fname == '' then
+    return nil
+  end
+  if vim.fn.executable(M.config.cmd[1]) ~= 1 then
+    if quiet then
+      return nil
+    end
+    vim.notify(string.format('kblaster: %q is not executable; set cmd in require("kblaster").setup()',
+      M.config.cmd[1]), vim.log.levels.ERROR)
+    return nil
+  end
+  return M.find_root(fname)
+end
+
+--- The client config, shared by every start path: `root_dir` is the project root (a string),
+--- or for vim.lsp.config a function(bufnr, on_dir) that finds it.
 function M.client_config(root_dir)
   local c = M.config
   local settings = c.settings or {}
   return {
     name = c.name,
     cmd = c.cmd,
+    filetypes = c.filetypes,
     root_dir = root_dir,
     settings = settings,
     init_options = settings.kblaster or settings,
@@ -92,7 +130,7 @@ function M.client_config(root_dir)
       -- Neovim 0.7 never sends the settings by itself; a server that reads them at start
       -- gets them here as well as in initializationOptions.
       if next(settings) ~= nil then
-        client.notify('workspace/didChangeConfiguration', { settings = settings })
+        M.call(client, 'notify', 'workspace/didChangeConfiguration', { settings = settings })
       end
       if c.on_init then
         c.on_init(client, result)
@@ -101,24 +139,19 @@ function M.client_config(root_dir)
   }
 end
 
---- Starts (or reuses) the client for the buffer's project and attaches the buffer.
---- Returns the client id, or nil when the daemon could not be started.
+--- Starts (or reuses) the client for the buffer's project and attaches the buffer, whatever
+--- the filetype. Returns the client id, or nil when the daemon could not be started.
 function M.attach(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
-  local fname = vim.api.nvim_buf_get_name(bufnr)
-  if fname == '' then
+  local root_dir = M.root(bufnr)
+  if not root_dir then
     return nil
   end
-  if vim.fn.executable(M.config.cmd[1]) ~= 1 then
-    vim.notify(string.format('kblaster: %q is not executable; set cmd in require("kblaster").setup()',
-      M.config.cmd[1]), vim.log.levels.ERROR)
-    return nil
-  end
-  local root_dir = M.find_root(fname)
   local config = M.client_config(root_dir)
 
   if vim.lsp.start then
-    -- 0.8+: reuses a running client with the same name and root_dir.
+    -- 0.8+: reuses a running client with the same name and root_dir (on 0.11+ also the one
+    -- vim.lsp.enable started).
     return vim.lsp.start(config, { bufnr = bufnr })
   end
 
@@ -137,6 +170,9 @@ end
 
 --- The running kblaster clients attached to `bufnr` (all buffers when nil).
 function M.clients(bufnr)
+  if vim.lsp.get_clients then  -- 0.10+ (the others are deprecated there)
+    return vim.lsp.get_clients({ bufnr = bufnr, name = M.config.name })
+  end
   local found = {}
   local all = bufnr and vim.lsp.buf_get_clients(bufnr) or vim.lsp.get_active_clients()
   for _, client in pairs(all) do
@@ -150,7 +186,7 @@ end
 --- Runs the daemon's self-test command (progress shows in the client's progress messages).
 function M.self_test(steps, step_ms)
   for _, client in ipairs(M.clients(vim.api.nvim_get_current_buf())) do
-    client.request('workspace/executeCommand', {
+    M.call(client, 'request', 'workspace/executeCommand', {
       command = 'kblaster.selfTest',
       arguments = { { steps = steps or 10, stepMs = step_ms or 100 } },
     }, function(err, result)
@@ -179,7 +215,7 @@ function M.execute(command, kernel, on_result)
     vim.notify('kblaster: no daemon is attached to this buffer', vim.log.levels.WARN)
   end
   for _, client in ipairs(clients) do
-    client.request('workspace/executeCommand', { command = command, arguments = { args } }, function(err, result)
+    M.call(client, 'request', 'workspace/executeCommand', { command = command, arguments = { args } }, function(err, result)
       if on_result then
         return on_result(err, result)
       end
@@ -240,11 +276,11 @@ function M.setup(opts)
   if type(config.cmd) == 'string' then
     config.cmd = { config.cmd, 'serve' }
   end
-  vim.validate({
-    cmd = { config.cmd, 'table' },
-    filetypes = { config.filetypes, 'table' },
-    settings = { config.settings, 'table' },
-  })
+  for _, key in ipairs({ 'cmd', 'filetypes', 'settings' }) do
+    if type(config[key]) ~= 'table' then
+      error(string.format('kblaster.setup: %s: expected table, got %s', key, type(config[key])), 2)
+    end
+  end
   M.config = config
 
   local group = vim.api.nvim_create_augroup('kblaster', { clear = true })
@@ -252,13 +288,29 @@ function M.setup(opts)
     group = group,
     pattern = config.filetypes,
     callback = function(args)
-      M.attach(args.buf)
+      if M.api == 'vim.lsp.enable' then
+        M.root(args.buf)  -- vim.lsp.enable starts the client; this says when the daemon is missing
+      else
+        M.attach(args.buf)
+      end
     end,
   })
-  -- Buffers already open when setup() runs (e.g. from a plugin manager's lazy load).
-  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(bufnr) and vim.tbl_contains(config.filetypes, vim.bo[bufnr].filetype) then
-      M.attach(bufnr)
+  if M.api == 'vim.lsp.enable' then
+    -- Merged with what the user gave vim.lsp.config(name, ...) or lsp/<name>.lua; enable()
+    -- also starts it for the buffers already open.
+    vim.lsp.config(config.name, M.client_config(function(bufnr, on_dir)
+      local root_dir = M.root(bufnr, true)  -- our FileType autocmd has said what is missing
+      if root_dir then
+        on_dir(root_dir)
+      end
+    end))
+    vim.lsp.enable(config.name)
+  else
+    -- Buffers already open when setup() runs (e.g. from a plugin manager's lazy load).
+    for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(bufnr) and vim.tbl_contains(config.filetypes, vim.bo[bufnr].filetype) then
+        M.attach(bufnr)
+      end
     end
   end
 

@@ -1,0 +1,143 @@
+// support::child_process: what a child gets from the daemon (stdin, signals, process group,
+// environment) and that killing it reaches what it started.
+#include "support/child_process.h"
+
+#include <doctest/doctest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <chrono>
+#include <string>
+#include <thread>
+
+using kblaster::support::child_process;
+using kblaster::support::spawn_error;
+using kblaster::support::spawn_options;
+using kblaster::support::stream;
+
+namespace {
+
+// Everything the child writes to `fd` until EOF, or what came within `limit`.
+std::string drain(int fd, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
+  std::string out;
+  const auto until = std::chrono::steady_clock::now() + limit;
+  char buf[4096];
+  while (std::chrono::steady_clock::now() < until) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) continue;
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+}  // namespace
+
+TEST_CASE("a child's stdin is /dev/null unless a pipe is asked for, never the daemon's") {
+  // Under `kblaster serve` our stdin is the LSP pipe: a child reading it would steal messages.
+  auto cat = child_process::spawn({"cat"});
+  CHECK(cat.stdin_fd() == -1);
+  CHECK(drain(cat.stdout_fd()).empty());  // EOF at once: it read /dev/null
+  const int status = cat.wait();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+
+  spawn_options piped;
+  piped.in = stream::pipe;
+  auto echo = child_process::spawn({"cat"}, piped);
+  REQUIRE(echo.stdin_fd() >= 0);
+  CHECK(::write(echo.stdin_fd(), "hello\n", 6) == 6);
+  echo.close_stdin();
+  CHECK(drain(echo.stdout_fd()) == "hello\n");
+  CHECK(WEXITSTATUS(echo.wait()) == 0);
+}
+
+TEST_CASE("stdout and stderr come back apart; exit status and cwd are the child's") {
+  spawn_options o;
+  o.cwd = "/";
+  auto c = child_process::spawn({"sh", "-c", "pwd; echo oops >&2; exit 7"}, o);
+  CHECK(drain(c.stdout_fd()) == "/\n");
+  CHECK(drain(c.stderr_fd()) == "oops\n");
+  const int status = c.wait();
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 7);
+}
+
+TEST_CASE("a child leads its own process group, and a kill reaches what it started") {
+  auto c = child_process::spawn({"sh", "-c", "sleep 60 & echo $!; wait"});
+  const std::string line = drain(c.stdout_fd(), std::chrono::milliseconds(2000));
+  REQUIRE(!line.empty());
+  const pid_t grandchild = std::stoi(line);
+  CHECK(::getpgid(c.pid()) == c.pid());
+  CHECK(::getpgid(grandchild) == c.pid());
+  const int status = c.kill_and_wait();
+  CHECK(WIFSIGNALED(status));
+  // The grandchild is not ours to reap; it is gone (or a zombie of init's) once the group died.
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone = !alive(grandchild) || ::getpgid(grandchild) != c.pid();
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  char state = '?';
+  if (FILE* f = std::fopen(("/proc/" + std::to_string(grandchild) + "/stat").c_str(), "r")) {
+    int pid = 0;
+    char comm[64];
+    if (std::fscanf(f, "%d %63s %c", &pid, comm, &state) != 3) state = '?';
+    std::fclose(f);
+  }
+  CHECK((!alive(grandchild) || state == 'Z'));
+}
+
+TEST_CASE("destroying a running child kills and reaps it") {
+  pid_t pid = -1;
+  {
+    auto c = child_process::spawn({"sleep", "60"});
+    pid = c.pid();
+    CHECK(alive(pid));
+  }
+  CHECK_FALSE(alive(pid));  // reaped, not a zombie: kill(pid, 0) fails
+}
+
+TEST_CASE("signals the daemon ignores are default again in the child") {
+  // kblaster serve ignores SIGPIPE; nvcc and the harness must not inherit that.
+  const auto old = std::signal(SIGPIPE, SIG_IGN);
+  auto c = child_process::spawn({"sh", "-c", "grep SigIgn /proc/self/status"});
+  const std::string out = drain(c.stdout_fd());
+  c.wait();
+  std::signal(SIGPIPE, old);
+  REQUIRE(out.find("SigIgn:") != std::string::npos);
+  const unsigned long long ignored = std::stoull(out.substr(out.find(':') + 1), nullptr, 16);
+  CHECK((ignored & (1ull << (SIGPIPE - 1))) == 0);
+}
+
+TEST_CASE("the environment is ours with the asked entries replaced or added") {
+  ::setenv("KBLASTER_CHILD_TEST_KEEP", "kept", 1);
+  ::setenv("KBLASTER_CHILD_TEST_SET", "old", 1);
+  spawn_options o;
+  o.set_environment = {"KBLASTER_CHILD_TEST_SET=new", "KBLASTER_CHILD_TEST_ADD=added"};
+  auto c = child_process::spawn(
+      {"sh", "-c", "echo $KBLASTER_CHILD_TEST_KEEP $KBLASTER_CHILD_TEST_SET $KBLASTER_CHILD_TEST_ADD"}, o);
+  CHECK(drain(c.stdout_fd()) == "kept new added\n");
+  c.wait();
+}
+
+TEST_CASE("a program that cannot start is a spawn_error naming it and errno") {
+  try {
+    (void)child_process::spawn({"/nonexistent/kblaster-test-program"});
+    FAIL("spawned the impossible");
+  } catch (const spawn_error& e) {
+    CHECK(e.code() == ENOENT);
+    CHECK(std::string(e.what()).find("/nonexistent/kblaster-test-program") != std::string::npos);
+  }
+  CHECK_THROWS_AS(child_process::spawn({}), spawn_error);
+  CHECK(kblaster::support::find_in_path("sh").find("/sh") != std::string::npos);
+  CHECK(kblaster::support::find_in_path("kblaster-no-such-program").empty());
+}

@@ -1,0 +1,88 @@
+// support/files: atomic writes, whole-file reads, the per-user scratch folder.
+#include "support/files.h"
+
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace kblaster::support;
+
+namespace {
+fs::path fresh_dir(const std::string& name) {
+  const auto d = fs::temp_directory_path() / ("kblaster-files-test-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+}  // namespace
+
+TEST_CASE("write_file_atomically then read_file gives the bytes back; no temporary is left") {
+  const auto d = fresh_dir("roundtrip");
+  const std::string bytes("a\0b\nc", 5);
+  write_file_atomically(d / "sub" / "x.bin", bytes);
+  CHECK(read_file(d / "sub" / "x.bin") == bytes);
+  CHECK(std::distance(fs::directory_iterator(d / "sub"), fs::directory_iterator()) == 1);
+  CHECK_THROWS_AS(read_file(d / "missing"), file_error);
+  CHECK_FALSE(read_file_if_exists(d / "missing").has_value());
+  fs::remove_all(d);
+}
+
+TEST_CASE("concurrent writers of one path never expose half a file") {
+  // Two daemons analysing the same text write the same content-addressed copy at once.
+  const auto d = fresh_dir("race");
+  const auto path = d / "kernel.cu";
+  const std::string a(200000, 'a'), b(200000, 'b');
+  std::atomic<bool> done{false};
+  std::atomic<int> torn{0};
+  std::thread reader([&] {
+    while (!done) {
+      if (auto text = read_file_if_exists(path); text && !text->empty() && *text != a && *text != b) ++torn;
+    }
+  });
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 2; ++w)
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < 50; ++i) write_file_atomically(path, w ? a : b);
+    });
+  for (auto& t : writers) t.join();
+  done = true;
+  reader.join();
+  CHECK(torn == 0);
+  fs::remove_all(d);
+}
+
+TEST_CASE("the user's scratch root is private and refused when it is not ours") {
+  const auto root = user_scratch_root();
+  struct stat st {};
+  REQUIRE(::lstat(root.c_str(), &st) == 0);
+  CHECK(S_ISDIR(st.st_mode));
+  CHECK((st.st_mode & 077) == 0);
+  CHECK(root.filename().string() == "kblaster-" + std::to_string(::getuid()));
+
+  // A plain file (or a link) where the folder should be is not used.
+  const auto d = fresh_dir("foreign");
+  const auto old = std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : std::string();
+  ::setenv("TMPDIR", d.c_str(), 1);
+  fs::create_directory_symlink("/", d / ("kblaster-" + std::to_string(::getuid())));
+  CHECK_THROWS_AS(user_scratch_root(), file_error);
+  if (old.empty()) ::unsetenv("TMPDIR");
+  else ::setenv("TMPDIR", old.c_str(), 1);
+  fs::remove_all(d);
+}
+
+TEST_CASE("remove_entries_older_than keeps what is recent") {
+  const auto d = fresh_dir("prune");
+  write_file_atomically(d / "old" / "x", "1");
+  write_file_atomically(d / "new" / "x", "2");
+  fs::last_write_time(d / "old", fs::file_time_type::clock::now() - std::chrono::hours(24 * 30));
+  remove_entries_older_than(d, std::chrono::hours(24 * 7));
+  CHECK_FALSE(fs::exists(d / "old"));
+  CHECK(fs::exists(d / "new" / "x"));
+  fs::remove_all(d);
+}
