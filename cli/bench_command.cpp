@@ -9,9 +9,8 @@
 #include "engine/bench/workers.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
-#include "engine/nvcc_driver.h"
-#include "engine/optimize/harness_evaluator.h"
-#include "engine/optimize/recorded_evaluator.h"
+#include "engine/toolchain/nvcc_driver.h"
+#include "engine/optimize/run_setup.h"
 
 #include <iostream>
 #include <memory>
@@ -58,17 +57,27 @@ int write_report(const std::vector<fs::path>& dirs, const fs::path& out, const s
   }
 }
 
-std::unique_ptr<llm::llm_client> make_model(const bench_cli_options& o, std::string& why) {
-  if (o.llm_config.empty()) {
-    why = "no model (pass --llm CONFIG for one): the mechanical tier only";
-    return nullptr;
-  }
-  const auto layer = llm::read_config_file(o.llm_config);
-  auto config = llm::resolve_config(layer, {}, llm::process_environment(), {});
-  if (o.bench.loop.limits.tokens > 0) config.budget_tokens = o.bench.loop.limits.tokens;
-  auto client = llm::make_http_client(config, llm::process_environment(), [](const std::string& l) { say(l); });
-  why = "model: " + client->backend().describe();
-  return client;
+// The command line's side of a run's set-up. A model only with --llm CONFIG: a benchmark of a
+// hundred problems must not start spending on a model from the environment unasked.
+optimize::model_settings model_settings_of(const bench_cli_options& o) {
+  optimize::model_settings m;
+  m.disabled = o.llm_config.empty();
+  m.disabled_reason = "no model (pass --llm CONFIG for one): the mechanical tier only";
+  m.config_file = o.llm_config;
+  m.budget_tokens = o.bench.loop.limits.tokens;
+  m.log = say;
+  return m;
+}
+
+optimize::evaluator_settings evaluator_settings_of(const bench_cli_options& o) {
+  optimize::evaluator_settings e;
+  e.replay.assign(o.harness_replay.begin(), o.harness_replay.end());
+  e.record = o.harness_record;
+  e.harness = o.harness;
+  e.ncu = o.ncu;
+  e.device = o.device;
+  e.watchdog = std::chrono::milliseconds(static_cast<long long>(o.watchdog_s * 1000));
+  return e;
 }
 
 int run(bench_cli_options o) {
@@ -87,44 +96,26 @@ int run(bench_cli_options o) {
     return failed ? 1 : 0;
   }
   try {
-    std::string model_note;
-    auto model = make_model(o, model_note);
-    std::unique_ptr<optimize::evaluator> base;
-    std::unique_ptr<optimize::harness_evaluator> live;
-    std::unique_ptr<optimize::recording_evaluator> recorder;
-    optimize::evaluator* eval = nullptr;
+    auto chosen = optimize::choose_model(model_settings_of(o));
+    std::string model_note = chosen.note;
+    std::unique_ptr<optimize::evaluator_stack> evaluators;
     bench::bench_hooks hooks;
     if (!o.recorded.empty()) {
       // Whole-problem outcomes recorded on a GPU (tests, reproducing a report): no evaluator.
       bench::use_recorded_outcomes(hooks, o.recorded);
       model_note = "recorded outcomes from " + o.recorded;
     } else {
-      if (!o.harness_replay.empty()) {
-        base = std::make_unique<optimize::replay_evaluator>(std::vector<fs::path>(o.harness_replay.begin(), o.harness_replay.end()));
-        eval = base.get();
-      } else {
-        if (o.device != "cpu" && kblaster::engine::detect_local_arch().empty()) {
-          say("no GPU here: candidates cannot be measured. Run on a machine with an NVIDIA GPU, replay recorded GPU "
-              "results with --harness-replay FILE, or recorded outcomes with --recorded DIR.");
-          return 3;
-        }
-        optimize::harness_evaluator_options ho;
-        ho.device = o.device;
-        ho.harness = o.harness;
-        ho.ncu = o.ncu;
-        ho.watchdog = std::chrono::milliseconds(static_cast<long long>(o.watchdog_s * 1000));
-        live = std::make_unique<optimize::harness_evaluator>(std::vector<kblaster::engine::task_spec>{}, ho);
-        eval = live.get();
-      }
-      if (!o.harness_record.empty()) {
-        recorder = std::make_unique<optimize::recording_evaluator>(*eval, o.harness_record);
-        eval = recorder.get();
+      try {
+        evaluators = std::make_unique<optimize::evaluator_stack>(evaluator_settings_of(o), std::vector<kblaster::engine::task_spec>{});
+      } catch (const optimize::no_gpu_error& e) {
+        say(std::string(e.what()) + ", or recorded outcomes with --recorded DIR.");
+        return 3;
       }
       hooks.optimize = [&](const kblaster::engine::task_spec& task, const optimize::loop_options& loop,
                            optimize::run_environment& env) {
-        if (live) live->add_task(task);
-        env.eval = eval;
-        env.model = model.get();
+        evaluators->add_task(task);
+        env.eval = &evaluators->top();
+        env.model = chosen.client.get();
         return optimize::run_optimization(task, loop, env);
       };
     }
@@ -132,7 +123,7 @@ int run(bench_cli_options o) {
     kblaster::cli::interrupt_stop ctrl_c("kblaster bench");
     hooks.stop = ctrl_c.token();
     o.bench.manifest_extra["model"] = model_note;
-    o.bench.manifest_extra["evaluator"] = eval ? eval->describe() : model_note;
+    o.bench.manifest_extra["evaluator"] = evaluators ? evaluators->top().describe() : model_note;
     o.bench.manifest_extra["gpu"] = bench::gpu_description();
     o.bench.manifest_extra["git"] = bench::git_version();
     say(model_note + "; results in " + o.bench.out.string());

@@ -2,9 +2,9 @@
 // reference on several seeds under every guard, time it and the reference the same way, and
 // print the verdict with its figures (or JSON with --json). Progress goes to stderr.
 #include "cli/command_registry.h"
-#include "engine/harness_client.h"
-#include "engine/task.h"
-#include "engine/task_build.h"
+#include "engine/evaluate/harness_client.h"
+#include "engine/task/task.h"
+#include "engine/toolchain/task_build.h"
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>

@@ -1,8 +1,8 @@
 // `kblaster import kernelbench PROBLEM.py --out TASK_DIR`: turn a KernelBench problem into a task
 // (TorchScript module with its weights, input specs, kernel.cu stub, eager and torch.compile
-// times) with the machine's PyTorch. The work is in engine/kernelbench_import.h.
+// times) with the machine's PyTorch. The work is in engine/task/kernelbench_import.h.
 #include "cli/command_registry.h"
-#include "engine/kernelbench_import.h"
+#include "engine/task/kernelbench_import.h"
 
 #include <iomanip>
 #include <iostream>

@@ -5,12 +5,11 @@
 #include "cli/interrupt_stop.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
-#include "engine/nvcc_driver.h"
-#include "engine/optimize/harness_evaluator.h"
+#include "engine/toolchain/nvcc_driver.h"
+#include "engine/evaluate/harness_evaluator.h"
 #include "engine/optimize/optimize.h"
-#include "engine/optimize/paced_evaluator.h"
-#include "engine/optimize/recorded_evaluator.h"
-#include "engine/task.h"
+#include "engine/optimize/run_setup.h"
+#include "engine/task/task.h"
 #include "kb/location.h"
 
 #include <unistd.h>
@@ -67,33 +66,31 @@ class progress_line {
   bool quiet_, tty_;
 };
 
-// The model, or null for the mechanical tier; `why` says which and why, for the user.
-std::unique_ptr<llm::llm_client> make_model(const optimize_options& o, std::string& why) {
-  if (o.no_llm) {
-    why = "no model (--no-llm): the mechanical tier only";
-    return nullptr;
-  }
-  if (!o.replay.empty()) {
-    why = "model: REPLAY of " + o.replay + " (recorded answers, no model is called)";
-    llm::client_options co;
-    co.budget_tokens = o.loop.limits.tokens;
-    return llm::make_replay_client(o.replay, co);
-  }
-  const bool flags = !o.llm_flags.provider.empty() || !o.llm_flags.base_url.empty() || !o.llm_flags.model.empty();
-  const fs::path file = o.llm_config.empty() ? llm::default_config_file() : fs::path(o.llm_config);
-  const auto layer = llm::read_config_file(file);
-  const auto env = llm::process_environment();
-  const bool from_env = env("KBLASTER_LLM_MODEL").has_value() || env("KBLASTER_LLM_BASE_URL").has_value();
-  if (!flags && !from_env && o.llm_config.empty() && !layer.values.contains("model")) {
-    why = "no model configured (" + file.string() + " names none; see --llm or --llm-model): the mechanical tier only";
-    return nullptr;
-  }
-  auto config = llm::resolve_config(layer, {}, env, o.llm_flags);
-  if (o.loop.limits.tokens > 0) config.budget_tokens = o.loop.limits.tokens;
-  auto client = llm::make_http_client(config, env,
-                                      [](const std::string& line) { std::cerr << "kblaster optimize: " << line << "\n"; });
-  why = "model: " + client->backend().describe();
-  return client;
+// The command line's side of a run's set-up: its flags as the engine's configuration.
+optimize::model_settings model_settings_of(const optimize_options& o, const std::string& task) {
+  optimize::model_settings m;
+  m.disabled = o.no_llm;
+  m.disabled_reason = "no model (--no-llm): the mechanical tier only";
+  m.replay = o.replay;
+  m.config_file = o.llm_config;
+  m.flags = o.llm_flags;
+  m.budget_tokens = o.loop.limits.tokens;
+  m.record = o.record;
+  m.record_note = "kblaster optimize " + task;
+  m.log = [](const std::string& line) { std::cerr << "kblaster optimize: " << line << "\n"; };
+  return m;
+}
+
+optimize::evaluator_settings evaluator_settings_of(const optimize_options& o) {
+  optimize::evaluator_settings e;
+  e.replay.assign(o.harness_replay.begin(), o.harness_replay.end());
+  e.replay_pace = o.replay_pace;
+  e.record = o.harness_record;
+  e.harness = o.harness;
+  e.ncu = o.ncu;
+  e.device = o.device;
+  e.watchdog = std::chrono::milliseconds(static_cast<long long>(o.watchdog_s * 1000));
+  return e;
 }
 
 int run_optimize(optimize_options o) {
@@ -105,47 +102,22 @@ int run_optimize(optimize_options o) {
     return 2;
   }
   try {
-    std::string model_note;
-    auto model = make_model(o, model_note);
-    if (model && !o.record.empty()) model->record_to(o.record, "kblaster optimize " + task.name);
-
-    // The evaluator: a replay where asked, else the live harness (which needs a GPU for .cu).
-    std::unique_ptr<optimize::evaluator> live, replay;
-    std::unique_ptr<optimize::recording_evaluator> recorder;
-    std::unique_ptr<optimize::paced_evaluator> paced;
-    optimize::evaluator* eval = nullptr;
-    if (!o.harness_replay.empty()) {
-      std::vector<fs::path> files(o.harness_replay.begin(), o.harness_replay.end());
-      replay = std::make_unique<optimize::replay_evaluator>(files);
-      eval = replay.get();
-      if (o.replay_pace > 0) {
-        paced = std::make_unique<optimize::paced_evaluator>(*eval, o.replay_pace);
-        eval = paced.get();
-      }
-    } else {
-      if (o.device != "cpu" && detect_local_arch().empty()) {
-        std::cerr << "kblaster optimize: no GPU here: candidates cannot be measured. Run on a machine with an NVIDIA GPU, "
-                     "or replay a recorded session with --harness-replay FILE.\n";
-        return 3;
-      }
-      optimize::harness_evaluator_options ho;
-      ho.device = o.device;
-      ho.harness = o.harness;
-      ho.ncu = o.ncu;
-      ho.watchdog = std::chrono::milliseconds(static_cast<long long>(o.watchdog_s * 1000));
-      live = std::make_unique<optimize::harness_evaluator>(std::vector<task_spec>{task}, ho);
-      eval = live.get();
+    const auto chosen = optimize::choose_model(model_settings_of(o, task.name));
+    const std::string& model_note = chosen.note;
+    std::unique_ptr<optimize::evaluator_stack> evaluators;
+    try {
+      evaluators = std::make_unique<optimize::evaluator_stack>(evaluator_settings_of(o), std::vector<task_spec>{task});
+    } catch (const optimize::no_gpu_error& e) {
+      std::cerr << "kblaster optimize: " << e.what() << ".\n";
+      return 3;
     }
-    if (!o.harness_record.empty()) {
-      recorder = std::make_unique<optimize::recording_evaluator>(*eval, o.harness_record);
-      eval = recorder.get();
-    }
+    optimize::evaluator* eval = &evaluators->top();
 
     optimize::run_environment env;
     env.kb_path = o.kb.empty() ? kblaster::kb::default_kb_path() : fs::path(o.kb);
     env.input = o.kernel;
     env.eval = eval;
-    env.model = model.get();
+    env.model = chosen.client.get();
     env.out_dir = o.out.empty() ? fs::path("kblaster-runs") / task.name : fs::path(o.out);
     progress_line line(o.quiet || o.json);
     env.progress = [&](const optimize::progress_event& e) { line(e); };

@@ -13,9 +13,13 @@ endfunction()
 
 # One library per folder: every .cpp in the folder (not in subfolders named tests/data).
 # Globbing with CONFIGURE_DEPENDS so that adding a file needs no CMake edit.
+# Subfolders named in EXCLUDE are libraries of their own (with their own CMakeLists.txt).
 function(kblaster_folder_library name)
-  cmake_parse_arguments(ARG "" "" "DEPS;PRIVATE_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "DEPS;PRIVATE_DEPS;EXCLUDE" ${ARGN})
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  foreach(sub IN LISTS ARG_EXCLUDE)
+    list(FILTER sources EXCLUDE REGEX "^${CMAKE_CURRENT_SOURCE_DIR}/${sub}/")
+  endforeach()
   if(NOT sources)
     # A layer whose issue has not landed yet: headers only.
     add_library(${name} INTERFACE)

@@ -2,7 +2,7 @@
 // relative to the reference's magnitude (relative L2 error), NaN and constant-output detection.
 #pragma once
 
-#include "engine/task.h"
+#include "engine/task/task.h"
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>

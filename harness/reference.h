@@ -2,7 +2,7 @@
 // time, or another kernel with the same ABI. Produces the expected outputs and is timed.
 #pragma once
 
-#include "engine/task.h"
+#include "engine/task/task.h"
 #include "harness/candidate.h"
 #include "harness/device.h"
 

@@ -3,7 +3,7 @@
 // both for the candidate's kb_forward.
 #pragma once
 
-#include "engine/task.h"
+#include "engine/task/task.h"
 
 #include <dlpack/dlpack.h>
 #include <torch/torch.h>

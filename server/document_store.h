@@ -5,7 +5,7 @@
 // edit lands after they took their snapshot. Thread-safe.
 #pragma once
 
-#include "engine/kernel_locator.h"
+#include "engine/source/kernel_locator.h"
 #include "protocol/lsp_types.h"
 #include "server/cancellation.h"
 

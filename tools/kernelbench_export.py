@@ -6,7 +6,7 @@ Loads PROBLEM.py (KernelBench's format: `class Model(nn.Module)`, `get_inputs()`
 it as a TorchScript module with its weights (torch.jit.script, else torch.jit.trace on
 get_inputs()), times it eagerly and under torch.compile, and writes a manifest (JSON) describing
 the inputs, the parameters and buffers in the order kblaster-harness passes them, the outputs and
-the timings. The engine (engine/kernelbench_import.cpp) turns the manifest into task.json.
+the timings. The engine (engine/task/kernelbench_import.cpp) turns the manifest into task.json.
 
 Errors go to stderr as one line `kblaster-export-error: KIND: message` with exit status 3, so
 that the engine can say what went wrong; progress lines go to stderr too.

@@ -7,7 +7,7 @@
 
 #include "engine/bench/problem_set.h"
 #include "engine/bench/result_store.h"
-#include "engine/kernelbench_import.h"
+#include "engine/task/kernelbench_import.h"
 #include "engine/optimize/optimize.h"
 
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 // workers: one process per GPU, and where the run happened.
 #include "engine/bench/workers.h"
 
-#include "engine/kernelbench_import.h"
-#include "engine/subprocess.h"
+#include "engine/task/kernelbench_import.h"
+#include "support/run_process.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -95,9 +95,9 @@ int run_workers(const std::vector<std::string>& args, int gpus) {
 }
 
 std::string gpu_description() {
-  const auto smi = find_in_path("nvidia-smi");
+  const auto smi = support::find_in_path("nvidia-smi");
   if (smi.empty()) return "none found";
-  const auto r = run_process({smi, "--query-gpu=name", "--format=csv,noheader"}, std::chrono::seconds(20));
+  const auto r = support::run_process({smi, "--query-gpu=name", "--format=csv,noheader"}, std::chrono::seconds(20));
   if (!r.ok()) return "unknown (nvidia-smi failed)";
   std::map<std::string, int> names;
   std::istringstream in(r.out);
@@ -110,10 +110,10 @@ std::string gpu_description() {
 
 std::string git_version() {
   const auto exporter = find_kernelbench_exporter();  // SOURCE/tools/kernelbench_export.py in a build tree
-  const auto git = find_in_path("git");
+  const auto git = support::find_in_path("git");
   if (exporter.empty() || git.empty()) return "unknown";
   const auto src = fs::path(exporter).parent_path().parent_path();
-  const auto r = run_process({git, "-C", src.string(), "describe", "--always", "--dirty"}, std::chrono::seconds(20));
+  const auto r = support::run_process({git, "-C", src.string(), "describe", "--always", "--dirty"}, std::chrono::seconds(20));
   if (!r.ok()) return "unknown";
   auto v = r.out;
   while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();

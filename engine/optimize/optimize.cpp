@@ -225,7 +225,9 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
             if (auto v = ctx.cached(rec.value("result", ""))) cur = *v;
             ctx.set_best_speedup(*baseline.eval.runtime_ms / cur.ms());
             const bool end = rec.value("end", false);
-            std::string message = "i" + std::to_string(k) + " t" + std::to_string(b) + " s" + std::to_string(t) + ": ";
+            std::string message = "iteration " + std::to_string(k + 1) + "/" + std::to_string(options.iterations) +
+                                  ", trajectory " + std::to_string(b + 1) + "/" + std::to_string(options.breadth) +
+                                  ", step " + std::to_string(t + 1) + "/" + std::to_string(options.depth) + ": ";
             message += end ? rec.value("note", std::string("nothing left to try"))
                            : rec.value("technique", std::string("?")) + " in " + rec.value("state_before", "");
             ctx.step_done(k, b, t, end ? options.depth - t : 1, message);
@@ -261,7 +263,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
       const auto mine = kb.attempts_of(task.name, iteration_prefix(run_id, k));  // oldest first
       json g{{"iteration", k}, {"attempts", mine.size()}};
       if (!mine.empty() && !gradient_already_applied(kb, mine)) {
-        ctx.emit({"gradient", k, 0, 0, 0, 0, 0, 1, "textual-gradient update of the KB"});
+        ctx.emit({"gradient", k, 0, 0, 0, 0, 0, 1, "learning from this iteration (updating the knowledge base)"});
         auto out = agents::run_textual_gradient(*env.model, kb, mine);
         std::int64_t tokens = 0;
         json by_role = json::object();

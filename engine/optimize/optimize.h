@@ -6,8 +6,8 @@
 // textual-gradient agents edit the KB. Checkpointed after every step; resumable.
 #pragma once
 
-#include "engine/optimize/evaluator.h"
-#include "engine/task.h"
+#include "engine/evaluate/evaluator.h"
+#include "engine/task/task.h"
 
 #include <nlohmann/json.hpp>
 

@@ -110,6 +110,17 @@ std::optional<best_step> best_step_of(const json& rep) {
   return std::nullopt;
 }
 
+std::string describe_stop(const std::string& reason) {
+  if (reason == "finished" || reason.empty()) return "";
+  if (reason == "cancelled") return "cancelled";
+  if (reason == "budget_tokens") return "the token budget was spent";
+  if (reason == "budget_gpu_seconds") return "the GPU-time budget was spent";
+  if (reason == "budget_wall_seconds") return "the wall-time budget was spent";
+  if (reason == "budget_candidates") return "the candidate budget was spent";
+  if (reason == "error") return "an error stopped it (see the report)";
+  return reason;
+}
+
 std::string render_run_report(const json& rep) {
   std::ostringstream md;
   md << "# KernelBlaster run " << rep.value("run_id", "") << ": " << rep.value("task", "") << "\n\n";

@@ -26,6 +26,9 @@ struct best_step {
 /// nullopt when no candidate beat the input.
 std::optional<best_step> best_step_of(const nlohmann::json& report);
 
+/// Why a run stopped, in words for the user; empty for a run that finished its iterations.
+std::string describe_stop(const std::string& stop_reason);
+
 /// The report as Markdown: a summary table, then each iteration's trajectories step by step.
 std::string render_run_report(const nlohmann::json& report);
 

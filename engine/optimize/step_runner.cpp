@@ -4,7 +4,7 @@
 #include "engine/agents/lowering_agent.h"
 #include "engine/agents/soft_verifier.h"
 #include "engine/optimize/loop_context.h"
-#include "engine/optimize/mechanical.h"
+#include "engine/optimize/mechanical/mechanical.h"
 
 #include <algorithm>
 

@@ -46,7 +46,7 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
     const auto settings = read_editor_settings(server.settings());
     const auto k = lookup_kernel(state, settings, *doc, kernel->name);
     const json args = {{"uri", uri}, {"kernel", kernel->name}};
-    const std::string name = "`" + kernel->name + "`";
+    const std::string& name = kernel->name;  // titles are plain text: no Markdown backticks
     const bool has_task = k.analysis && k.analysis->task.task;
 
     if (has_task) {
@@ -70,7 +70,7 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
         std::snprintf(predicted, sizeof predicted, "%.2f", s.predicted_speedup);
         json a = args;
         a["technique"] = s.technique;
-        actions.push_back(command_action("Apply `" + s.technique + "` (predicted " + predicted + "×)",
+        actions.push_back(command_action("Apply " + s.technique + " (predicted " + predicted + "×)",
                                          "kblaster.applyTechnique", a, "refactor.rewrite"));
       }
     }

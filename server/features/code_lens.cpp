@@ -22,9 +22,9 @@ void register_code_lens(feature_registry& registry, lsp_server& server, editor_s
       const json args = json::array({{{"uri", doc->uri()}, {"kernel", s.name}}});
       const auto k = lookup_kernel(state, settings, *doc, s.name);
       std::string title = k.view ? performance_line(*k.view, k.insight)
-                                 : k.analysis ? "not analysed: " + (k.analysis->static_profile.error.empty()
-                                                                        ? std::string("no ptxas entry")
-                                                                        : k.analysis->static_profile.error)
+                                 : k.analysis ? (k.analysis->static_profile.error.empty()
+                                                     ? std::string("not analysed: ptxas reported nothing for this kernel")
+                                                     : std::string("does not compile: see Problems"))
                                               : "not analysed yet (save to analyse)";
       lenses.push_back({{"range", range}, {"command", {{"title", title}, {"command", "kblaster.profile"}, {"arguments", args}}}});
       lenses.push_back({{"range", range}, {"command", {{"title", "Optimize"}, {"command", "kblaster.optimize"}, {"arguments", args}}}});

@@ -4,7 +4,7 @@
 // write the reference is a TODO: the scaffold's reference is a stub to be filled in.
 #include "server/features/commands.h"
 
-#include "engine/task_scaffold.h"
+#include "engine/analysis/task_scaffold.h"
 #include "server/features/diagnostics.h"
 #include "server/features/uri_path.h"
 #include "server/lsp_server.h"

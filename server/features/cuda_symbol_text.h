@@ -2,7 +2,7 @@
 // documentSymbol and hover features so both say the same thing.
 #pragma once
 
-#include "engine/kernel_locator.h"
+#include "engine/source/kernel_locator.h"
 
 #include <string>
 

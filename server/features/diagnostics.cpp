@@ -177,6 +177,10 @@ std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& ser
   if (!server.documents().get(doc->uri())) return result;
   state.diagnostics().publish(server, doc->uri(), doc->version(), diagnostics_origin::analysis,
                               to_lsp_diagnostics(*result, *doc));
+  // The lenses show the analysis: without a refresh a client keeps the lenses it fetched before
+  // the save (a state above a kernel that no longer compiles) until the text changes again.
+  if (state.code_lens_refresh_support())
+    server.call_client("workspace/codeLens/refresh", nullptr, std::chrono::seconds(5));
   return result;
 }
 

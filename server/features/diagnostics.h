@@ -1,7 +1,7 @@
 // The analysis of open CUDA documents as LSP diagnostics (used by text sync and commands).
 #pragma once
 
-#include "engine/file_analysis.h"
+#include "engine/analysis/file_analysis.h"
 #include "server/document_store.h"
 #include "server/features/editor_state.h"
 

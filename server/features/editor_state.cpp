@@ -1,7 +1,7 @@
 // Shared editor state.
 #include "server/features/editor_state.h"
 
-#include "engine/profile_pipeline.h"
+#include "engine/profile/profile_pipeline.h"
 
 #include <algorithm>
 
@@ -40,6 +40,11 @@ protocol::json editor_state::client_capabilities() const {
 bool editor_state::code_action_disabled_support() const {
   const auto caps = client_capabilities();
   return caps.value("/textDocument/codeAction/disabledSupport"_json_pointer, false);
+}
+
+bool editor_state::code_lens_refresh_support() const {
+  const auto caps = client_capabilities();
+  return caps.value("/workspace/codeLens/refreshSupport"_json_pointer, false);
 }
 
 bool editor_state::can_create_files() const {

@@ -3,8 +3,8 @@
 // Thread-safe: every member is either internally synchronised or atomic.
 #pragma once
 
-#include "engine/file_analysis.h"
-#include "engine/kernel_insight.h"
+#include "engine/analysis/file_analysis.h"
+#include "engine/analysis/kernel_insight.h"
 #include "protocol/json_rpc.h"
 #include "server/features/diagnostics_publisher.h"
 #include "server/features/editor_settings.h"
@@ -30,6 +30,8 @@ class editor_state {
   protocol::json client_capabilities() const;
   /// True when the client accepts `disabled` on code actions.
   bool code_action_disabled_support() const;
+  /// True when the client re-asks for code lenses on workspace/codeLens/refresh (LSP 3.16).
+  bool code_lens_refresh_support() const;
   /// True when the client's WorkspaceEdit may create files.
   bool can_create_files() const;
 

@@ -14,7 +14,7 @@ std::string fixed(double v, int digits) {
 }  // namespace
 
 std::string format_ms(double ms) {
-  if (ms < 1) return fixed(ms * 1000, 1) + " us";
+  if (ms < 1) return fixed(ms * 1000, 1) + " µs";
   return fixed(ms, ms < 100 ? 3 : 1) + " ms";
 }
 
@@ -26,9 +26,31 @@ std::optional<engine::measured_runtime> last_runtime(const engine::file_analysis
   return std::nullopt;
 }
 
+std::string state_in_words(const std::string& key) {
+  std::string words;
+  for (const char c : key) words += c == '_' ? std::string(" ") : c == '+' ? std::string(", ") : std::string(1, c);
+  return words;
+}
+
+std::string utc_in_words(const std::string& iso) {
+  // "2026-11-23T21:14:02Z" -> "2026-11-23 21:14 UTC"; anything else as it is.
+  if (iso.size() >= 16 && iso[10] == 'T') return iso.substr(0, 10) + " " + iso.substr(11, 5) + " UTC";
+  return iso;
+}
+
 std::string performance_line(const engine::kernel_view& v, const engine::kernel_insight& insight) {
-  std::string line = insight.kb_state.empty() ? v.state.state : insight.kb_state;
-  if (v.signature.static_only) line += " (static)";
+  std::string line;
+  if (v.signature.static_only) {
+    // Without a profile no bottleneck is known: the lens says what ptxas and the occupancy
+    // calculator do know, not a state guessed from them (the hover has that guess, labelled).
+    line = "not profiled";
+    if (v.signature.sol.theoretical_occupancy_pct)
+      line += " · occupancy " + fixed(*v.signature.sol.theoretical_occupancy_pct, 0) + "% (theoretical)";
+    for (const auto& c : v.signature.secondary)
+      if (c.name == "register_spills") line += " · register spills";
+  } else {
+    line = state_in_words(insight.kb_state.empty() ? v.state.state : insight.kb_state);
+  }
   if (insight.last_runtime) line += " · " + format_ms(insight.last_runtime->runtime_ms);
   else if (!v.signature.static_only && v.signature.sol.duration_us) line += " · " + format_ms(*v.signature.sol.duration_us / 1000);
   return line;
@@ -38,10 +60,12 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
                                   const engine::kernel_insight& insight) {
   const auto& s = v.signature;
   const auto& sol = s.sol;
-  std::string md = "---\n\n**Performance** (" + std::string(s.static_only ? "static: ptxas + occupancy" : "ncu profile") +
-                   ", " + a.analysed_at + ")\n\n";
+  std::string md = "---\n\n**Performance** (" +
+                   std::string(s.static_only ? "static: ptxas + occupancy, not a profile" : "ncu profile") + ", " +
+                   utc_in_words(a.analysed_at) + ")\n\n";
   md += "State: `" + (insight.kb_state.empty() ? v.state.state : insight.kb_state) + "`";
   if (s.primary != "unknown") md += " — primary `" + s.primary + "`";
+  if (s.static_only) md += "\n\n_Estimated from ptxas and occupancy alone: a profile on a GPU decides the state._";
   md += "\n\n";
   if (sol.compute_pct || sol.memory_pct) {
     md += "- Speed of light: compute " + (sol.compute_pct ? fixed(*sol.compute_pct, 1) + "%" : "?") + ", memory " +
@@ -69,13 +93,15 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
   if (!insight.strategies.empty()) {
     md += "\n**Strategies** (knowledge base)\n\n| technique | predicted | confidence |\n| --- | --- | --- |\n";
     for (const auto& st : insight.strategies)
-      md += "| `" + st.technique + "` | " + fixed(st.predicted_speedup, 2) + "× | " + fixed(st.confidence * 100, 0) +
-            "% (" + std::to_string(st.attempts) + " measured) |\n";
+      md += "| `" + st.technique + "` | " + fixed(st.predicted_speedup, 2) + "× | " +
+            (st.attempts == 0 ? std::string("prior only, not measured yet")
+                              : fixed(st.confidence * 100, 0) + "% (" + std::to_string(st.attempts) + " measured)") +
+            " |\n";
   } else if (!insight.error.empty()) {
     md += "\n_Knowledge base unavailable: " + insight.error + "_\n";
   }
   if (const auto rt = last_runtime(a, v, insight))
-    md += "\nLast runtime: **" + format_ms(rt->runtime_ms) + "** (" + rt->source + ", " + rt->when + ")\n";
+    md += "\nLast runtime: **" + format_ms(rt->runtime_ms) + "** (" + rt->source + ", " + utc_in_words(rt->when) + ")\n";
   else
     md += "\nLast runtime: not measured yet" + std::string(a.live_skipped.empty() ? "" : " (" + a.live_skipped + ")") + "\n";
   return md;

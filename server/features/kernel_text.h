@@ -2,8 +2,8 @@
 // the code lens's one-line summary. Shared so that both say the same thing.
 #pragma once
 
-#include "engine/file_analysis.h"
-#include "engine/kernel_insight.h"
+#include "engine/analysis/file_analysis.h"
+#include "engine/analysis/kernel_insight.h"
 
 #include <string>
 
@@ -13,14 +13,20 @@ namespace kblaster::server {
 std::string performance_markdown(const engine::file_analysis& a, const engine::kernel_view& v,
                                  const engine::kernel_insight& insight);
 
-/// One line for a code lens: "memory_bound_dram · 1.23 ms (kb attempt)".
+/// A state key in words: "memory_bound_dram+uncoalesced_global_access" -> "memory bound dram,
+/// uncoalesced global access".
+std::string state_in_words(const std::string& key);
+/// An ISO 8601 UTC timestamp as "2026-11-23 21:14 UTC".
+std::string utc_in_words(const std::string& iso);
+
+/// One line for a code lens: "memory bound dram · 1.23 ms".
 std::string performance_line(const engine::kernel_view& v, const engine::kernel_insight& insight);
 
 /// The last runtime: the KB's when it has one, else the live profile's kernel duration.
 std::optional<engine::measured_runtime> last_runtime(const engine::file_analysis& a, const engine::kernel_view& v,
                                                      const engine::kernel_insight& insight);
 
-/// "1.23 ms", "45.6 us".
+/// "1.23 ms", "45.6 µs".
 std::string format_ms(double ms);
 
 }  // namespace kblaster::server

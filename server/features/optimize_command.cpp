@@ -11,11 +11,13 @@
 #include "engine/llm/cassette.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
-#include "engine/nvcc_driver.h"
-#include "engine/optimize/harness_evaluator.h"
+#include "engine/toolchain/nvcc_driver.h"
+#include "engine/evaluate/harness_evaluator.h"
 #include "engine/optimize/optimize.h"
-#include "engine/optimize/paced_evaluator.h"
-#include "engine/optimize/recorded_evaluator.h"
+#include "engine/optimize/run_report.h"
+#include "engine/optimize/run_setup.h"
+#include "engine/evaluate/paced_evaluator.h"
+#include "engine/evaluate/recorded_evaluator.h"
 #include "kb/location.h"
 #include "server/features/diagnostics.h"
 #include "server/lsp_server.h"
@@ -48,27 +50,56 @@ bool same_file(const fs::path& a, const fs::path& b) {
   return ec1 || ec2 ? a == b : ca == cb;
 }
 
-std::unique_ptr<llm::llm_client> make_model(const editor_settings& s, std::string& note) {
-  if (!s.llm_replay.empty()) {
-    note = "model: REPLAYED from " + s.llm_replay;
-    llm::client_options co;
-    co.budget_tokens = s.budget_tokens;
-    return llm::make_replay_client(s.llm_replay, co);
+// The editor's side of a run's set-up: its settings as the engine's configuration.
+opt::evaluator_settings evaluator_settings_of(const editor_settings& s) {
+  opt::evaluator_settings e;
+  if (!s.replay_harness.empty()) e.replay = {s.replay_harness};
+  e.replay_pace = s.replay_pace;
+  e.harness = s.harness;
+  e.ncu = s.ncu_path;
+  return e;
+}
+
+opt::model_settings model_settings_of(const editor_settings& s) {
+  opt::model_settings m;
+  m.replay = s.llm_replay;
+  if (!s.llm_provider.empty()) m.editor.values["provider"] = s.llm_provider;
+  if (!s.llm_endpoint.empty()) m.editor.values["base_url"] = s.llm_endpoint;
+  if (!s.llm_model.empty()) m.editor.values["model"] = s.llm_model;
+  if (!s.llm_key_env.empty()) m.editor.values["key_env"] = s.llm_key_env;
+  m.budget_tokens = s.budget_tokens;
+  return m;
+}
+
+// The result as the Problems panel shows it: the measured speedup first, then what the KB
+// predicted for the step that produced it, then anything that did not go as planned.
+std::string result_message(const std::string& kernel, const opt::optimize_result& r, bool replayed, bool edited_meanwhile,
+                           const fs::path& out_dir, const std::string& report_path) {
+  char buf[64];
+  std::string m = replayed ? "[REPLAYED] " : "";
+  if (r.best_source == r.input_source || r.best_speedup <= 1.0) {
+    m += "optimized " + kernel + ": no faster version found (" + std::to_string(r.candidates) + " candidates measured)";
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2fx", r.best_speedup);
+    m += "optimized " + kernel + ": " + buf + " faster, measured";
+    if (const auto step = opt::best_step_of(r.report)) {
+      m += " (" + step->technique;
+      if (step->predicted_speedup) {
+        std::snprintf(buf, sizeof buf, "%.2fx", *step->predicted_speedup);
+        m += std::string(": predicted ") + buf;
+      }
+      if (step->measured_speedup) {
+        std::snprintf(buf, sizeof buf, "%.2fx", *step->measured_speedup);
+        m += std::string(", measured ") + buf;
+      }
+      if (!step->state.empty()) m += ", from state " + step->state;
+      m += ")";
+    }
   }
-  if (s.llm_model.empty()) {
-    note = "no model configured (kblaster.llm.model): mechanical tier only";
-    return nullptr;
-  }
-  llm::config_layer editor;
-  if (!s.llm_provider.empty()) editor.values["provider"] = s.llm_provider;
-  if (!s.llm_endpoint.empty()) editor.values["base_url"] = s.llm_endpoint;
-  editor.values["model"] = s.llm_model;
-  if (!s.llm_key_env.empty()) editor.values["key_env"] = s.llm_key_env;
-  const auto config = llm::resolve_config(llm::read_config_file(llm::default_config_file()), editor,
-                                          llm::process_environment(), {});
-  auto client = llm::make_http_client(config, llm::process_environment());
-  note = "model: " + client->backend().describe();
-  return client;
+  if (const auto why = opt::describe_stop(r.stop_reason); !why.empty()) m += "; stopped early: " + why;
+  if (edited_meanwhile && r.best_source != r.input_source)
+    m += "; not applied: the file changed during the run (the best version is " + (out_dir / "best.cu").string() + ")";
+  return m + ". Report: " + report_path;
 }
 
 }  // namespace
@@ -86,34 +117,24 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
                                                     (task_of.error.empty() ? ": create one first (kblaster.createTask)" : ": " + task_of.error));
   const auto& task = *task_of.task;
 
-  std::unique_ptr<opt::evaluator> replay, eval;  // eval may wrap replay: declared after it
-  bool replayed = false;
+  std::unique_ptr<opt::evaluator_stack> evaluators;
   try {
-    if (!settings.replay_harness.empty()) {
-      replay = std::make_unique<opt::replay_evaluator>(std::vector<fs::path>{settings.replay_harness});
-      // Paced: the run unfolds at (a fraction of) the recorded GPU time, as a live one would.
-      if (settings.replay_pace > 0) eval = std::make_unique<opt::paced_evaluator>(*replay, settings.replay_pace);
-      else eval = std::move(replay);
-      replayed = true;
-    } else if (!engine::detect_local_arch().empty()) {
-      opt::harness_evaluator_options ho;
-      ho.harness = settings.harness;
-      ho.ncu = settings.ncu_path;
-      eval = std::make_unique<opt::harness_evaluator>(std::vector<engine::task_spec>{task}, ho);
-    } else {
-      throw rpc_error(error_code::invalid_params, "kblaster.optimize: no GPU here and no recordings to replay "
-                                                  "(set kblaster.optimize.replayHarness)");
-    }
+    evaluators = std::make_unique<opt::evaluator_stack>(evaluator_settings_of(settings), std::vector<engine::task_spec>{task});
+  } catch (const opt::no_gpu_error& e) {
+    throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: ") + e.what());
   } catch (const opt::evaluation_error& e) {
     throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: cannot evaluate candidates: ") + e.what());
   }
-  std::string model_note;
-  std::unique_ptr<llm::llm_client> model;
+  const bool replayed = evaluators->replayed();
+  opt::evaluator* eval = &evaluators->top();
+  opt::model_choice chosen;
   try {
-    model = make_model(settings, model_note);
+    chosen = opt::choose_model(model_settings_of(settings));
   } catch (const std::exception& e) {
     throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: the model cannot be used: ") + e.what());
   }
+  const std::string& model_note = chosen.note;
+  llm::llm_client* model = chosen.client.get();
 
   opt::loop_options loop;
   loop.breadth = args.technique.empty() ? settings.breadth : 1;
@@ -130,28 +151,34 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   loop.only_technique = args.technique;
 
   const std::string title = "KernelBlaster: optimizing " + args.kernel + (replayed ? " (REPLAYED results)" : "");
-  work_done_progress progress(ctx, title, eval->describe() + "; " + model_note);
+  // The first thing the notification says: where the numbers come from, in a few words (the
+  // report has the details).
+  const std::string where_measured =
+      replayed ? "GPU results replayed from " + fs::path(settings.replay_harness).filename().string() + " (no GPU is used)"
+               : "measuring on this machine's GPU";
+  const std::string which_model = !settings.llm_replay.empty()
+                                      ? "model answers replayed from " + fs::path(settings.llm_replay).filename().string()
+                                      : model ? model_note : "no model: the mechanical tier only";
+  work_done_progress progress(ctx, title, where_measured + "; " + which_model);
   opt::run_environment env;
   env.kb_path = settings.kb_path.empty() ? kb::default_kb_path() : fs::path(settings.kb_path);
-  env.eval = eval.get();
-  env.model = model.get();
+  env.eval = eval;
+  env.model = model;
   // One run directory per (input, options): running again after a cancel resumes, and an
   // optimized kernel (a new input) or other settings start a fresh run beside the old ones.
   const std::string run_key = doc->text() + "\n" + json({loop.breadth, loop.depth, loop.iterations, loop.top_k, loop.policy,
                                                            loop.seed, loop.only_technique, model_note, eval->describe()}).dump();
-  std::string run_name = args.technique.empty() ? "" : args.technique + "-";
-  for (char& c : run_name)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
-  run_name += opt::source_hash(task.name, run_key).substr(0, 12);
-  env.out_dir = (settings.output_dir.empty() ? fs::path(task.dir) / ".kblaster" / "runs" : fs::path(settings.output_dir)) /
-                task.name / run_name;
+  env.out_dir = opt::run_folder(settings.output_dir.empty() ? fs::path(task.dir) / ".kblaster" / "runs"
+                                                            : fs::path(settings.output_dir),
+                                task.name, run_key, args.technique.empty() ? "" : args.technique + "-");
   std::mutex progress_mutex;  // trajectories report from their own threads
   env.progress = [&](const opt::progress_event& e) {
     const std::lock_guard lock(progress_mutex);
     const int pct = e.steps_total > 0 ? 100 * e.steps_done / e.steps_total : 0;
     char best[32];
     std::snprintf(best, sizeof best, "%.2fx", e.best_speedup);
-    progress.report(e.message + " (best " + best + ")", pct);
+    // No "best" before the input itself has been measured.
+    progress.report(e.phase == "baseline" ? e.message : e.message + " (best so far " + best + ")", pct);
   };
   std::stop_source stop;
   env.stop = stop.get_token();
@@ -193,14 +220,14 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
     const auto answer = server.call_client("workspace/applyEdit", {{"label", "KernelBlaster: best " + args.kernel}, {"edit", edit}}, apply_timeout);
     applied = answer && answer->is_object() && answer->value("applied", false);
   }
-  const auto names = kernel_name_ranges(*doc);
+  // On the kernel's name in the text the user now has: the applied version's when applied.
+  const document_snapshot shown(args.uri, doc->language_id(), doc->version(), applied ? r.best_source : doc->text());
+  const auto names = kernel_name_ranges(shown);
   const auto where = names.find(args.kernel);
-  std::string message = std::string(replayed ? "[REPLAYED] " : "") + "optimized " + args.kernel + ": " + speed;
-  message += " (stop: " + r.stop_reason + ")";
-  if (edited_meanwhile && r.best_source != r.input_source)
-    message += "; not applied: the file changed during the run (best version: " + (env.out_dir / "best.cu").string() + ")";
-  message += "; report: " + report_path;
-  json diag = {{"range", where != names.end() ? where->second : protocol::range{}}, {"severity", 3}, {"source", "kblaster"}, {"message", message}};
+  json diag = {{"range", where != names.end() ? where->second : protocol::range{}},
+               {"severity", 3},
+               {"source", "kblaster"},
+               {"message", result_message(args.kernel, r, replayed, edited_meanwhile, env.out_dir, report_path)}};
   // No version: the applied edit made a newer one than any this request saw.
   state.diagnostics().publish(server, args.uri, std::nullopt, diagnostics_origin::optimizer, json::array({diag}));
   return {{"bestSpeedup", r.best_speedup}, {"stopReason", r.stop_reason}, {"candidates", r.candidates},

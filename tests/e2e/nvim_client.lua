@@ -15,7 +15,12 @@
 local script = debug.getinfo(1, 'S').source:gsub('^@', '')
 local root = vim.fn.fnamemodify(script, ':p:h:h:h')
 local binary = os.getenv('KBLASTER_BINARY') or (root .. '/build/cli/kblaster')
-local file = os.getenv('KBLASTER_E2E_FILE') or (root .. '/examples/matmul/matmul.cu')
+local source = os.getenv('KBLASTER_E2E_FILE') or (root .. '/examples/matmul/matmul.cu')
+-- The session saves the file: it works on a private copy, so that the checkout is never written
+-- and two sessions (Neovim 0.7 and the newest, run in parallel by ctest) never race on one file.
+local file = vim.fn.tempname() .. '/' .. vim.fn.fnamemodify(source, ':t')
+vim.fn.mkdir(vim.fn.fnamemodify(file, ':h'), 'p')
+vim.fn.writefile(vim.fn.readfile(source, 'b'), file, 'b')
 local timeout_ms = tonumber(os.getenv('KBLASTER_E2E_TIMEOUT_MS') or '') or 15000
 -- The kernel the hover is asked about: matmul_tiled, else the file's first __global__ kernel.
 local hover_name = os.getenv('KBLASTER_E2E_HOVER')
@@ -329,7 +334,7 @@ local function main()
       commands[a.command and a.command.command or ''] = true
     end
     out('\ncode actions: %s', table.concat(titles, '; '))
-    local name = '`' .. target.name .. '`'
+    local name = target.name  -- titles are plain text
     local has_optimize = false
     for _, t in ipairs(titles) do
       if t:find('Optimize ' .. name, 1, true) or t:find('Create a task for ' .. name .. ' first', 1, true) then

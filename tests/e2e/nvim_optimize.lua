@@ -205,11 +205,11 @@ local function optimize_task(task_dir, workspace)
   local optimize_action
   for _, a in ipairs(actions or {}) do
     out('action: %s%s', a.title, a.disabled and (' (disabled: ' .. a.disabled.reason .. ')') or '')
-    if a.title == 'Optimize `' .. kernel .. '`' then optimize_action = a end
+    if a.title == 'Optimize ' .. kernel then optimize_action = a end
   end
   check(optimize_action ~= nil and optimize_action.disabled == nil and optimize_action.command
     and optimize_action.command.command == 'kblaster.optimize',
-    '%s: no enabled "Optimize `%s`" action: %s', task_name, kernel, vim.inspect(actions))
+    '%s: no enabled "Optimize %s" action: %s', task_name, kernel, vim.inspect(actions))
 
   -- Optimize, as :KblasterOptimize does (the plugin's execute), with a result callback.
   local done, err, result = false, nil, nil

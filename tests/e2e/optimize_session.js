@@ -130,9 +130,9 @@ async function optimizeSession(taskDir, args, h) {
       context: { diagnostics: [], triggerKind: 1 },
     }), 'codeAction') || [];
     console.log(`     actions: ${actions.map((a) => a.title + (a.disabled ? ' (disabled)' : '')).join('; ')}`);
-    const optimize = actions.find((a) => a.title === `Optimize \`${kernel}\``);
+    const optimize = actions.find((a) => a.title === `Optimize ${kernel}`);
     check(optimize && !optimize.disabled && optimize.command.command === 'kblaster.optimize',
-      `${label}: an enabled "Optimize \`${kernel}\`" code action`, JSON.stringify(actions).slice(0, 400));
+      `${label}: an enabled "Optimize ${kernel}" code action`, JSON.stringify(actions).slice(0, 400));
 
     // Run the action's own command, as VS Code does when it is picked.
     const command = optimize ? optimize.command : { command: 'kblaster.optimize', arguments: [{ uri, kernel }] };

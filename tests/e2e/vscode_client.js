@@ -419,8 +419,8 @@ async function analysisChecks(connection, uri, caps, notes, expected) {
     context: { diagnostics: [], triggerKind: 1 },
   }), 'codeAction') || [];
   for (const a of actions) console.log(`     action: ${a.title}${a.disabled ? ` (disabled: ${a.disabled.reason})` : ''}`);
-  const optimize = actions.find((a) => a.title === `Optimize \`${kernel.name}\``);
-  check(optimize !== undefined && optimize.command.command === 'kblaster.optimize', `code action "Optimize \`${kernel.name}\`" is offered`,
+  const optimize = actions.find((a) => a.title === `Optimize ${kernel.name}`);
+  check(optimize !== undefined && optimize.command.command === 'kblaster.optimize', `code action "Optimize ${kernel.name}" is offered`,
     JSON.stringify(actions).slice(0, 400));
   const create = actions.find((a) => a.command && a.command.command === 'kblaster.createTask');
   check(optimize && (!optimize.disabled || (create && optimize.disabled.reason.length > 0)),

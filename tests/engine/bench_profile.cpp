@@ -1,8 +1,8 @@
 // bench_profile: parse time of the 1.5 MB vadd.details.csv (target under 50 ms) and
 // classification time, each the median of repeated runs. Prints figures; asserts nothing.
-#include "engine/ncu_csv_parser.h"
+#include "engine/profile/ncu_csv_parser.h"
 #include "support/files.h"
-#include "engine/state_classifier.h"
+#include "engine/state/state_classifier.h"
 
 #include <algorithm>
 #include <chrono>

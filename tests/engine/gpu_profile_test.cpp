@@ -2,10 +2,10 @@
 // ncu through profile_live, and check each kernel's state; check the occupancy calculator
 // against cudaOccupancyMaxActiveBlocksPerMultiprocessor on this GPU. Prints the figures.
 // Run on the GPU machine: ctest --test-dir build-engine -L gpu --output-on-failure
-#include "engine/nvcc_driver.h"
-#include "engine/occupancy.h"
-#include "engine/profile_pipeline.h"
-#include "engine/subprocess.h"
+#include "engine/toolchain/nvcc_driver.h"
+#include "engine/toolchain/occupancy.h"
+#include "engine/profile/profile_pipeline.h"
+#include "support/run_process.h"
 
 #include <doctest/doctest.h>
 
@@ -16,6 +16,7 @@
 #include <sstream>
 
 using namespace kblaster::engine;
+namespace support = kblaster::support;
 namespace fs = std::filesystem;
 
 namespace {
@@ -85,7 +86,7 @@ TEST_CASE("occupancy calculator agrees with the CUDA runtime on this GPU") {
   const auto built = driver.compile(std::string(KBLASTER_SOURCE_DIR) + "/tests/engine/occupancy_reference.cu",
                                     output_kind::executable);
   REQUIRE(built.ok);
-  const auto run = run_process({built.output_path}, std::chrono::seconds(60));
+  const auto run = support::run_process({built.output_path}, std::chrono::seconds(60));
   REQUIRE(run.ok());
   const auto limits = limits_for(built.arch);
   REQUIRE(limits);

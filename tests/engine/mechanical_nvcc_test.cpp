@@ -2,9 +2,9 @@
 // examples/vadd/vadd.cu) compiles with the real nvcc, and so does a chain of one variant of
 // each technique applied in turn. Skipped, with a message, where nvcc is absent. Prints, per
 // example, which techniques applied (how many variants) and which refused (and why).
-#include "engine/nvcc_driver.h"
-#include "engine/optimize/mechanical.h"
-#include "engine/task_build.h"
+#include "engine/toolchain/nvcc_driver.h"
+#include "engine/optimize/mechanical/mechanical.h"
+#include "engine/toolchain/task_build.h"
 
 #include <doctest/doctest.h>
 

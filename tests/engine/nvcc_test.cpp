@@ -1,8 +1,8 @@
 // Tests that compile with the real nvcc: diagnostics of broken sources, ptxas resources, the
 // build cache, the timeout and the static profile. Skipped, with a message, where nvcc is absent.
-#include "engine/nvcc_driver.h"
-#include "engine/profile_pipeline.h"
-#include "engine/subprocess.h"
+#include "engine/toolchain/nvcc_driver.h"
+#include "engine/profile/profile_pipeline.h"
+#include "support/run_process.h"
 
 #include <doctest/doctest.h>
 
@@ -16,6 +16,7 @@
 #include <string>
 
 using namespace kblaster::engine;
+namespace support = kblaster::support;
 namespace fs = std::filesystem;
 
 namespace {
@@ -142,13 +143,13 @@ TEST_CASE("static profile of the recorded kernels: resources and occupancy witho
 }
 
 TEST_CASE("subprocess: exit codes, missing programs, timeouts") {
-  CHECK(run_process({"sh", "-c", "echo out; echo err >&2; exit 3"}, std::chrono::seconds(10)).exit_code == 3);
-  const auto r = run_process({"sh", "-c", "echo out; echo err >&2"}, std::chrono::seconds(10));
+  CHECK(support::run_process({"sh", "-c", "echo out; echo err >&2; exit 3"}, std::chrono::seconds(10)).exit_code == 3);
+  const auto r = support::run_process({"sh", "-c", "echo out; echo err >&2"}, std::chrono::seconds(10));
   CHECK(r.ok());
   CHECK(r.out == "out\n");
   CHECK(r.err == "err\n");
-  CHECK(run_process({"/nonexistent/program"}, std::chrono::seconds(10)).failed_to_start);
-  const auto slow = run_process({"sh", "-c", "sleep 5"}, std::chrono::milliseconds(200));
+  CHECK(support::run_process({"/nonexistent/program"}, std::chrono::seconds(10)).failed_to_start);
+  const auto slow = support::run_process({"sh", "-c", "sleep 5"}, std::chrono::milliseconds(200));
   CHECK(slow.timed_out);
   CHECK(slow.seconds < 3);
   // A stop kills the child (and its group: the sleep started by sh) well before the timeout.
@@ -157,7 +158,7 @@ TEST_CASE("subprocess: exit codes, missing programs, timeouts") {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     stop.request_stop();
   });
-  const auto stopped = run_process({"sh", "-c", "sleep 30; echo done"}, std::chrono::seconds(60), std::nullopt, stop.get_token());
+  const auto stopped = support::run_process({"sh", "-c", "sleep 30; echo done"}, std::chrono::seconds(60), std::nullopt, stop.get_token());
   CHECK(stopped.cancelled);
   CHECK_FALSE(stopped.timed_out);
   CHECK_FALSE(stopped.ok());

@@ -1,6 +1,6 @@
 // Occupancy reference: prints cudaOccupancyMaxActiveBlocksPerMultiprocessor for a table of
 // (kernel, block size, dynamic shared memory) cases, with each kernel's registers and static
-// shared memory, so that engine/occupancy.cpp can be checked against the CUDA runtime.
+// shared memory, so that engine/toolchain/occupancy.cpp can be checked against the CUDA runtime.
 // Built and run on the GPU machine by tests/engine/record_gpu_fixtures.sh; its output is
 // tests/fixtures/occupancy/h100_reference.csv.
 #include <cstdio>

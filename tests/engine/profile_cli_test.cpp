@@ -1,18 +1,18 @@
 // Tests of `kblaster profile` on the recorded reports: JSON per instance and clear errors.
-#include "engine/subprocess.h"
+#include "support/run_process.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include <string>
 
-using namespace kblaster::engine;
+namespace support = kblaster::support;
 
 namespace {
 std::string fx(const std::string& p) { return std::string(KBLASTER_FIXTURES_DIR) + "/ncu-h100/" + p; }
-process_result run_kblaster(std::vector<std::string> args) {
+support::process_result run_kblaster(std::vector<std::string> args) {
   args.insert(args.begin(), KBLASTER_BINARY);
-  return run_process(args, std::chrono::seconds(60));
+  return support::run_process(args, std::chrono::seconds(60));
 }
 }  // namespace
 

@@ -2,9 +2,9 @@
 // (Debian's LibTorch) and the vector_add example's host-code kernel: a correct candidate, a
 // wrong one, one that does not compile, one that crashes the harness (and the evaluator goes
 // on), the cache, an unknown task, and a recording replayed. KBLASTER_HARNESS names the harness.
-#include "engine/optimize/harness_evaluator.h"
-#include "engine/optimize/recorded_evaluator.h"
-#include "engine/task.h"
+#include "engine/evaluate/harness_evaluator.h"
+#include "engine/evaluate/recorded_evaluator.h"
+#include "engine/task/task.h"
 
 #include <doctest/doctest.h>
 

@@ -4,9 +4,9 @@
 // every visible GPU gets its own harness. With KBLASTER_EVALUATOR_RECORDING=FILE the
 // evaluations are also recorded there (a fixture for replays in CI). Run it with
 // tests/evaluator/gpu_evaluator_test.sh, which builds a CUDA kblaster-harness first.
-#include "engine/optimize/harness_evaluator.h"
-#include "engine/optimize/recorded_evaluator.h"
-#include "engine/task.h"
+#include "engine/evaluate/harness_evaluator.h"
+#include "engine/evaluate/recorded_evaluator.h"
+#include "engine/task/task.h"
 
 #include <doctest/doctest.h>
 

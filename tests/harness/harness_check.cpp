@@ -4,9 +4,9 @@
 // reports how and starts a fresh one). --device cpu uses the .cpp host-code versions (CI);
 // --device cuda the .cu versions (the GPU machine). --bench N prints candidates evaluated per
 // minute (fresh compile, verify, time) over the examples. Exit status: the number of failures.
-#include "engine/harness_client.h"
-#include "engine/task.h"
-#include "engine/task_build.h"
+#include "engine/evaluate/harness_client.h"
+#include "engine/task/task.h"
+#include "engine/toolchain/task_build.h"
 
 #include <nlohmann/json.hpp>
 

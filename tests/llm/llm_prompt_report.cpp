@@ -7,9 +7,9 @@
 #include "engine/agents/soft_verifier.h"
 #include "engine/agents/state_extractor.h"
 #include "engine/agents/textual_gradient.h"
-#include "engine/kernel_locator.h"
+#include "engine/source/kernel_locator.h"
 #include "engine/llm/token_estimate.h"
-#include "engine/profile_pipeline.h"
+#include "engine/profile/profile_pipeline.h"
 
 #include <unistd.h>
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/kernel_locator.h"
+#include "engine/source/kernel_locator.h"
 
 namespace {
 

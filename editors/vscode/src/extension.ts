@@ -66,7 +66,15 @@ async function runLongCommand(command: string, args: unknown[]): Promise<unknown
           const result = await client!.sendRequest(ExecuteCommandRequest.type,
               { command, arguments: args, workDoneToken: token }, cancel);
           const report = (result as { reportPath?: string } | null)?.reportPath;
-          if (report) void vscode.window.showInformationMessage(`KernelBlaster: ${title} done (report: ${report})`);
+          if (report) {
+            // One message for the end of a run, with the report a click away.
+            const r = result as { bestSpeedup?: number; replayed?: boolean };
+            const speed = typeof r.bestSpeedup === 'number' ? `: ${r.bestSpeedup.toFixed(2)}x measured${r.replayed ? ' (replayed)' : ''}` : '';
+            void vscode.window.showInformationMessage(`KernelBlaster: ${title} done${speed} (report: ${report})`, 'Open Report')
+                .then((choice) => {
+                  if (choice) void vscode.window.showTextDocument(vscode.Uri.file(report));
+                });
+          }
           return result;
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);

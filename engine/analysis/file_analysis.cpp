@@ -1,0 +1,275 @@
+// The editor's analysis service: debouncing, supersession, the content-hash cache, and the
+// static-then-live sequence.
+#include "engine/analysis/file_analysis.h"
+#include "support/time.h"
+#include "support/hash.h"
+
+#include "engine/toolchain/nvcc_driver.h"
+#include "support/files.h"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace kblaster::engine {
+
+namespace {
+
+// Enough for a workspace's worth of files and versions; results are small (no raw pages).
+constexpr std::size_t cache_capacity = 64;
+
+bool defines_main(const std::string& text) {
+  // A self-contained program can be run under ncu as it is; a task kernel needs the harness.
+  for (const char* form : {"int main(", "int main ("})
+    if (text.find(form) != std::string::npos) return true;
+  return false;
+}
+
+// Sleeps up to `d`, in slices so that a newer save or a stop is noticed within ~10 ms.
+template <class Stale>
+bool wait_unless(std::chrono::milliseconds d, const Stale& stale) {
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < until) {
+    if (stale()) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(10),
+                                                                                until - std::chrono::steady_clock::now()));
+  }
+  return !stale();
+}
+
+// The text is compiled from a private copy (the editor's buffer may differ from the disk, and
+// the file may not exist at all), named like the original so that messages read naturally.
+// The copy is content-addressed in this user's scratch folder and written atomically: every
+// daemon that analyses the same text writes the same bytes to the same place, and none deletes
+// it (a daemon's cleanup must not pull a file from under another's nvcc; stale copies are
+// pruned by age). Its path is stable, so nvcc_driver's cache serves a text compiled before.
+std::string write_private_copy(const std::string& path, const std::string& text, const std::string& hash) {
+  static const fs::path root = [] {
+    const fs::path dir = support::user_scratch_root() / "analysis";
+    support::remove_entries_older_than(dir, std::chrono::hours(24 * 7));
+    return dir;
+  }();
+  fs::path name = fs::path(path).filename();
+  if (name.empty() || (name.extension() != ".cu" && name.extension() != ".cuh")) name = "source.cu";
+  if (name.extension() == ".cuh") name.replace_extension(".cu");  // nvcc compiles .cu only
+  const fs::path file = root / hash / name;
+  support::write_file_atomically(file, text);
+  return file.string();
+}
+
+}  // namespace
+
+std::string analysis_capabilities::missing() const {
+  if (!nvcc) return "nvcc was not found (PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): KernelBlaster can show symbols "
+                    "and hovers but no compiler diagnostics, resources or profiles.";
+  if (gpu_arch.empty() && !ncu)
+    return "No GPU and no Nsight Compute (ncu) on this machine: compiler diagnostics, registers, spills and "
+           "occupancy still work; live profiling on save is off.";
+  if (gpu_arch.empty())
+    return "No GPU on this machine (nvidia-smi found none): compiler diagnostics, registers, spills and occupancy "
+           "still work; live profiling on save is off.";
+  if (!ncu)
+    return "Nsight Compute (ncu) was not found (set kblaster.ncuPath): compiler diagnostics, registers, spills and "
+           "occupancy still work; live profiling on save is off.";
+  return "";
+}
+
+analysis_capabilities detect_capabilities(const std::string& ncu_override) {
+  analysis_capabilities c;
+  c.nvcc = find_nvcc();
+  c.gpu_arch = detect_local_arch();
+  if (!ncu_override.empty()) {
+    if (fs::exists(ncu_override)) c.ncu = ncu_override;
+  } else {
+    c.ncu = find_ncu();
+  }
+  return c;
+}
+
+std::string file_analysis_options::key() const {
+  std::string k = arch + "|" + std::to_string(profile_live) + "|" + std::to_string(assumed_block_size);
+  for (const auto& f : nvcc_flags) k += "|" + f;
+  return k;
+}
+
+std::string content_hash(const std::string& text) { return support::fnv1a_hex(text); }
+
+task_lookup find_task_for(const std::string& cu_path, const std::string& text) {
+  task_lookup out;
+  const fs::path p(cu_path);
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return out;  // an unsaved buffer has no task yet
+  fs::path sibling = p;
+  sibling.replace_extension(".task.json");
+  const fs::path dir_spec = p.parent_path() / "task.json";
+  try {
+    if (text.find("/* kblaster-task") != std::string::npos || fs::exists(sibling, ec)) {
+      out.where = fs::exists(sibling, ec) ? sibling.string() : "";
+      out.task = load_task(p.string());
+    } else if (fs::exists(dir_spec, ec)) {
+      auto t = load_task(p.parent_path().string());
+      // A task.json beside the file is this file's task only when it names it.
+      if (fs::weakly_canonical(t.kernel, ec) == fs::weakly_canonical(p, ec)) {
+        out.where = dir_spec.string();
+        out.task = std::move(t);
+      }
+    }
+  } catch (const std::exception& e) {
+    out.task.reset();
+    out.error = e.what();
+  }
+  return out;
+}
+
+namespace {
+
+// A profile names an instantiation ("matmul_tiled<16>", "void matmul_tiled<16>(float const*, ...)")
+// where the editor names the template: compare the plain name.
+std::string plain_kernel_name(const std::string& function) {
+  std::string name = function.substr(0, function.find_first_of("<("));
+  if (const auto space = name.find_last_of(' '); space != std::string::npos) name = name.substr(space + 1);
+  if (const auto scope = name.rfind("::"); scope != std::string::npos) name = name.substr(scope + 2);
+  return name;
+}
+
+}  // namespace
+
+const kernel_view* file_analysis::kernel(const std::string& function) const {
+  for (const auto* outcome : {live_profile ? &*live_profile : nullptr, &static_profile}) {
+    if (!outcome) continue;
+    const kernel_view* best = nullptr;
+    for (const auto& k : outcome->kernels) {
+      if (k.signature.function != function && plain_kernel_name(k.signature.function) != function) continue;
+      // Several launches of one kernel: the longest one speaks for it.
+      if (!best || k.signature.sol.duration_us.value_or(0) > best->signature.sol.duration_us.value_or(0)) best = &k;
+    }
+    if (best) return best;
+  }
+  return nullptr;
+}
+
+file_analyzer::file_analyzer(std::optional<analysis_capabilities> caps, live_profiler live)
+    : live_(std::move(live)) {
+  if (caps) {
+    caps_ = std::move(*caps);
+    caps_given_ = true;
+  }
+}
+
+const analysis_capabilities& file_analyzer::capabilities() {
+  std::call_once(caps_once_, [this] {
+    if (!caps_given_) caps_ = detect_capabilities();
+  });
+  return caps_;
+}
+
+bool file_analyzer::superseded(const std::string& path, std::uint64_t generation) const {
+  std::lock_guard lock(mutex_);
+  const auto it = generation_.find(path);
+  return it == generation_.end() || it->second != generation;
+}
+
+std::shared_ptr<const file_analysis> file_analyzer::latest(const std::string& path) const {
+  std::lock_guard lock(mutex_);
+  const auto it = latest_.find(path);
+  return it == latest_.end() ? nullptr : it->second;
+}
+
+void file_analyzer::forget(const std::string& path) {
+  std::lock_guard lock(mutex_);
+  if (auto it = running_.find(path); it != running_.end()) it->second.request_stop();
+  running_.erase(path);
+  latest_.erase(path);
+  ++generation_[path];
+}
+
+std::uint64_t file_analyzer::reserve(const std::string& path) {
+  std::lock_guard lock(mutex_);
+  return ++generation_[path];
+}
+
+std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& path, const std::string& text,
+                                                            const file_analysis_options& options, std::stop_token stop,
+                                                            std::optional<std::uint64_t> ticket) {
+  const std::string hash = content_hash(text);
+  const std::string cache_key = path + "|" + hash + "|" + options.key();
+  std::uint64_t generation = 0;
+  std::stop_source mine;
+  {
+    std::lock_guard lock(mutex_);
+    if (ticket && *ticket != generation_[path]) return nullptr;  // a newer request was reserved
+    generation = ticket ? *ticket : ++generation_[path];
+    if (auto it = running_.find(path); it != running_.end()) it->second.request_stop();
+    running_[path] = mine;
+    if (auto hit = cache_.find(cache_key); hit != cache_.end()) {
+      latest_[path] = hit->second;
+      running_.erase(path);
+      return hit->second;
+    }
+  }
+  std::stop_callback forward(stop, [&mine] { mine.request_stop(); });
+  const auto stale = [&] { return mine.stop_requested() || superseded(path, generation); };
+  if (!wait_unless(options.debounce, stale)) return nullptr;
+
+  const auto started = std::chrono::steady_clock::now();
+  auto result = std::make_shared<file_analysis>();
+  result->path = path;
+  result->content_hash = hash;
+  const auto& caps = capabilities();
+
+  build_profile_options build;
+  build.arch = options.arch;
+  build.assumed_block_size = options.assumed_block_size;
+  build.nvcc_flags = options.nvcc_flags;
+  const fs::path dir = fs::path(path).parent_path();
+  if (!dir.empty()) build.nvcc_flags.push_back("-I" + dir.string());
+  const std::string copy = write_private_copy(path, text, hash);
+  result->static_profile = analyze_static(copy, build);
+  for (auto& d : result->static_profile.diagnostics)
+    if (d.file == copy || fs::path(d.file).filename() == fs::path(copy).filename()) d.file = path;
+  if (stale()) return nullptr;
+
+  result->task = find_task_for(path, text);
+  if (!options.profile_live) {
+    result->live_skipped = "live profiling on save is off (profileOnSave)";
+  } else if (!caps.can_profile_live()) {
+    result->live_skipped = caps.gpu_arch.empty() ? "no GPU on this machine" : "ncu not found";
+  } else if (!result->static_profile.error.empty()) {
+    result->live_skipped = "the file does not compile";
+  } else if (!result->task.task && !defines_main(text) && !live_) {
+    result->live_skipped = "no task for this file (create one: kblaster.createTask)";
+  } else {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+      result->live_skipped = "the file is not saved";
+    } else if (live_) {
+      result->live_profile = live_(path, result->task.task, options, mine.get_token());
+    } else if (defines_main(text)) {
+      result->live_profile = profile_live(path, build);
+    } else {
+      result->live_skipped = "live profiling of a task kernel needs the harness";
+    }
+  }
+  if (stale()) return nullptr;
+
+  result->analysed_at = support::utc_now();
+  result->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::shared_ptr<const file_analysis> done = std::move(result);
+  std::lock_guard lock(mutex_);
+  if (generation_[path] != generation) return nullptr;
+  running_.erase(path);
+  latest_[path] = done;
+  if (cache_.emplace(cache_key, done).second) cache_order_.push_back(cache_key);
+  while (cache_order_.size() > cache_capacity) {
+    cache_.erase(cache_order_.front());
+    cache_order_.erase(cache_order_.begin());
+  }
+  return done;
+}
+
+}  // namespace kblaster::engine

@@ -1,0 +1,104 @@
+// The evaluator's value types: the candidate hash and the JSON form shared by the recorder,
+// the checkpoint and the run report. Absent optionals are left out of the JSON, not null.
+#include "engine/evaluate/evaluator.h"
+#include "support/hash.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace kblaster::engine::optimize {
+namespace {
+
+template <typename T>
+void put(nlohmann::json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+
+template <typename T>
+std::optional<T> get_opt(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j[key].get<T>();
+}
+
+// nlohmann's messages name no field; say which object was being read.
+template <typename F>
+auto reading(const char* what, F&& f) {
+  try {
+    return f();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string(what) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+std::string source_hash(const std::string& task_name, const std::string& source) {
+  // The NUL keeps ("ab", "c") and ("a", "bc") apart.
+  std::uint64_t h = support::fnv1a(task_name);
+  h = support::fnv1a(std::string_view("\0", 1), h);
+  return support::hex64(support::fnv1a(source, h));
+}
+
+nlohmann::json to_json(const profile_snapshot& p) {
+  nlohmann::json j{{"kernel", p.kernel}, {"primary", p.primary}, {"secondary", p.secondary},
+                   {"summary", p.summary}, {"view", p.view}, {"source", p.source}};
+  put(j, "elapsed_cycles", p.elapsed_cycles);
+  return j;
+}
+
+profile_snapshot snapshot_from_json(const nlohmann::json& j) {
+  return reading("profile snapshot", [&] {
+    if (!j.is_object()) throw std::invalid_argument("profile snapshot: expected an object, got " + j.dump().substr(0, 80));
+    profile_snapshot p;
+    p.kernel = j.value("kernel", "");
+    p.primary = j.value("primary", "");
+    p.secondary = j.value("secondary", std::vector<std::string>{});
+    p.summary = j.value("summary", "");
+    p.view = j.value("view", nlohmann::json::object());
+    p.elapsed_cycles = get_opt<std::int64_t>(j, "elapsed_cycles");
+    p.source = j.value("source", "ncu");
+    return p;
+  });
+}
+
+nlohmann::json to_json(const evaluation& e) {
+  nlohmann::json j{{"code_hash", e.code_hash},   {"compile_ok", e.compile_ok}, {"compile_log", e.compile_log},
+                   {"correct", e.correct},       {"verdict", e.verdict},       {"check", e.check},
+                   {"reason", e.reason},         {"gpu_seconds", e.gpu_seconds}, {"build_seconds", e.build_seconds},
+                   {"gpu_name", e.gpu_name},     {"arch", e.arch},             {"replayed", e.replayed},
+                   {"harness", e.harness}};
+  put(j, "runtime_ms", e.runtime_ms);
+  put(j, "reference_ms", e.reference_ms);
+  if (e.profile) j["profile"] = to_json(*e.profile);
+  if (!e.profile_note.empty()) j["profile_note"] = e.profile_note;
+  return j;
+}
+
+evaluation evaluation_from_json(const nlohmann::json& j) {
+  return reading("evaluation", [&] {
+    if (!j.is_object()) throw std::invalid_argument("evaluation: expected an object, got " + j.dump().substr(0, 80));
+    if (!j.contains("code_hash") || !j.contains("verdict"))
+      throw std::invalid_argument("evaluation: 'code_hash' and 'verdict' are required");
+    evaluation e;
+    e.code_hash = j.at("code_hash").get<std::string>();
+    e.compile_ok = j.value("compile_ok", false);
+    e.compile_log = j.value("compile_log", "");
+    e.correct = j.value("correct", false);
+    e.verdict = j.at("verdict").get<std::string>();
+    e.check = j.value("check", "");
+    e.reason = j.value("reason", "");
+    e.runtime_ms = get_opt<double>(j, "runtime_ms");
+    e.reference_ms = get_opt<double>(j, "reference_ms");
+    if (j.contains("profile") && !j["profile"].is_null()) e.profile = snapshot_from_json(j["profile"]);
+    e.gpu_seconds = j.value("gpu_seconds", 0.0);
+    e.build_seconds = j.value("build_seconds", 0.0);
+    e.gpu_name = j.value("gpu_name", "");
+    e.arch = j.value("arch", "");
+    e.profile_note = j.value("profile_note", "");
+    e.replayed = j.value("replayed", false);
+    e.harness = j.value("harness", nlohmann::json::object());
+    return e;
+  });
+}
+
+}  // namespace kblaster::engine::optimize

@@ -1,0 +1,248 @@
+// Child-process management for kblaster-harness: pipes, a stderr drain thread, deadlines, and
+// reading how the child died.
+#include "engine/evaluate/harness_client.h"
+
+#include "support/run_process.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+namespace kblaster::engine {
+
+struct harness_client::child {
+  support::child_process process;
+  std::string out_buffer;
+  std::mutex err_mutex;
+  std::string err_tail;  // last few KB of stderr
+  std::thread err_reader;
+
+  explicit child(support::child_process p) : process(std::move(p)) {}
+  ~child() { kill_and_reap(); }
+
+  pid_t pid() const { return process.pid(); }
+
+  // SIGKILL to the group (what the candidate started may outlive the harness), reaped; the raw
+  // wait status, the child's own when it had already ended.
+  int kill_and_reap() {
+    const int status = process.kill_and_wait();
+    if (err_reader.joinable()) err_reader.join();  // ends at EOF, once the child is gone
+    process.close_stderr();
+    return status;
+  }
+
+  std::string tail() {
+    std::lock_guard lock(err_mutex);
+    return err_tail;
+  }
+
+  // Reads one line from stdout before `deadline`; false on EOF or timeout (timed_out says which).
+  bool read_line(std::string& line, std::chrono::steady_clock::time_point deadline, bool& timed_out,
+                 std::stop_token stop = {}) {
+    timed_out = false;
+    char buf[65536];
+    while (true) {
+      if (const auto nl = out_buffer.find('\n'); nl != std::string::npos) {
+        line = out_buffer.substr(0, nl);
+        out_buffer.erase(0, nl + 1);
+        return true;
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        timed_out = true;
+        return false;
+      }
+      if (stop.stop_requested()) return false;
+      pollfd fd{process.stdout_fd(), POLLIN, 0};
+      const long long wake_ms = stop.stop_possible() ? 100 : 1000;
+      const int n = ::poll(&fd, 1, static_cast<int>(std::min<long long>(left.count(), wake_ms)));
+      if (n < 0 && errno != EINTR) return false;
+      if (n <= 0) continue;
+      const ssize_t got = ::read(process.stdout_fd(), buf, sizeof buf);
+      if (got <= 0) return false;
+      out_buffer.append(buf, static_cast<std::size_t>(got));
+    }
+  }
+};
+
+nlohmann::json harness_reply::to_json() const {
+  if (ok()) return body;
+  nlohmann::json j{{"verdict", "error"}, {"check", error}, {"reason", message}};
+  if (!stderr_tail.empty()) j["stderr"] = stderr_tail;
+  return j;
+}
+
+std::string find_harness() {
+  if (const char* env = std::getenv("KBLASTER_HARNESS"); env && *env) return env;
+  // In a build tree: <build>/cli/kblaster next to <build>/harness/kblaster-harness.
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (auto dir = self.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+      for (const auto* rel : {"harness/kblaster-harness", "kblaster-harness"}) {
+        const auto p = dir / rel;
+        if (std::filesystem::exists(p, ec)) return p.string();
+      }
+    }
+  }
+  return support::find_in_path("kblaster-harness");
+}
+
+harness_client::harness_client(harness_options options) : options_(std::move(options)) {
+  // A write to a harness that just died must be an error, not a signal that ends the daemon.
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+harness_client::~harness_client() { stop(); }
+
+pid_t harness_client::pid() const { return child_ ? child_->pid() : -1; }
+
+void harness_client::stop() {
+  if (!child_) return;
+  if (const int in = child_->process.stdin_fd(); in >= 0) {
+    const std::string bye = "{\"op\":\"shutdown\"}\n";
+    (void)!::write(in, bye.data(), bye.size());
+  }
+  child_.reset();  // SIGKILL and reap: the harness holds nothing worth a graceful exit
+}
+
+harness_reply harness_client::start() {
+  child_.reset();
+  const std::string exe = options_.executable.empty() ? find_harness() : options_.executable;
+  if (exe.empty())
+    return {{}, "start_failed", "kblaster-harness not found (build it with LibTorch installed, or set KBLASTER_HARNESS)", ""};
+  // Its own process group: a kill reaches anything the candidate started. The options'
+  // environment entries replace variables of the same name.
+  support::spawn_options spawn;
+  spawn.in = support::stream::pipe;
+  spawn.set_environment = options_.environment;
+  try {
+    child_ = std::make_unique<child>(support::child_process::spawn({exe, "--device", options_.device}, spawn));
+  } catch (const support::spawn_error& e) {
+    return {{}, "start_failed", e.what(), ""};
+  }
+  auto* c = child_.get();
+  c->err_reader = std::thread([c] {
+    const int err = c->process.stderr_fd();
+    char buf[4096];
+    ssize_t got;
+    while ((got = ::read(err, buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR)) {
+      if (got <= 0) continue;
+      std::lock_guard lock(c->err_mutex);
+      c->err_tail.append(buf, static_cast<std::size_t>(got));
+      if (c->err_tail.size() > 8192) c->err_tail.erase(0, c->err_tail.size() - 8192);
+    }
+  });
+  ++starts_;
+  std::string line;
+  bool timed_out = false;
+  if (!child_->read_line(line, std::chrono::steady_clock::now() + options_.startup_timeout, timed_out))
+    return lost("start-up", timed_out);
+  try {
+    const auto ready = nlohmann::json::parse(line);
+    if (ready.value("event", "") != "ready") {
+      auto r = harness_reply{{}, "start_failed", "the harness did not start: " + ready.value("reason", line), child_->tail()};
+      child_.reset();
+      return r;
+    }
+  } catch (const nlohmann::json::exception&) {
+    auto r = harness_reply{{}, "protocol", "the harness said '" + line.substr(0, 200) + "' instead of ready", child_->tail()};
+    child_.reset();
+    return r;
+  }
+  return {};
+}
+
+harness_reply harness_client::lost(const std::string& during, bool timed_out) {
+  harness_reply r;
+  int status = 0;
+  if (timed_out) {
+    child_->kill_and_reap();
+    r.error = "hang";
+    r.message = "the harness did not answer within the watchdog during " + during +
+                " (a kernel that never returns?); it was killed and will be restarted";
+  } else {
+    // EOF: the child is dying or dead; wait for it (briefly) to read why.
+    std::optional<int> ended;
+    for (int i = 0; i < 300 && !ended; ++i) {
+      ended = child_->process.try_wait();
+      if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    status = child_->kill_and_reap();
+    const std::string tail = child_->tail();
+    const bool oom_text = tail.find("out of memory") != std::string::npos || tail.find("bad_alloc") != std::string::npos;
+    if (WIFSIGNALED(status)) {
+      const int sig = WTERMSIG(status);
+      r.error = oom_text || sig == SIGKILL ? "out_of_memory" : sig == SIGABRT ? "abort" : "crash";
+      r.message = std::string("the harness died of signal ") + std::to_string(sig) + " (" + strsignal(sig) + ") during " +
+                  during + (r.error == "out_of_memory" ? " (out of memory?)" : "") + "; it will be restarted";
+    } else {
+      r.error = oom_text ? "out_of_memory" : "exited";
+      r.message = "the harness exited with status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                  " during " + during + "; it will be restarted";
+    }
+  }
+  r.stderr_tail = child_->tail();
+  child_.reset();
+  return r;
+}
+
+harness_reply harness_client::request(nlohmann::json req, std::stop_token stop) {
+  if (!child_) {
+    if (auto started = start(); !started.ok()) return started;
+  }
+  const auto id = next_id_++;
+  req["id"] = id;
+  const std::string op = req.value("op", "");
+  // Timing may legitimately run for its cap twice (candidate and reference) plus warm-ups.
+  double budget_s = 0;
+  if (op == "time" || op == "evaluate") {
+    double cap = 2.0;
+    if (req.contains("timing") && req["timing"].is_object()) cap = req["timing"].value("max_seconds", cap);
+    budget_s = 3 * cap;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + options_.watchdog +
+                        std::chrono::milliseconds(static_cast<long long>(budget_s * 1000));
+  const std::string line = req.dump() + "\n";
+  std::size_t sent = 0;
+  while (sent < line.size()) {
+    const ssize_t n = ::write(child_->process.stdin_fd(), line.data() + sent, line.size() - sent);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return lost("'" + op + "' (writing the request)", false);
+    sent += static_cast<std::size_t>(n);
+  }
+  std::string reply_line;
+  bool timed_out = false;
+  while (child_->read_line(reply_line, deadline, timed_out, stop)) {
+    nlohmann::json body;
+    try {
+      body = nlohmann::json::parse(reply_line);
+    } catch (const nlohmann::json::exception&) {
+      continue;  // not ours (should not happen: the harness moves fd 1 aside)
+    }
+    if (!body.is_object() || body.value("id", nlohmann::json()) != id) continue;
+    harness_reply r{body, "", "", ""};
+    if (body.value("check", "") == "cuda_fatal") {
+      // The harness exits after a fatal CUDA error; reap it now so the next request starts afresh.
+      r.stderr_tail = child_->tail();
+      child_.reset();
+    }
+    return r;
+  }
+  if (stop.stop_requested()) {
+    // The candidate may be deep in a kernel: killing the harness is the only prompt way out.
+    child_.reset();
+    return harness_reply{{}, "cancelled", "cancelled while the harness was running '" + op + "'", ""};
+  }
+  return lost("'" + op + "'", timed_out);
+}
+
+}  // namespace kblaster::engine

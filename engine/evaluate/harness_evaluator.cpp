@@ -1,0 +1,343 @@
+// The live evaluator: work directory, builds, the per-GPU harness pool, the in-memory cache and
+// the turn of a harness reply into an evaluation. Profiling lives in harness_evaluator_profile.cpp.
+#include "engine/evaluate/harness_evaluator.h"
+
+#include "engine/evaluate/harness_client.h"
+#include "engine/profile/ncu_runner.h"
+#include "engine/toolchain/nvcc_driver.h"
+#include "support/run_process.h"
+#include "engine/toolchain/task_build.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+#include <thread>
+
+namespace kblaster::engine::optimize {
+namespace fs = std::filesystem;
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(s);
+  while (std::getline(in, item, sep)) {
+    const auto b = item.find_first_not_of(" \t\r");
+    const auto e = item.find_last_not_of(" \t\r");
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+// nvidia-smi's GPUs as (index, name); empty without nvidia-smi or a GPU. It ignores
+// CUDA_VISIBLE_DEVICES, so indices are physical.
+std::vector<std::pair<std::string, std::string>> smi_gpus() {
+  if (support::find_in_path("nvidia-smi").empty()) return {};
+  const auto r = support::run_process({"nvidia-smi", "--query-gpu=index,name", "--format=csv,noheader"}, std::chrono::seconds(20));
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!r.ok()) return out;
+  for (const auto& line : split(r.out, '\n')) {
+    const auto fields = split(line, ',');
+    if (fields.size() >= 2) out.emplace_back(fields[0], fields[1]);
+  }
+  return out;
+}
+
+// A directory name for a task name (names come from task files and may hold anything).
+std::string safe_name(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.') ? c : '_';
+  return out.empty() ? "task" : out;
+}
+
+// The first compiler error, as "kernel.cu:12: message"; else the log's first line.
+std::string first_error(const candidate_build& b) {
+  for (const auto& d : b.diagnostics)
+    if (d.severity == diagnostic_severity::error)
+      return fs::path(d.file).filename().string() + (d.line > 0 ? ":" + std::to_string(d.line) : "") + ": " + d.message;
+  const auto lines = split(b.log, '\n');
+  return lines.empty() ? std::string("the compiler failed without a message") : lines.front();
+}
+
+std::string ms_text(double v) {
+  std::ostringstream s;
+  s << std::setprecision(4) << v << " ms";
+  return s.str();
+}
+
+}  // namespace
+
+class harness_evaluator::lease {
+ public:
+  explicit lease(harness_evaluator& ev) : ev_(ev) {
+    std::unique_lock lock(ev_.pool_mutex_);
+    ev_.pool_cv_.wait(lock, [&] { return !ev_.free_.empty(); });
+    slot_ = ev_.free_.back();
+    ev_.free_.pop_back();
+  }
+  ~lease() {
+    {
+      std::lock_guard lock(ev_.pool_mutex_);
+      ev_.free_.push_back(slot_);
+    }
+    ev_.pool_cv_.notify_one();
+  }
+  lease(const lease&) = delete;
+  lease& operator=(const lease&) = delete;
+  slot& get() { return *slot_; }
+
+ private:
+  harness_evaluator& ev_;
+  slot* slot_ = nullptr;
+};
+
+harness_evaluator::harness_evaluator(std::vector<task_spec> tasks, harness_evaluator_options options)
+    : options_(std::move(options)) {
+  harness_ = options_.harness.empty() ? find_harness() : options_.harness;
+  if (harness_.empty() || ::access(harness_.c_str(), X_OK) != 0)
+    throw evaluation_error("kblaster-harness " + (harness_.empty() ? std::string("not found") : harness_ + " is not executable") +
+                           " (build it with LibTorch installed, or set KBLASTER_HARNESS)");
+  const auto gpus = smi_gpus();
+  device_ = options_.device;
+  if (device_ == "auto") device_ = gpus.empty() ? "cpu" : "cuda";
+  if (device_ != "cpu" && device_ != "cuda")
+    throw evaluation_error("device must be cpu, cuda or auto, not '" + options_.device + "'");
+  work_dir_ = options_.work_dir.empty() ? fs::path(nvcc_driver::default_cache_dir()).parent_path() / "evaluations"
+                                        : options_.work_dir;
+  std::error_code ec;
+  fs::create_directories(work_dir_, ec);
+  if (ec) throw evaluation_error("cannot create the work directory " + work_dir_.string() + ": " + ec.message());
+
+  auto add_slot = [&](const std::string& visible, const std::string& name) {
+    auto s = std::make_unique<slot>();
+    s->visible = visible;
+    s->device_name = name;
+    harness_options ho;
+    ho.executable = harness_;
+    ho.device = device_;
+    ho.watchdog = options_.watchdog;
+    if (!visible.empty()) ho.environment.push_back("CUDA_VISIBLE_DEVICES=" + visible);
+    s->client = std::make_unique<harness_client>(ho);
+    slots_.push_back(std::move(s));
+  };
+  if (device_ == "cpu") {
+    add_slot("", "cpu");
+    arch_ = "cpu";
+  } else {
+    const auto nvcc = find_nvcc();
+    if (!nvcc) throw evaluation_error("nvcc not found (looked in PATH, $CUDA_HOME/bin, /usr/local/cuda/bin): cannot build .cu candidates");
+    nvcc_ = std::make_unique<nvcc_driver>(*nvcc, nvcc_driver::default_cache_dir());
+    arch_ = nvcc_->target_arch("");
+    // The GPUs this process may use: CUDA_VISIBLE_DEVICES's entries when set, else nvidia-smi's.
+    std::vector<std::string> visible;
+    const char* env = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (env && *env) visible = split(env, ',');
+    else
+      for (const auto& g : gpus) visible.push_back(g.first);
+    if (visible.empty()) throw evaluation_error("device cuda: no GPU is visible (nvidia-smi lists none)");
+    auto name_of = [&](const std::string& v) {
+      for (const auto& g : gpus)
+        if (g.first == v) return g.second;
+      return std::string();
+    };
+    if (options_.gpus.empty()) {
+      for (const auto& v : visible) add_slot(v, name_of(v));
+    } else {
+      for (int i : options_.gpus) {
+        if (i < 0 || i >= static_cast<int>(visible.size()))
+          throw evaluation_error("GPU index " + std::to_string(i) + " is out of range: " + std::to_string(visible.size()) +
+                                 " GPU(s) visible");
+        add_slot(visible[static_cast<std::size_t>(i)], name_of(visible[static_cast<std::size_t>(i)]));
+      }
+    }
+  }
+  for (auto& s : slots_) free_.push_back(s.get());
+  if (options_.ncu != "none" && device_ == "cuda") {
+    if (!options_.ncu.empty()) ncu_ = options_.ncu;
+    else if (const auto n = find_ncu()) ncu_ = *n;
+  }
+  for (const auto& t : tasks) add_task(t);
+}
+
+harness_evaluator::~harness_evaluator() = default;
+
+void harness_evaluator::add_task(const task_spec& task) {
+  auto entry = std::make_shared<task_entry>();
+  entry->spec = task;
+  if (task.reference.kind == reference_kind::kernel) {
+    const auto& src = device_ == "cpu" ? task.reference.cpu_path : task.reference.path;
+    if (src.empty())
+      throw evaluation_error("task '" + task.name + "': its reference is a kernel but names no " +
+                             (device_ == "cpu" ? "cpu_kernel (host C++) for the CPU path" : "CUDA source"));
+    const auto b = device_ == "cpu" ? build_host_candidate(src, (work_dir_ / "build").string())
+                                    : build_candidate(src, task.arch, *nvcc_);
+    if (!b.ok) throw evaluation_error("task '" + task.name + "': the reference kernel " + src + " does not build:\n" + b.log);
+    entry->reference_library = b.library;
+  }
+  std::lock_guard lock(tasks_mutex_);
+  tasks_[task.name] = std::move(entry);
+}
+
+int harness_evaluator::harness_starts() const {
+  std::lock_guard lock(pool_mutex_);
+  int n = 0;
+  for (const auto& s : slots_) n += s->client->starts();
+  return n;
+}
+
+std::string harness_evaluator::describe() const {
+  if (device_ == "cpu") return "live: kblaster-harness on the CPU (host C++ candidates)";
+  std::map<std::string, int> names;
+  std::lock_guard lock(pool_mutex_);
+  for (const auto& s : slots_) ++names[s->device_name.empty() ? "GPU " + s->visible : s->device_name];
+  std::string out = "live: kblaster-harness on ";
+  bool first = true;
+  for (const auto& [name, n] : names) {
+    out += (first ? "" : " + ") + std::to_string(n) + " x " + name;
+    first = false;
+  }
+  return out + " (" + arch_ + ")" + (ncu_.empty() ? ", static profiles (no ncu)" : ", ncu profiles");
+}
+
+evaluation harness_evaluator::evaluate(const std::string& task_name, const std::string& source,
+                                       const evaluation_request& request) {
+  std::shared_ptr<const task_entry> task;
+  {
+    std::lock_guard lock(tasks_mutex_);
+    if (const auto it = tasks_.find(task_name); it != tasks_.end()) task = it->second;
+    if (!task) {
+      std::string known;
+      for (const auto& [name, _] : tasks_) known += (known.empty() ? "" : ", ") + name;
+      throw evaluation_error("unknown task '" + task_name + "' (this evaluator knows: " + (known.empty() ? "none" : known) + ")");
+    }
+  }
+  const auto hash = source_hash(task_name, source);
+  auto key = [&](bool t, bool p) { return hash + (t ? "|t" : "|-") + (p ? "p" : "-"); };
+  std::promise<evaluation> promise;
+  std::shared_future<evaluation> result;
+  {
+    std::lock_guard lock(cache_mutex_);
+    // The same request, or one that did more (timed, profiled), answers this one.
+    for (bool t : {request.time, true})
+      for (bool p : {request.profile, true})
+        if (!result.valid())
+          if (const auto it = cache_.find(key(t, p)); it != cache_.end()) result = it->second;
+    if (result.valid()) return result.get();  // may wait for a concurrent measurement
+    result = promise.get_future().share();
+    cache_[key(request.time, request.profile)] = result;
+  }
+  try {
+    auto e = measure(*task, source, hash, request);
+    if (cancelled(e)) {
+      std::lock_guard lock(cache_mutex_);
+      cache_.erase(key(request.time, request.profile));  // no verdict: a later run measures it
+    }
+    promise.set_value(e);
+    return e;
+  } catch (...) {
+    {
+      std::lock_guard lock(cache_mutex_);
+      cache_.erase(key(request.time, request.profile));  // a later call may try again
+    }
+    promise.set_exception(std::current_exception());
+    throw;
+  }
+}
+
+void harness_evaluator::start_if_needed(slot& s) {
+  if (s.client->pid() > 0) return;
+  const auto r = s.client->request({{"op", "ping"}});
+  if (!r.ok() || !r.body.value("ok", false))
+    throw evaluation_error("kblaster-harness (" + harness_ + ") cannot start on " +
+                           (s.visible.empty() ? device_ : "GPU " + s.visible) + ": " +
+                           (r.ok() ? r.body.dump() : r.message) + (r.stderr_tail.empty() ? "" : "\n" + r.stderr_tail));
+  std::lock_guard lock(pool_mutex_);  // describe() reads the names
+  s.device_name = r.body.value("device", s.device_name);
+}
+
+evaluation harness_evaluator::measure(const task_entry& task, const std::string& source, const std::string& hash,
+                                      const evaluation_request& request) {
+  evaluation e;
+  e.code_hash = hash;
+  e.arch = device_ == "cpu" ? "cpu" : task.spec.arch.empty() ? arch_ : task.spec.arch;
+
+  // Content-addressed: the same source always lands in the same file, so nvcc's cache and the
+  // ncu report sit beside it and a later run can be inspected by hash.
+  const auto dir = work_dir_ / safe_name(task.spec.name) / hash;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const auto path = dir / (device_ == "cpu" ? "kernel.cpp" : "kernel.cu");
+  if (!fs::exists(path, ec) || fs::file_size(path, ec) != source.size()) {
+    std::ostringstream tmp_name;  // unique per process and thread: the rename makes it appear whole
+    tmp_name << path.string() << ".tmp" << ::getpid() << "." << std::this_thread::get_id();
+    const auto tmp = tmp_name.str();
+    {
+      std::ofstream out(tmp, std::ios::binary);
+      out << source;
+      if (!out) throw evaluation_error("cannot write the candidate to " + tmp);
+    }
+    fs::rename(tmp, path, ec);
+    if (ec) throw evaluation_error("cannot write the candidate to " + path.string() + ": " + ec.message());
+  }
+
+  const auto build_start = clock_type::now();
+  const auto b = device_ == "cpu" ? build_host_candidate(path.string(), (work_dir_ / "build").string())
+                                  : build_candidate(path.string(), task.spec.arch, *nvcc_);
+  e.build_seconds = seconds_since(build_start);
+  if (!b.ok) {
+    e.verdict = "fail";
+    e.check = "compile";
+    e.reason = "does not compile: " + first_error(b);
+    e.compile_log = b.log;
+    return e;
+  }
+  e.compile_ok = true;
+
+  lease held(*this);
+  slot& s = held.get();
+  start_if_needed(s);
+  {
+    std::lock_guard lock(pool_mutex_);
+    e.gpu_name = s.device_name;
+  }
+  nlohmann::json req{{"op", request.time ? "evaluate" : "verify"},
+                     {"task", to_json(task.spec)},
+                     {"candidate", b.library},
+                     {"timing", {{"max_seconds", options_.max_seconds}}}};
+  if (!task.reference_library.empty()) req["reference_library"] = task.reference_library;
+  const auto t0 = clock_type::now();
+  const auto reply = s.client->request(req, request.stop);
+  e.gpu_seconds += seconds_since(t0);
+  e.harness = reply.to_json();
+  e.harness.erase("id");
+  e.verdict = e.harness.value("verdict", "error");
+  e.check = e.harness.value("check", "");
+  e.reason = e.harness.value("reason", "");
+  // needs_review: every seed passed and the timed calls stayed right; only the speedup is
+  // suspicious. Correct, with the verdict kept for the report.
+  e.correct = e.verdict == "pass" || e.verdict == "needs_review";
+  if (e.harness.contains("timing")) {
+    const auto& t = e.harness["timing"];
+    if (t.contains("candidate")) e.runtime_ms = t["candidate"].value("median_ms", 0.0);
+    if (t.contains("reference")) e.reference_ms = t["reference"].value("median_ms", 0.0);
+  }
+  if (e.correct && e.reason.empty()) {
+    e.reason = "correct on " + std::to_string(task.spec.seeds) + " seeds";
+    if (e.runtime_ms && e.reference_ms)
+      e.reason += "; " + ms_text(*e.runtime_ms) + " against the reference's " + ms_text(*e.reference_ms);
+  }
+  if (e.correct && request.profile) profile(task, dir, path.string(), b.library, s, e, request.stop);
+  return e;
+}
+
+}  // namespace kblaster::engine::optimize

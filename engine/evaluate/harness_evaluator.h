@@ -1,0 +1,119 @@
+// The live evaluator: writes a candidate to a content-addressed work directory, builds it (nvcc
+// for .cu on a GPU; the host compiler for .cpp on the CPU path), sends `evaluate` to a
+// kblaster-harness child (verify on the task's seeds, then time against the reference) and,
+// when the candidate is correct, profiles it: under Nsight Compute on a GPU (the harness in
+// one-shot mode, `--request FILE` with a profile_run, filtered to the NVTX range kb_candidate),
+// else statically (ptxas + occupancy). One harness per GPU, each used by one evaluation at a time.
+#pragma once
+
+#include "engine/evaluate/evaluator.h"
+#include "engine/task/task.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kblaster::engine {
+class harness_client;
+class nvcc_driver;
+class state_matcher;
+}  // namespace kblaster::engine
+
+namespace kblaster::engine::optimize {
+
+/// How the live evaluator runs candidates.
+struct harness_evaluator_options {
+  std::string device = "auto";      ///< cpu (candidates are host C++ .cpp) | cuda (.cu) | auto: cuda when a GPU is visible
+  std::vector<int> gpus;            ///< indices among the visible GPUs; empty: all of them (cuda only)
+  std::string harness;              ///< kblaster-harness; empty: find_harness()
+  std::filesystem::path work_dir;   ///< sources, builds, ncu reports; empty: $XDG_CACHE_HOME/kblaster/evaluations
+  std::chrono::milliseconds watchdog{10'000};  ///< a request's own work, beyond the timing budget
+  double max_seconds = 2;           ///< timing cap per side (candidate, reference)
+  const state_matcher* matcher = nullptr;  ///< the KB's state matcher; null: the signature matcher
+  std::string ncu;                  ///< ncu path; empty: find_ncu(); "none": never (static profiles)
+  std::chrono::seconds profile_timeout{300};  ///< one ncu run
+};
+
+/// The snapshot of an ncu run's pages (details, raw, source CSV): every kernel classified, the
+/// one with the longest duration kept, with its elapsed cycles. nullopt with `error` set when
+/// the pages hold nothing usable. What the live evaluator does with a profile_run's report.
+std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& details_csv, const std::string& raw_csv,
+                                                        const std::string& source_csv, const state_matcher* matcher,
+                                                        std::string& error);
+
+/// The live evaluator over kblaster-harness. Thread-safe; evaluations of distinct candidates
+/// run in parallel up to parallelism() (one per GPU), and the same (source, request) is
+/// measured once per evaluator: later calls get the first result (concurrent ones wait for it).
+/// An evaluation's gpu_seconds is the wall time of its harness request and its ncu run
+/// (harness start-up excluded); build_seconds that of the compiler.
+class harness_evaluator final : public evaluator {
+ public:
+  /// Knows `tasks` by name (more with add_task). Throws evaluation_error when candidates cannot
+  /// be evaluated here at all: no harness, no nvcc for cuda, no GPU for cuda, a GPU index out of
+  /// range, or a reference kernel that does not build.
+  harness_evaluator(std::vector<task_spec> tasks, harness_evaluator_options options = {});
+  ~harness_evaluator() override;
+  harness_evaluator(const harness_evaluator&) = delete;
+  harness_evaluator& operator=(const harness_evaluator&) = delete;
+
+  /// Adds (or replaces) a task; builds its reference kernel when it has one. Throws evaluation_error.
+  void add_task(const task_spec& task);
+  /// Throws evaluation_error for an unknown task or a harness that cannot start.
+  evaluation evaluate(const std::string& task_name, const std::string& source,
+                      const evaluation_request& request) override;
+  /// "live: kblaster-harness on 2 x NVIDIA H100 80GB HBM3 (sm_90)" or "live: kblaster-harness on the CPU".
+  std::string describe() const override;
+  int parallelism() const override { return static_cast<int>(slots_.size()); }
+  /// "cpu" or "cuda": what candidates must be (host C++ or CUDA).
+  const std::string& device() const { return device_; }
+  /// Harness processes started so far, over every GPU (restarts after crashes included). Exact
+  /// only while no evaluation runs.
+  int harness_starts() const;
+
+ private:
+  struct task_entry {
+    task_spec spec;
+    std::string reference_library;  // built reference kernel, when the reference is one
+  };
+  struct slot {
+    std::string visible;  // CUDA_VISIBLE_DEVICES for this GPU's harness (empty: inherit / CPU)
+    std::unique_ptr<harness_client> client;
+    std::string device_name;
+  };
+  class lease;
+
+  harness_evaluator_options options_;
+  std::string device_;
+  std::string harness_;
+  std::string ncu_;
+  std::filesystem::path work_dir_;
+  std::unique_ptr<nvcc_driver> nvcc_;
+  std::string arch_;
+
+  mutable std::mutex tasks_mutex_;
+  std::map<std::string, std::shared_ptr<const task_entry>> tasks_;
+
+  std::vector<std::unique_ptr<slot>> slots_;
+  mutable std::mutex pool_mutex_;
+  std::condition_variable pool_cv_;
+  std::vector<slot*> free_;
+
+  std::mutex cache_mutex_;
+  std::map<std::string, std::shared_future<evaluation>> cache_;  // "hash|time|profile"
+
+  evaluation measure(const task_entry& task, const std::string& source, const std::string& hash,
+                     const evaluation_request& request);
+  void start_if_needed(slot& s);
+  void profile(const task_entry& task, const std::filesystem::path& dir, const std::string& source_path,
+               const std::string& library, slot& s, evaluation& e, std::stop_token stop);
+  void profile_static(const task_entry& task, const std::string& source_path, evaluation& e, const std::string& why);
+};
+
+}  // namespace kblaster::engine::optimize

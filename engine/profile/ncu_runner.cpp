@@ -1,0 +1,115 @@
+// Running Nsight Compute and exporting its report pages.
+#include "engine/profile/ncu_runner.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace kblaster::engine {
+
+const std::vector<std::string>& default_ncu_sections() {
+  static const std::vector<std::string> sections = {
+      "SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "SchedulerStats",
+      "MemoryWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables", "MemoryWorkloadAnalysis_Chart",
+      "ComputeWorkloadAnalysis", "InstructionStats", "SourceCounters"};
+  return sections;
+}
+
+std::vector<std::string> build_ncu_command(const std::string& ncu_path, const ncu_options& o,
+                                           const std::vector<std::string>& program) {
+  std::vector<std::string> cmd = {ncu_path};
+  for (const auto& s : o.sections) { cmd.push_back("--section"); cmd.push_back(s); }
+  if (!o.kernel_regex.empty()) { cmd.push_back("-k"); cmd.push_back("regex:" + o.kernel_regex); }
+  if (!o.nvtx_include.empty()) { cmd.push_back("--nvtx"); cmd.push_back("--nvtx-include"); cmd.push_back(o.nvtx_include); }
+  // Explicit, so that figures are comparable between runs and machines.
+  cmd.push_back("--clock-control");
+  cmd.push_back(o.clock_control.empty() ? "base" : o.clock_control);
+  if (o.launch_count > 0) { cmd.push_back("-c"); cmd.push_back(std::to_string(o.launch_count)); }
+  if (o.import_source) { cmd.push_back("--import-source"); cmd.push_back("yes"); }
+  cmd.push_back("-f");
+  cmd.push_back("-o");
+  cmd.push_back(o.report_base);
+  cmd.insert(cmd.end(), program.begin(), program.end());
+  return cmd;
+}
+
+std::optional<std::string> find_ncu() {
+  if (auto p = support::find_in_path("ncu"); !p.empty()) return p;
+  if (const char* home = std::getenv("CUDA_HOME"))
+    if (auto p = support::find_in_path(std::string(home) + "/bin/ncu"); !p.empty()) return p;
+  if (auto p = support::find_in_path("/usr/local/cuda/bin/ncu"); !p.empty()) return p;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/opt/nvidia/nsight-compute", ec))
+    if (auto p = support::find_in_path((e.path() / "ncu").string()); !p.empty()) return p;
+  return std::nullopt;
+}
+
+std::string explain_ncu_failure(const support::process_result& r, std::chrono::seconds timeout) {
+  const std::string all = r.out + "\n" + r.err;
+  if (r.failed_to_start) return "cannot run ncu: " + r.err;
+  if (r.cancelled) return "cancelled";
+  if (r.timed_out)
+    return "profiling did not finish within " + std::to_string(timeout.count()) +
+           " s (ncu replays each kernel many times; narrow it with --kernel or raise --timeout)";
+  if (all.find("ERR_NVGPUCTRPERM") != std::string::npos)
+    return "no permission to read the GPU performance counters (ERR_NVGPUCTRPERM). Run as root, or "
+           "allow all users: echo 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' | sudo tee "
+           "/etc/modprobe.d/ncu-counters.conf, then reboot (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+  if (all.find("does not exist or is not an executable") != std::string::npos)
+    return "the program to profile does not exist or is not executable: " + all.substr(all.find("==ERROR=="));
+  if (all.find("LibraryNotLoaded") != std::string::npos)
+    return "ncu could not initialise the profiler (LibraryNotLoaded): the driver does not allow profiling here";
+  if (all.find("No kernels were profiled") != std::string::npos)
+    return "no kernel was profiled: the kernel filter matched nothing, or the program launched no kernel";
+  if (!r.ok()) {
+    std::string msg = r.signal ? "the program was killed by signal " + std::to_string(r.signal)
+                               : "the program failed under ncu (exit code " + std::to_string(r.exit_code) + ")";
+    const auto err = all.find("==ERROR==");
+    if (err != std::string::npos) msg += ": " + all.substr(err, all.find('\n', err) - err);
+    return msg;
+  }
+  return {};
+}
+
+ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, const std::vector<std::string>& program) {
+  ncu_run_result out;
+  if (options.report_base.empty()) {
+    out.error = "no report path given";
+    return out;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  const auto cmd = build_ncu_command(ncu_path, options, program);
+  const auto r = support::run_process(cmd, options.timeout, std::nullopt, options.stop);
+  out.log = r.out + r.err;
+  out.report_path = options.report_base + ".ncu-rep";
+  if (std::string why = explain_ncu_failure(r, options.timeout); !why.empty()) {
+    out.error = why;
+    return out;
+  }
+  if (!fs::exists(out.report_path)) {
+    out.error = "ncu wrote no report (" + out.report_path + "); its output:\n" + out.log;
+    return out;
+  }
+  auto page = [&](std::vector<std::string> args, std::string& into) {
+    std::vector<std::string> c = {ncu_path, "-i", out.report_path, "--csv"};
+    c.insert(c.end(), args.begin(), args.end());
+    const auto p = support::run_process(c, std::chrono::seconds(300));
+    if (!p.ok()) return "exporting " + args[1] + " failed: " + p.err;
+    into = p.out;
+    return std::string();
+  };
+  if (std::string e = page({"--page", "details", "--print-details", "all"}, out.details_csv); !e.empty()) {
+    out.error = e;
+    return out;
+  }
+  // The raw and source pages refine the analysis; without them it still stands.
+  if (std::string e = page({"--page", "raw", "--print-units", "base"}, out.raw_csv); !e.empty()) out.log += "\n" + e;
+  if (std::string e = page({"--page", "source", "--print-source", "cuda,sass"}, out.source_csv); !e.empty())
+    out.log += "\n" + e;
+  out.ok = true;
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return out;
+}
+
+}  // namespace kblaster::engine

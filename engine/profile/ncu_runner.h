@@ -1,0 +1,60 @@
+// The Nsight Compute runner: builds the ncu command (sections, kernel filter by regex or NVTX
+// range, explicit clock control), keeps the .ncu-rep for the Nsight Compute GUI, exports the
+// details, raw and source pages as CSV, and turns failures into clear messages.
+#pragma once
+
+#include "support/run_process.h"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kblaster::engine {
+
+/// The sections profiled by default (MemoryWorkloadAnalysis with its tables and chart;
+/// InstructionStats for the executed-instruction counts the classifier divides by).
+const std::vector<std::string>& default_ncu_sections();
+
+/// Options of one profiling run.
+struct ncu_options {
+  std::vector<std::string> sections = default_ncu_sections();
+  std::string kernel_regex;     // -k regex:…; empty: all kernels
+  std::string nvtx_include;     // --nvtx --nvtx-include …; empty: no NVTX filter
+  std::string clock_control = "base";  // always passed explicitly: base, none, reset
+  int launch_count = 0;         // -c N; 0: every matching launch
+  std::string report_base;      // output path without ".ncu-rep"
+  bool import_source = true;
+  std::chrono::seconds timeout{600};
+  std::stop_token stop;         // a stop kills ncu and its program (the run comes back cancelled)
+};
+
+/// The ncu command line that profiles `program` (argv) with `options`, starting with `ncu_path`.
+std::vector<std::string> build_ncu_command(const std::string& ncu_path, const ncu_options& options,
+                                           const std::vector<std::string>& program);
+
+/// Path of ncu from $PATH, $CUDA_HOME/bin, /usr/local/cuda/bin or /opt/nvidia/nsight-compute/*/;
+/// nullopt when absent.
+std::optional<std::string> find_ncu();
+
+/// What a profiling run produced.
+struct ncu_run_result {
+  bool ok = false;
+  std::string error;         // a clear message when !ok
+  std::string report_path;   // the .ncu-rep, kept for the Nsight Compute GUI
+  std::string details_csv;   // --page details --print-details all
+  std::string raw_csv;       // --page raw --print-units base
+  std::string source_csv;    // --page source --print-source cuda,sass
+  std::string log;           // what ncu and the program printed
+  double seconds = 0;
+};
+
+/// A clear message for a failed ncu run, or empty when `r` succeeded. Recognises a missing
+/// program, ERR_NVGPUCTRPERM (with how to enable the counters), no kernel profiled, a failed
+/// program and a timeout.
+std::string explain_ncu_failure(const support::process_result& r, std::chrono::seconds timeout);
+
+/// Profiles `program` with ncu at `ncu_path` and exports the pages.
+ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, const std::vector<std::string>& program);
+
+}  // namespace kblaster::engine

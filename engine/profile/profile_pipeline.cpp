@@ -1,0 +1,164 @@
+// End-to-end profiling modes.
+#include "engine/profile/profile_pipeline.h"
+#include "support/files.h"
+
+#include "engine/profile/ncu_csv_parser.h"
+#include "engine/profile/ncu_source_parser.h"
+#include "engine/toolchain/nvcc_driver.h"
+#include "engine/toolchain/occupancy.h"
+#include "engine/profile/source_attribution.h"
+#include "engine/state/state_classifier.h"
+#include "engine/toolchain/task_build.h"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+
+namespace fs = std::filesystem;
+
+namespace kblaster::engine {
+
+namespace {
+
+const state_matcher& matcher_or_default(const state_matcher* m) {
+  static const signature_state_matcher fallback;
+  return m ? *m : fallback;
+}
+
+}  // namespace
+
+profile_outcome analyze_pages(const std::string& details_csv, const std::string& raw_csv, const std::string& source_csv,
+                              const state_matcher* matcher) {
+  profile_outcome out;
+  profile_report report;
+  try {
+    report = parse_ncu_details(details_csv);
+    if (!raw_csv.empty()) merge_ncu_raw(report, raw_csv);
+  } catch (const std::exception& e) {
+    out.error = e.what();
+    return out;
+  }
+  if (report.kernels.empty()) {
+    out.error = "the report holds no kernel instance";
+    return out;
+  }
+  out.warnings = report.warnings;
+  std::map<std::string, std::vector<hot_line>> hot;  // by function name
+  if (!source_csv.empty()) {
+    try {
+      for (const auto& page : parse_ncu_source(source_csv)) {
+        auto lines = attribute_hot_lines(page);
+        if (!lines.empty()) hot[function_name_of(page.kernel)] = std::move(lines);
+      }
+    } catch (const std::exception& e) {
+      out.warnings.push_back(std::string("source page ignored: ") + e.what());
+    }
+  }
+  const auto& m = matcher_or_default(matcher);
+  for (auto& sig : classify_report(report)) {
+    kernel_view v;
+    v.state = m.match(sig);
+    if (auto it = hot.find(sig.function); it != hot.end()) v.hot_lines = it->second;
+    v.signature = std::move(sig);
+    out.kernels.push_back(std::move(v));
+  }
+  return out;
+}
+
+profile_outcome analyze_recorded(const std::string& details_csv_path, const std::optional<std::string>& raw_csv_path,
+                                 const std::optional<std::string>& source_csv_path, const state_matcher* matcher) {
+  std::string details, raw, source;
+  try {
+    details = support::read_file(details_csv_path);
+    if (raw_csv_path) raw = support::read_file(*raw_csv_path);
+    if (source_csv_path) source = support::read_file(*source_csv_path);
+  } catch (const std::exception& e) {
+    profile_outcome out;
+    out.error = e.what();
+    return out;
+  }
+  return analyze_pages(details, raw, source, matcher);
+}
+
+// Finds nvcc and builds `cu_path` for profiling; on failure records why in `out` (with the
+// compiler's diagnostics) and returns nothing. Shared by the static and live paths.
+namespace {
+std::optional<compile_result> compile_for_profile(const std::string& cu_path, const build_profile_options& options,
+                                                output_kind kind, profile_outcome& out) {
+  const auto nvcc = find_nvcc();
+  if (!nvcc) {
+    out.error = "nvcc not found (looked in PATH, $CUDA_HOME/bin and /usr/local/cuda/bin)";
+    return std::nullopt;
+  }
+  nvcc_driver driver(*nvcc, nvcc_driver::default_cache_dir());
+  nvcc_options o;
+  o.arch = options.arch;
+  o.extra_flags = options.nvcc_flags;
+  // Task kernels include dlpack/dlpack.h; where it is not on the default path, the same place
+  // the harness builds use ($KBLASTER_DLPACK_INCLUDE).
+  if (const auto dlpack = dlpack_include_dir(); !dlpack.empty()) o.extra_flags.push_back("-I" + dlpack);
+  auto built = driver.compile(cu_path, kind, o);
+  out.diagnostics = built.diagnostics;
+  if (!built.ok) {
+    out.error = "compilation failed";
+    for (const auto& d : built.diagnostics)
+      if (d.severity == diagnostic_severity::error) {
+        out.error += ": " + (d.line > 0 ? fs::path(d.file).filename().string() + ":" + std::to_string(d.line) + ": " : "") +
+                     d.message;
+        break;
+      }
+    return std::nullopt;
+  }
+  return built;
+}
+}  // namespace
+
+profile_outcome analyze_static(const std::string& cu_path, const build_profile_options& options, const state_matcher* matcher) {
+  profile_outcome out;
+  const auto compiled = compile_for_profile(cu_path, options, output_kind::object, out);
+  if (!compiled) return out;
+  const compile_result& built = *compiled;
+  const auto limits = limits_for(built.arch);
+  if (!limits) {
+    out.error = "no occupancy data for " + built.arch + " (supported: compute capability 7.0 to 12.x)";
+    return out;
+  }
+  const auto& m = matcher_or_default(matcher);
+  for (const auto& r : built.resources) {
+    kernel_view v;
+    v.signature = classify_static(r, *limits, options.assumed_block_size);
+    v.state = m.match(v.signature);
+    out.kernels.push_back(std::move(v));
+  }
+  if (out.kernels.empty()) out.warnings.push_back("no __global__ kernel in " + cu_path);
+  return out;
+}
+
+profile_outcome profile_live(const std::string& cu_path, const build_profile_options& options, const state_matcher* matcher) {
+  profile_outcome out;
+  const auto ncu = find_ncu();
+  if (!ncu) {
+    out.error = "ncu (Nsight Compute) not found in PATH, $CUDA_HOME/bin, /usr/local/cuda/bin or "
+                "/opt/nvidia/nsight-compute; without it use: kblaster profile --static FILE.cu";
+    return out;
+  }
+  const auto compiled = compile_for_profile(cu_path, options, output_kind::executable, out);
+  if (!compiled) return out;
+  const compile_result& built = *compiled;
+  ncu_options n = options.ncu;
+  if (n.report_base.empty()) n.report_base = fs::path(cu_path).stem().string();
+  std::vector<std::string> program = {built.output_path};
+  program.insert(program.end(), options.program_args.begin(), options.program_args.end());
+  const auto run = run_ncu(*ncu, n, program);
+  out.report_path = run.report_path;
+  if (!run.ok) {
+    out.error = run.error;
+    return out;
+  }
+  auto analysed = analyze_pages(run.details_csv, run.raw_csv, run.source_csv, matcher);
+  analysed.diagnostics = std::move(out.diagnostics);
+  analysed.report_path = out.report_path;
+  return analysed;
+}
+
+}  // namespace kblaster::engine

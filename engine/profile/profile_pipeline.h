@@ -1,0 +1,54 @@
+// The three ways the engine sees a kernel, end to end: a recorded Nsight Compute report, a
+// live profile on a GPU (nvcc build + ncu), and a static profile (nvcc + ptxas + occupancy).
+// Each returns the classified kernel instances ready to render.
+#pragma once
+
+#include "engine/profile/ncu_runner.h"
+#include "engine/toolchain/nvcc_diagnostics.h"
+#include "engine/profile/profile_report.h"
+#include "engine/profile/profile_summary.h"
+#include "engine/state/state_matcher.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kblaster::engine {
+
+/// Classified kernels plus whatever the run produced beside them.
+struct profile_outcome {
+  std::vector<kernel_view> kernels;   // launch order
+  std::vector<std::string> warnings;
+  std::vector<diagnostic> diagnostics;  // compiler diagnostics (static and live modes)
+  std::string report_path;              // the kept .ncu-rep (live mode)
+  std::string error;                    // non-empty when nothing could be analysed
+};
+
+/// Classifies a recorded report: the details page, optionally the raw and source pages.
+/// Files that cannot be read or parsed come back as `error`, never as an exception.
+profile_outcome analyze_recorded(const std::string& details_csv_path, const std::optional<std::string>& raw_csv_path = {},
+                                 const std::optional<std::string>& source_csv_path = {},
+                                 const state_matcher* matcher = nullptr);
+
+/// Classifies parsed pages held in memory (what analyze_recorded and profile_live share).
+profile_outcome analyze_pages(const std::string& details_csv, const std::string& raw_csv, const std::string& source_csv,
+                              const state_matcher* matcher = nullptr);
+
+/// Options of the static and live modes.
+struct build_profile_options {
+  std::string arch;          // empty: local GPU's, else sm_90
+  int assumed_block_size = 256;  // static mode: the block size occupancy is computed for
+  std::vector<std::string> nvcc_flags;
+  ncu_options ncu;           // live mode; report_base defaults to "<file stem>" in the cwd
+  std::vector<std::string> program_args;  // live mode: arguments of the built program
+};
+
+/// Static profile of `cu_path`: compile with ptxas -v (no GPU needed) and classify each kernel.
+profile_outcome analyze_static(const std::string& cu_path, const build_profile_options& options,
+                               const state_matcher* matcher = nullptr);
+
+/// Builds `cu_path` as an executable with -lineinfo and profiles it with ncu on this machine's GPU.
+profile_outcome profile_live(const std::string& cu_path, const build_profile_options& options,
+                             const state_matcher* matcher = nullptr);
+
+}  // namespace kblaster::engine

@@ -1,0 +1,144 @@
+// Text and JSON renderings of classified kernels.
+#include "engine/profile/profile_summary.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace kblaster::engine {
+
+namespace {
+
+std::string fmt(double v, int decimals = 1) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+std::string sol_line(const sol_figures& f) {
+  std::string s;
+  auto item = [&](const char* label, const std::optional<double>& v, const char* unit) {
+    if (!v) return;
+    if (!s.empty()) s += ", ";
+    s += std::string(label) + " " + fmt(*v) + unit;
+  };
+  item("SM", f.compute_pct, "%");
+  item("Memory", f.memory_pct, "%");
+  item("DRAM", f.dram_pct, "%");
+  item("L2", f.l2_pct, "%");
+  item("L1/TEX", f.l1_pct, "%");
+  if (f.duration_us && *f.duration_us >= 1000) item("duration", *f.duration_us / 1000, " ms");
+  else item("duration", f.duration_us, " us");
+  item("theoretical occupancy", f.theoretical_occupancy_pct, "%");
+  item("achieved occupancy", f.achieved_occupancy_pct, "%");
+  return s;
+}
+
+std::string hot_line_text(const hot_line& h) {
+  std::string where = h.line > 0 ? "line " + std::to_string(h.line) : std::string("sass");
+  std::string what = h.reason == hot_reason::stall_samples ? fmt(h.share * 100, 0) + "% of stall samples"
+                     : h.reason == hot_reason::uncoalesced_global ? fmt(h.share * 100, 0) + "% of excessive global sectors"
+                                                                  : fmt(h.share * 100, 0) + "% of excessive shared wavefronts";
+  if (h.reason == hot_reason::stall_samples && !h.top_stall.empty()) what += " (mostly " + h.top_stall + ")";
+  return where + ": " + what + ": " + h.text;
+}
+
+}  // namespace
+
+std::string summarize_for_prompt(const kernel_view& v, std::size_t max_chars) {
+  const auto& s = v.signature;
+  std::ostringstream o;
+  o << "Kernel " << s.function << (s.static_only ? " (static analysis only)" : "") << "\n";
+  o << "State: " << v.state.state << "\n";
+  o << "Primary: " << s.primary << "\n";
+  for (const auto& e : s.primary_evidence) o << "  - " << e << "\n";
+  if (!s.static_only) o << "SOL: " << sol_line(s.sol) << "\n";
+  if (!s.secondary.empty()) {
+    o << "Secondary:\n";
+    for (const auto& c : s.secondary) o << "  - " << c.name << ": " << c.evidence << "\n";
+  }
+  if (!s.findings.empty()) {
+    o << "Top ncu findings (est. speedup):\n";
+    for (std::size_t i = 0; i < s.findings.size() && i < 3; ++i)
+      o << "  - " << s.findings[i].rule << " " << fmt(s.findings[i].estimated_speedup.value_or(0)) << "%\n";
+  }
+  if (!v.hot_lines.empty()) {
+    o << "Hot lines:\n";
+    for (std::size_t i = 0; i < v.hot_lines.size() && i < 4; ++i) o << "  - " << hot_line_text(v.hot_lines[i]) << "\n";
+  }
+  if (!s.unknown.empty()) {
+    o << "Unknown:";
+    for (const auto& u : s.unknown) o << " " << u << ";";
+    o << "\n";
+  }
+  std::string out = o.str();
+  if (out.size() > max_chars) out = out.substr(0, max_chars - 4) + "...\n";
+  return out;
+}
+
+std::string render_human(const kernel_view& v) {
+  const auto& s = v.signature;
+  std::ostringstream o;
+  o << "== " << (s.static_only ? "" : "[" + std::to_string(s.id) + "] ") << s.name << "\n";
+  o << "   state:   " << v.state.description << "\n";
+  o << "   primary: " << s.primary << (s.sol_band.empty() ? "" : "  (" + s.sol_band + ")") << "\n";
+  for (const auto& e : s.primary_evidence) o << "            " << e << "\n";
+  if (!s.static_only) o << "   SOL:     " << sol_line(s.sol) << "\n";
+  if (s.static_only && s.sol.theoretical_occupancy_pct)
+    o << "   theoretical occupancy: " << fmt(*s.sol.theoretical_occupancy_pct, 0) << "%\n";
+  for (const auto& c : s.secondary) {
+    o << "   + " << c.name;
+    if (c.estimated_speedup) o << " (up to " << fmt(*c.estimated_speedup) << "% faster)";
+    o << "\n       " << c.evidence << "\n";
+  }
+  if (!s.findings.empty()) {
+    o << "   top findings:\n";
+    for (const auto& f : s.findings)
+      o << "     " << fmt(f.estimated_speedup.value_or(0)) << "%  " << f.rule << ": " << f.text << "\n";
+  }
+  if (!v.hot_lines.empty()) {
+    o << "   lines that hurt:\n";
+    for (const auto& h : v.hot_lines) o << "     " << hot_line_text(h) << "\n";
+  }
+  for (const auto& u : s.unknown) o << "   unknown: " << u << "\n";
+  return o.str();
+}
+
+nlohmann::json to_json(const kernel_view& v) {
+  const auto& s = v.signature;
+  nlohmann::json j;
+  j["id"] = s.id;
+  j["name"] = s.name;
+  j["function"] = s.function;
+  j["primary"] = s.primary;
+  j["secondary"] = s.secondary_names();
+  j["sol_band"] = s.sol_band;
+  if (!s.memory_level.empty()) j["memory_level"] = s.memory_level;
+  j["primary_evidence"] = s.primary_evidence;
+  nlohmann::json ev = nlohmann::json::object();
+  for (const auto& c : s.secondary) ev[c.name] = {{"evidence", c.evidence}, {"estimated_speedup", opt(c.estimated_speedup)}};
+  j["secondary_evidence"] = ev;
+  j["sol"] = {{"compute_pct", opt(s.sol.compute_pct)},   {"memory_pct", opt(s.sol.memory_pct)},
+              {"dram_pct", opt(s.sol.dram_pct)},         {"l2_pct", opt(s.sol.l2_pct)},
+              {"l1_pct", opt(s.sol.l1_pct)},             {"duration_us", opt(s.sol.duration_us)},
+              {"waves_per_sm", opt(s.sol.waves_per_sm)},
+              {"theoretical_occupancy_pct", opt(s.sol.theoretical_occupancy_pct)},
+              {"achieved_occupancy_pct", opt(s.sol.achieved_occupancy_pct)}};
+  nlohmann::json findings = nlohmann::json::array();
+  for (const auto& f : s.findings)
+    findings.push_back({{"rule", f.rule}, {"type", f.type}, {"estimated_speedup", opt(f.estimated_speedup)},
+                        {"speedup_type", f.speedup_type}, {"text", f.text}});
+  j["findings"] = findings;
+  nlohmann::json hot = nlohmann::json::array();
+  for (const auto& h : v.hot_lines)
+    hot.push_back({{"file", h.file}, {"line", h.line}, {"text", h.text}, {"reason", to_string(h.reason)},
+                   {"share", h.share}, {"amount", h.amount}, {"top_stall", h.top_stall}});
+  j["hot_lines"] = hot;
+  j["state"] = {{"key", v.state.state}, {"description", v.state.description}, {"confidence", v.state.confidence}};
+  j["unknown"] = s.unknown;
+  j["static_only"] = s.static_only;
+  return j;
+}
+
+}  // namespace kblaster::engine

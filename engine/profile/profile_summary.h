@@ -1,0 +1,33 @@
+// Renderings of a classified kernel instance: a compact text summary for LLM prompts (well
+// under 1,500 tokens), a human report for the terminal, and JSON for tools and the editor.
+#pragma once
+
+#include "engine/state/performance_signature.h"
+#include "engine/profile/source_attribution.h"
+#include "engine/state/state_matcher.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace kblaster::engine {
+
+/// Everything shown about one kernel instance.
+struct kernel_view {
+  performance_signature signature;
+  state_match state;
+  std::vector<hot_line> hot_lines;  // empty without a -lineinfo source page
+};
+
+/// Compact, prompt-ready text; capped at `max_chars` (about 4 characters per token).
+std::string summarize_for_prompt(const kernel_view& v, std::size_t max_chars = 5000);
+
+/// The report an engineer reads in a terminal: state, evidence, top findings, lines that hurt.
+std::string render_human(const kernel_view& v);
+
+/// JSON with at least "name", "primary" and "secondary" (a list of names), plus evidence,
+/// speed-of-light figures, findings, hot lines, the KB state and what is unknown.
+nlohmann::json to_json(const kernel_view& v);
+
+}  // namespace kblaster::engine

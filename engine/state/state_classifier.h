@@ -1,0 +1,63 @@
+// The deterministic state classifier: turns a profiled kernel instance (or a static profile)
+// into a performance_signature.
+//
+// Primary bottleneck, from Speed-of-Light (percent of peak; SM = "Compute (SM) Throughput",
+// MEM = "Memory Throughput"), with Nsight Compute's own SOLBottleneck thresholds:
+//   1. max(SM, MEM) >= 80           → saturated: compute_bound, or memory_bound_<level>.
+//   2. SM < 60 and MEM < 60         → small_grid when the grid is under one wave (waves per
+//                                      SM < 1 or fewer blocks than SMs), else latency_bound.
+//   3. |SM - MEM| >= 10             → the larger side dominates. When the other side is below
+//                                      60 (only one unit is really in use, the case ncu's rule
+//                                      sends you to that unit for) it is <side>_bound
+//                                      ("one_sided": vadd at DRAM 77 % / SM 41 % is DRAM-bound);
+//                                      when both sides are at 60 or more it is <side>_heavy.
+//   4. otherwise                    → balanced.
+// The memory level is the busiest of DRAM, L2 and L1/TEX ("L1/TEX Cache Throughput", which
+// includes shared memory). Every threshold is in classifier_thresholds below.
+#pragma once
+
+#include "engine/toolchain/occupancy.h"
+#include "engine/state/performance_signature.h"
+#include "engine/profile/profile_report.h"
+#include "engine/toolchain/ptxas_parser.h"
+
+#include <optional>
+
+namespace kblaster::engine {
+
+/// Every number the classifier compares against, in one place.
+struct classifier_thresholds {
+  double saturated_pct = 80;       // ncu SOLBottleneck "high"
+  double low_pct = 60;             // ncu SOLBottleneck "low"
+  double heavy_gap_pct = 10;       // ncu SOLBottleneck gap between compute and memory
+  double rule_speedup_pct = 5;     // an OPT rule's estimate that makes its issue a characteristic
+  double access_pattern_speedup_pct = 20;  // MemoryCacheAccessPattern (global) is noisier
+  double local_pattern_speedup_pct = 10;   // MemoryCacheAccessPattern (local loads/stores)
+  double divergence_active_threads = 24;   // of 32: below this the warps are divergent
+  double local_instruction_share = 0.02;   // local ld/st among executed instructions
+  double atomic_request_share = 0.05;      // L2 atomic/reduction requests per launched thread
+  double launch_bound_us = 10;             // a kernel this short is dominated by launch cost
+  double many_launches = 100;              // … or launched this often at under 2 × that
+  double tensor_pipe_idle_pct = 1;         // tensor pipe busier than this counts as used
+};
+
+/// What the classifier may know beside the instance itself.
+struct classify_context {
+  int launches_of_same_function = 1;  // in the whole report
+  std::optional<kernel_resources> resources;  // from ptxas, when the source was compiled
+  classifier_thresholds thresholds;
+};
+
+/// Classifies one profiled kernel instance.
+performance_signature classify(const kernel_instance& k, const classify_context& ctx = {});
+
+/// Classifies every instance of `report`, filling launches_of_same_function from the report.
+std::vector<performance_signature> classify_report(const profile_report& report,
+                                                   const classifier_thresholds& t = {});
+
+/// A static profile: no GPU run, only ptxas resources and the occupancy calculator for an
+/// assumed block size. The primary bottleneck is "unknown"; `unknown` says what is missing.
+performance_signature classify_static(const kernel_resources& r, const sm_limits& limits,
+                                      int block_size, long long dynamic_shared_bytes = 0);
+
+}  // namespace kblaster::engine

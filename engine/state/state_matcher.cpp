@@ -1,0 +1,30 @@
+// The KB-free state matcher.
+#include "engine/state/state_matcher.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace kblaster::engine {
+
+state_match signature_state_matcher::match(const performance_signature& s) const {
+  std::vector<std::string> sec = s.secondary_names();
+  std::sort(sec.begin(), sec.end());
+  state_match m;
+  m.state = s.primary;
+  m.description = s.primary;
+  for (const auto& n : sec) {
+    m.state += "+" + n;
+  }
+  if (!sec.empty()) {
+    m.description += " with ";
+    for (std::size_t i = 0; i < sec.size(); ++i) m.description += (i ? ", " : "") + sec[i];
+  }
+  m.confidence = s.static_only ? 0.5 : 1.0;  // a static profile cannot see the primary bottleneck
+  return m;
+}
+
+std::unique_ptr<state_matcher> make_default_state_matcher() {
+  return std::make_unique<signature_state_matcher>();
+}
+
+}  // namespace kblaster::engine

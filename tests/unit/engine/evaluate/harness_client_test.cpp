@@ -1,0 +1,89 @@
+// Tests of the engine's harness_client against a fake harness (tests/unit/engine/evaluate/harness_fake.sh):
+// every way a harness can die is reported as a structured error, and the next request gets a
+// fresh harness.
+#include "engine/evaluate/harness_client.h"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+
+using namespace kblaster::engine;
+
+namespace {
+
+harness_options fake(int watchdog_ms = 10'000) {
+  harness_options o;
+  o.executable = std::string(KBLASTER_SOURCE_DIR) + "/tests/unit/engine/evaluate/harness_fake.sh";
+  o.watchdog = std::chrono::milliseconds(watchdog_ms);
+  o.startup_timeout = std::chrono::milliseconds(10'000);
+  return o;
+}
+
+harness_reply ask(harness_client& c, const std::string& how) {
+  return c.request({{"op", "verify"}, {"candidate", how}, {"task", nlohmann::json::object()}});
+}
+
+}  // namespace
+
+TEST_CASE("a healthy harness answers each request with its own id and stays the same process") {
+  harness_client c(fake());
+  const auto a = ask(c, "ok");
+  REQUIRE(a.ok());
+  CHECK(a.body["verdict"] == "pass");
+  const auto pid = c.pid();
+  CHECK(pid > 0);
+  const auto b = ask(c, "ok");
+  REQUIRE(b.ok());
+  CHECK(b.body["id"] != a.body["id"]);
+  CHECK(c.pid() == pid);
+  CHECK(c.starts() == 1);
+}
+
+TEST_CASE("lines that are not the reply (noise, other ids) are skipped") {
+  harness_client c(fake());
+  const auto r = ask(c, "noise");
+  REQUIRE(r.ok());
+  CHECK(r.body["id"].get<long long>() > 0);
+}
+
+TEST_CASE("each kind of death is reported, and a fresh harness takes the next request") {
+  struct kase {
+    const char* how;
+    const char* error;
+  };
+  for (const auto& k : {kase{"crash", "crash"}, kase{"abort", "abort"}, kase{"oom", "out_of_memory"}, kase{"exit", "exited"}}) {
+    CAPTURE(k.how);
+    harness_client c(fake());
+    const auto r = ask(c, k.how);
+    CHECK_FALSE(r.ok());
+    CHECK(r.error == k.error);
+    CHECK(r.message.find("restarted") != std::string::npos);
+    CHECK(r.to_json()["verdict"] == "error");
+    CHECK(c.pid() == -1);
+    const auto next = ask(c, "ok");
+    REQUIRE(next.ok());
+    CHECK(c.starts() == 2);
+  }
+}
+
+TEST_CASE("the watchdog kills a harness that does not answer") {
+  harness_client c(fake(500));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = ask(c, "hang");
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  CHECK(r.error == "hang");
+  CHECK(waited >= std::chrono::milliseconds(450));
+  CHECK(waited < std::chrono::seconds(5));
+  REQUIRE(ask(c, "ok").ok());
+  CHECK(c.starts() == 2);
+}
+
+TEST_CASE("a missing harness executable is a start failure, not a crash") {
+  harness_options o = fake();
+  o.executable = "/nonexistent/kblaster-harness";
+  harness_client c(o);
+  const auto r = ask(c, "ok");
+  CHECK_FALSE(r.ok());
+  CHECK((r.error == "exited" || r.error == "start_failed"));
+}

@@ -1,0 +1,274 @@
+// The MAIC-RL loop's own logic, with a feature-priced evaluator standing in for the GPU (the
+// loop's behaviour on real recorded GPU results is tested in tests/optimize): every candidate
+// recorded as a KB attempt, the best version kept, resume equivalence after a stop, budgets,
+// cancellation, the model path with the answer book, parallel model calls, and bad input.
+#include "engine/llm/cassette.h"
+#include "engine/optimize/optimize.h"
+#include "engine/optimize/unified_diff.h"
+#include "tests/unit/engine/llm/llm_test_support.h"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <tuple>
+
+namespace {
+using namespace kblaster::engine;
+using namespace kblaster::engine::optimize;
+using llm_test::temp_dir;
+namespace fs = std::filesystem;
+
+// Prices a source by the features the mechanical tier and the answer book add, so that the
+// loop has real improvements to find; fails sources without kb_forward and ones marked BROKEN.
+class feature_evaluator final : public evaluator {
+ public:
+  evaluation evaluate(const std::string& task, const std::string& source, const evaluation_request&) override {
+    ++calls;
+    evaluation e;
+    e.code_hash = source_hash(task, source);
+    e.gpu_name = "feature-priced test evaluator";
+    e.arch = "sm_90";
+    e.gpu_seconds = 0.25;
+    e.compile_ok = source.find("kb_forward") != std::string::npos;
+    if (!e.compile_ok) {
+      e.verdict = "fail";
+      e.check = "compile";
+      e.compile_log = "error: kb_forward is missing";
+      return e;
+    }
+    e.correct = source.find("BROKEN") == std::string::npos;
+    e.verdict = e.correct ? "pass" : "fail";
+    if (!e.correct) {
+      e.check = "mismatch";
+      e.reason = "max abs error 3.5 at element 17";
+      return e;
+    }
+    double ms = 1.0;
+    if (source.find("__restrict__") != std::string::npos) ms *= 0.90;
+    if (source.find("#pragma unroll") != std::string::npos) ms *= 0.97;
+    if (source.find("__launch_bounds__") != std::string::npos) ms *= 0.98;
+    if (source.find("gridDim.x") != std::string::npos) ms *= 0.92;
+    if (source.find("float4") != std::string::npos) ms *= 0.70;
+    e.runtime_ms = ms;
+    e.reference_ms = 0.8;
+    profile_snapshot p;
+    p.kernel = "vector_add";
+    p.primary = "memory_bound_dram";
+    if (ms > 0.85) p.secondary = {"uncoalesced_global_access"};
+    p.summary = "memory bound, DRAM throughput 88% of peak";
+    p.elapsed_cycles = static_cast<std::int64_t>(ms * 1e6);
+    e.profile = p;
+    return e;
+  }
+  std::string describe() const override { return "feature-priced test evaluator"; }
+  std::atomic<int> calls{0};
+};
+
+task_spec vector_add_task() { return load_task(std::string(KBLASTER_SOURCE_DIR) + "/examples/tasks/vector_add"); }
+
+loop_options small_options() {
+  loop_options o;
+  o.breadth = 2;
+  o.depth = 2;
+  o.iterations = 2;
+  o.seed = 7;
+  return o;
+}
+
+// The KB's attempts of a run as comparable tuples (ids and timestamps left out).
+std::multiset<std::tuple<std::string, int, std::string, std::string, std::string, std::string, bool>> attempt_set(
+    const fs::path& kb_path) {
+  auto kb = kblaster::kb::knowledge_base::open(kb_path);
+  std::multiset<std::tuple<std::string, int, std::string, std::string, std::string, std::string, bool>> out;
+  for (const auto& a : kb.attempts(0))
+    out.insert({a.trajectory, a.step, a.technique, a.code_hash, a.state_before, a.state_after, a.correct});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("optimize: the mechanical tier alone improves vector_add and records every candidate in the KB") {
+  temp_dir dir;
+  feature_evaluator eval;
+  run_environment env;
+  env.kb_path = dir / "kb.sqlite";
+  env.eval = &eval;
+  env.out_dir = dir / "run";
+  std::vector<progress_event> events;
+  env.progress = [&](const progress_event& e) { events.push_back(e); };
+  const auto r = run_optimization(vector_add_task(), small_options(), env);
+  CHECK(r.stop_reason == "finished");
+  CHECK(r.best_speedup > 1.05);
+  CHECK(r.best_source != r.input_source);
+  CHECK(r.diff.rfind("--- a/kernel.cu\n+++ b/kernel.cu\n@@ ", 0) == 0);
+  CHECK(r.candidates >= 2);
+  REQUIRE_FALSE(r.attempt_ids.empty());
+  auto kb = kblaster::kb::knowledge_base::open(env.kb_path);
+  const auto attempts = kb.attempts(0);
+  CHECK(attempts.size() == r.attempt_ids.size());
+  for (const auto& a : attempts) {
+    CHECK(a.trajectory.rfind(r.run_id + "/i", 0) == 0);
+    CHECK(a.state_before != "");
+    CHECK(a.arch == "sm_90");
+    CHECK(a.predicted_speedup.has_value());
+    if (a.correct) CHECK(a.measured_speedup.has_value());
+  }
+  // The numeric update happened: the techniques tried have statistics now.
+  const auto s = kb.summary();
+  CHECK(s.attempts == static_cast<std::int64_t>(attempts.size()));
+  CHECK(s.transitions > 0);
+  // Progress: a baseline, steps with non-decreasing counts, and done.
+  REQUIRE(events.size() >= 3);
+  CHECK(events.front().phase == "baseline");
+  CHECK(events.back().phase == "done");
+  int last = 0;
+  for (const auto& e : events) {
+    CHECK(e.steps_done >= last);
+    last = e.steps_done;
+    CHECK(e.steps_total == 8);
+  }
+  for (const char* f : {"best.cu", "best.diff", "report.md", "report.json", "manifest.json", "steps.jsonl"})
+    CHECK(fs::exists(env.out_dir / f));
+  const auto report = r.report;
+  CHECK(report["tier"] == "mechanical only");
+  CHECK(report["iterations"].size() == 2);
+  CHECK(r.report_markdown.find("**" + attempts.back().technique + "**") != std::string::npos);
+}
+
+TEST_CASE("optimize: a run stopped midway and resumed ends with the same KB as an uninterrupted one") {
+  temp_dir dir;
+  feature_evaluator eval;
+  const auto task = vector_add_task();
+  run_environment whole;
+  whole.kb_path = dir / "whole.sqlite";
+  whole.eval = &eval;
+  whole.out_dir = dir / "whole";
+  const auto a = run_optimization(task, small_options(), whole);
+
+  feature_evaluator eval2;
+  run_environment cut;
+  cut.kb_path = dir / "cut.sqlite";
+  cut.eval = &eval2;
+  cut.out_dir = dir / "cut";
+  std::stop_source stop;
+  cut.stop = stop.get_token();
+  int steps = 0;
+  cut.progress = [&](const progress_event& e) {
+    if (e.phase == "step" && ++steps == 3) stop.request_stop();
+  };
+  const auto first = run_optimization(task, small_options(), cut);
+  CHECK(first.stop_reason == "cancelled");
+  CHECK(first.attempt_ids.size() < a.attempt_ids.size());
+  // The KB is consistent after the stop: every attempt the run recorded is in the KB.
+  CHECK(kblaster::kb::knowledge_base::open(cut.kb_path).summary().attempts == static_cast<std::int64_t>(first.attempt_ids.size()));
+
+  feature_evaluator eval3;
+  cut.eval = &eval3;
+  cut.stop = {};
+  cut.progress = {};
+  const auto second = run_optimization(task, small_options(), cut);
+  CHECK(second.stop_reason == "finished");
+  CHECK(second.run_id == a.run_id);
+  CHECK(second.best_source == a.best_source);
+  CHECK(attempt_set(cut.kb_path) == attempt_set(whole.kb_path));
+  // Resuming did not start over: it measured less than the whole run (a step cut short by the
+  // stop is redone whole, so its candidates may be measured twice).
+  CHECK(eval3.calls < eval.calls);
+  CHECK(eval2.calls + eval3.calls >= eval.calls);
+}
+
+TEST_CASE("optimize: budgets stop the run cleanly") {
+  temp_dir dir;
+  feature_evaluator eval;
+  run_environment env;
+  env.kb_path = dir / "kb.sqlite";
+  env.eval = &eval;
+  env.out_dir = dir / "run";
+  auto o = small_options();
+  o.limits.candidates = 2;
+  const auto r = run_optimization(vector_add_task(), o, env);
+  CHECK(r.stop_reason == "budget_candidates");
+  // The budget is checked between steps: each trajectory running at the time (2) finishes its
+  // step (up to 4 variants), so the run may overrun it by that much, never more.
+  CHECK(r.candidates <= 2 + 2 * 4);
+  CHECK(kblaster::kb::knowledge_base::open(env.kb_path).summary().attempts == static_cast<std::int64_t>(r.attempt_ids.size()));
+
+  temp_dir dir2;
+  run_environment env2 = env;
+  env2.kb_path = dir2 / "kb.sqlite";
+  env2.out_dir = dir2 / "run";
+  auto o2 = small_options();
+  o2.limits.gpu_seconds = 0.5;
+  CHECK(run_optimization(vector_add_task(), o2, env2).stop_reason == "budget_gpu_seconds");
+}
+
+TEST_CASE("optimize: with the answer book as model, lowering, soft verification and the gradient run") {
+  temp_dir dir;
+  feature_evaluator eval;
+  auto entries = llm::read_cassette(std::string(KBLASTER_SOURCE_DIR) + "/tests/optimize/answer_book.jsonl");
+  llm::llm_client model(std::make_unique<llm::replay_backend>(entries, llm::replay_mode::by_content, "answer book"), {});
+  run_environment env;
+  env.kb_path = dir / "kb.sqlite";
+  env.eval = &eval;
+  env.model = &model;
+  env.out_dir = dir / "run";
+  auto o = small_options();
+  o.mechanical_first = false;  // every step goes to the model
+  const auto r = run_optimization(vector_add_task(), o, env);
+  CHECK(r.stop_reason == "finished");
+  CHECK(r.tokens > 0);
+  CHECK(r.best_source.find("float4") != std::string::npos);  // the answer book's kernel won
+  CHECK(r.best_speedup > 1.3);
+  bool lowering = false, verified = false;
+  for (const auto& it : r.report["iterations"]) {
+    CHECK(it.contains("gradient"));
+    for (const auto& tr : it["trajectories"])
+      for (const auto& s : tr["steps"]) {
+        if (s["tier"] == "llm") lowering = true;
+        for (const auto& c : s["candidates"])
+          if (c.contains("soft_verifier")) verified = true;
+      }
+  }
+  CHECK(lowering);
+  CHECK(verified);
+  const auto usage = model.usage().totals();
+  CHECK(usage.total_tokens() == r.tokens);
+}
+
+TEST_CASE("optimize: unusable options and inputs are refused with a reason") {
+  temp_dir dir;
+  feature_evaluator eval;
+  run_environment env;
+  env.kb_path = dir / "kb.sqlite";
+  env.eval = &eval;
+  env.out_dir = dir / "run";
+  auto o = small_options();
+  o.breadth = 0;
+  CHECK_THROWS_WITH_AS(run_optimization(vector_add_task(), o, env), doctest::Contains("breadth"), std::invalid_argument);
+  o = small_options();
+  o.policy = "random";
+  CHECK_THROWS_AS(run_optimization(vector_add_task(), o, env), std::invalid_argument);
+  // An input that does not compile cannot be a baseline.
+  std::ofstream(dir / "bad.cu") << "__global__ void k() {}\n";
+  env.input = dir / "bad.cu";
+  env.out_dir = dir / "bad-run";
+  CHECK_THROWS_WITH_AS(run_optimization(vector_add_task(), small_options(), env), doctest::Contains("does not compile"),
+                       evaluation_error);
+  // A run directory holding another run is not overwritten.
+  env.input.clear();
+  env.out_dir = dir / "run2";
+  run_optimization(vector_add_task(), small_options(), env);
+  auto other = small_options();
+  other.seed = 8;
+  CHECK_THROWS_WITH_AS(run_optimization(vector_add_task(), other, env), doctest::Contains("seed"), std::invalid_argument);
+}
+
+TEST_CASE("unified_diff: hunks, context and equal texts") {
+  CHECK(unified_diff("a\nb\n", "a\nb\n", "x", "y").empty());
+  const auto d = unified_diff("1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nfive\n6\n7\n8\n9\n", "a/f", "b/f");
+  CHECK(d == "--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n");
+  const auto ins = unified_diff("", "x\n", "a/f", "b/f");
+  CHECK(ins == "--- a/f\n+++ b/f\n@@ -0,0 +1 @@\n+x\n");
+}

@@ -1,0 +1,170 @@
+// Tests of the state classifier on every recorded H100 kernel, the state matcher and the
+// summaries.
+#include "engine/profile/ncu_csv_parser.h"
+#include "support/files.h"
+#include "engine/profile/profile_pipeline.h"
+#include "engine/profile/profile_summary.h"
+#include "engine/state/state_classifier.h"
+#include "engine/state/state_matcher.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+using namespace kblaster::engine;
+
+namespace {
+
+std::string dir() { return std::string(KBLASTER_FIXTURES_DIR) + "/ncu-h100/"; }
+
+std::vector<performance_signature> classify_fixture(const std::string& name, bool with_raw = true) {
+  auto report = parse_ncu_details(kblaster::support::read_file(dir() + name + ".details.csv"));
+  if (with_raw) merge_ncu_raw(report, kblaster::support::read_file(dir() + name + ".raw.csv"));
+  return classify_report(report);
+}
+
+
+}  // namespace
+
+TEST_CASE("the nine recorded kernels get the states their README describes") {
+  SUBCASE("vadd: DRAM-bound, three instances") {
+    const auto s = classify_fixture("vadd");
+    REQUIRE(s.size() == 3);
+    for (const auto& k : s) {
+      CHECK(k.primary == "memory_bound_dram");
+      CHECK(k.memory_level == "dram");
+      CHECK(k.sol_band == "one_sided");  // DRAM 77 %, SM 41 %: one unit busy, under 80 %
+      CHECK(k.secondary.empty());
+    }
+  }
+  SUBCASE("matmul_naive: uncoalesced global loads, L1-bound") {
+    const auto k = classify_fixture("matmul_naive").at(0);
+    CHECK(k.primary == "memory_bound_l1");
+    CHECK(k.has("uncoalesced_global_access"));
+    CHECK(k.has("tensor_cores_unused"));
+    CHECK_FALSE(k.has("shared_memory_bank_conflicts"));
+  }
+  SUBCASE("matmul_tiled: its own verdict, L1/shared-bound with mild bank conflicts") {
+    const auto k = classify_fixture("matmul_tiled").at(0);
+    CHECK(k.primary == "memory_bound_l1");  // Memory 91 % (L1/TEX 94 %), SM 77 %
+    CHECK(k.has("shared_memory_bank_conflicts"));
+    CHECK(k.has("tensor_cores_unused"));
+    CHECK_FALSE(k.has("uncoalesced_global_access"));
+  }
+  SUBCASE("fma_heavy: compute-bound") {
+    const auto k = classify_fixture("fma_heavy").at(0);
+    CHECK(k.primary == "compute_bound");
+    CHECK(k.secondary.empty());
+  }
+  SUBCASE("tiny: small grid, launch-bound, occupancy limited by block size") {
+    const auto k = classify_fixture("tiny").at(0);
+    CHECK(k.primary == "small_grid");
+    CHECK(k.has("launch_bound"));
+    CHECK(k.has("occupancy_limited_by_block_size"));
+  }
+  SUBCASE("transpose_conflicts: bank conflicts") {
+    const auto k = classify_fixture("transpose_conflicts").at(0);
+    CHECK(k.primary == "memory_bound_l1");
+    CHECK(k.has("shared_memory_bank_conflicts"));
+    CHECK_FALSE(k.has("uncoalesced_global_access"));
+  }
+  SUBCASE("divergent: compute-bound with warp divergence") {
+    const auto k = classify_fixture("divergent").at(0);
+    CHECK(k.primary == "compute_bound");
+    CHECK(k.has("warp_divergence"));
+    CHECK_FALSE(k.has("register_spills"));  // its small local traffic (sinf slow path) stays under the bar
+  }
+  SUBCASE("spills: DRAM-bound with local-memory traffic") {
+    const auto k = classify_fixture("spills").at(0);
+    CHECK(k.primary == "memory_bound_dram");
+    CHECK(k.has("register_spills"));
+    CHECK(k.has("uncoalesced_global_access"));
+  }
+  SUBCASE("atomic_sum: latency-bound by atomic contention") {
+    const auto k = classify_fixture("atomic_sum").at(0);
+    CHECK(k.primary == "latency_bound");
+    CHECK(k.has("atomic_contention"));
+  }
+}
+
+TEST_CASE("the details page alone gives the same verdicts as details plus raw") {
+  for (const char* name : {"vadd", "matmul_naive", "matmul_tiled", "fma_heavy", "tiny", "transpose_conflicts",
+                           "divergent", "spills", "atomic_sum"}) {
+    CAPTURE(name);
+    const auto a = classify_fixture(name, false), b = classify_fixture(name, true);
+    REQUIRE(a.size() == b.size());
+    CHECK(a[0].primary == b[0].primary);
+    CHECK(a[0].secondary_names() == b[0].secondary_names());
+  }
+}
+
+TEST_CASE("every verdict carries evidence with figures") {
+  const auto k = classify_fixture("transpose_conflicts").at(0);
+  CHECK_FALSE(k.primary_evidence.empty());
+  CHECK(k.primary_evidence[0].find("83.7") != std::string::npos);
+  for (const auto& c : k.secondary) {
+    CHECK_FALSE(c.evidence.empty());
+  }
+  REQUIRE(k.secondary.size() >= 1);
+  CHECK(k.secondary[0].estimated_speedup == doctest::Approx(89.44));
+  CHECK_FALSE(k.findings.empty());
+  CHECK(k.findings[0].estimated_speedup >= k.findings.back().estimated_speedup);
+}
+
+TEST_CASE("SOL thresholds: each band reached from synthetic figures") {
+  auto make = [](double sm, double mem, double dram, double l2, double l1, double waves) {
+    kernel_instance k;
+    k.name = "k(int)";
+    k.function = "k";
+    k.launch.grid = {1000, 1, 1};
+    k.launch.sm_count = 132;
+    k.launch.waves_per_sm = waves;
+    const char* sec = "GPU Speed Of Light Throughput";
+    for (auto [n, v] : {std::pair{"Compute (SM) Throughput", sm}, {"Memory Throughput", mem}, {"DRAM Throughput", dram},
+                        {"L2 Cache Throughput", l2}, {"L1/TEX Cache Throughput", l1}})
+      k.metrics.push_back({sec, "", n, "%", std::to_string(v), v});
+    k.reindex();
+    return classify(k);
+  };
+  CHECK(make(85, 30, 20, 20, 30, 10).primary == "compute_bound");
+  CHECK(make(30, 85, 20, 85, 30, 10).primary == "memory_bound_l2");
+  CHECK(make(75, 62, 60, 10, 10, 10).primary == "compute_heavy");
+  CHECK(make(62, 75, 10, 10, 75, 10).primary == "memory_heavy");
+  CHECK(make(65, 70, 70, 10, 10, 10).primary == "balanced");
+  CHECK(make(20, 30, 30, 10, 10, 10).primary == "latency_bound");
+  CHECK(make(20, 30, 30, 10, 10, 0.5).primary == "small_grid");
+  CHECK(make(79.9, 50, 50, 1, 1, 10).primary == "compute_bound");  // one-sided
+  kernel_instance empty;
+  const auto u = classify(empty);
+  CHECK(u.primary == "unknown");
+  CHECK_FALSE(u.unknown.empty());
+}
+
+TEST_CASE("state matcher and summaries") {
+  const auto outcome = analyze_recorded(dir() + "spills.details.csv", dir() + "spills.raw.csv");
+  REQUIRE(outcome.error.empty());
+  REQUIRE(outcome.kernels.size() == 1);
+  const auto& v = outcome.kernels[0];
+  CHECK(v.state.state == "memory_bound_dram+register_spills+uncoalesced_global_access");
+  const std::string prompt = summarize_for_prompt(v);
+  CHECK(prompt.size() < 6000);  // under 1,500 tokens at ~4 characters per token
+  CHECK(prompt.find("register_spills") != std::string::npos);
+  const auto j = to_json(v);
+  CHECK(j["name"] == "spills(const int *, float *, int)");
+  CHECK(j["primary"] == "memory_bound_dram");
+  CHECK(j["secondary"].size() == 2);
+  CHECK(render_human(v).find("memory_bound_dram") != std::string::npos);
+  // Every recorded kernel's summary stays compact.
+  for (const char* name : {"vadd", "matmul_naive", "matmul_tiled", "tiny", "divergent", "atomic_sum"}) {
+    const auto o = analyze_recorded(dir() + name + ".details.csv");
+    for (const auto& k : o.kernels) CHECK(summarize_for_prompt(k).size() < 6000);
+  }
+}
+
+TEST_CASE("analyze_recorded reports unreadable and wrong files as errors") {
+  CHECK(analyze_recorded("/nonexistent.csv").error.find("cannot read") != std::string::npos);
+  CHECK(analyze_recorded(dir() + "kernels.cu").error.find("not an Nsight Compute details page") != std::string::npos);
+  const auto bad_raw = analyze_recorded(dir() + "tiny.details.csv", dir() + "tiny.log");
+  CHECK_FALSE(bad_raw.error.empty());
+}
