@@ -1,9 +1,15 @@
-// Reading DT_NEEDED and symbol tables from a 64-bit ELF file, without libelf.
+// Reading DT_NEEDED and symbol tables from a 64-bit ELF file, without libelf (the harness is
+// built on GPU machines that have none). The file is a model's output: every offset, size and
+// index is checked against the bytes before use, without overflow, and the fuzz target
+// tests/fuzz/fuzz_elf_imports.cpp feeds it arbitrary bytes under ASan and UBSan.
 #include "harness/elf_imports.h"
 
 #include <elf.h>
 
+#include <cstdint>
 #include <cstring>
+#include <limits>
+#include <string_view>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -11,18 +17,25 @@
 namespace kblaster::harness {
 namespace {
 
+// True when [offset, offset + size) lies inside `data`; written so that nothing can overflow.
+bool inside(std::string_view data, std::uint64_t offset, std::uint64_t size) {
+  return offset <= data.size() && size <= data.size() - offset;
+}
+
 template <typename T>
-T read_at(const std::string& data, std::size_t offset) {
-  if (offset + sizeof(T) > data.size()) throw std::runtime_error("truncated ELF file");
+T read_at(std::string_view data, std::uint64_t offset) {
+  if (!inside(data, offset, sizeof(T))) throw std::runtime_error("truncated ELF file");
   T v;
   std::memcpy(&v, data.data() + offset, sizeof(T));
   return v;
 }
 
-std::string string_at(const std::string& data, std::size_t table, std::size_t table_size, std::size_t index) {
-  if (index >= table_size || table + index >= data.size()) return {};
-  const char* s = data.data() + table + index;
-  return std::string(s, strnlen(s, std::min(table_size - index, data.size() - table - index)));
+std::string string_at(std::string_view data, std::uint64_t table, std::uint64_t table_size, std::uint64_t index) {
+  if (index >= table_size || !inside(data, table, 1) || index >= data.size() - table) return {};
+  const std::uint64_t start = table + index;
+  const std::uint64_t limit = std::min<std::uint64_t>(table_size - index, data.size() - start);
+  const std::string_view s = data.substr(start, limit);
+  return std::string(s.substr(0, s.find('\0')));
 }
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
@@ -33,26 +46,41 @@ elf_imports read_elf_imports(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot read");
   const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return parse_elf_imports(data);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+}
+
+elf_imports parse_elf_imports(std::string_view data) {
   if (data.size() < sizeof(Elf64_Ehdr) || std::memcmp(data.data(), ELFMAG, SELFMAG) != 0)
-    throw std::runtime_error(path + ": not an ELF file");
+    throw std::runtime_error("not an ELF file");
   const auto eh = read_at<Elf64_Ehdr>(data, 0);
   if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
-    throw std::runtime_error(path + ": not a 64-bit little-endian ELF file");
+    throw std::runtime_error("not a 64-bit little-endian ELF file");
+  if (eh.e_shnum > 0 && eh.e_shentsize < sizeof(Elf64_Shdr))
+    throw std::runtime_error("section headers smaller than Elf64_Shdr");
 
   std::vector<Elf64_Shdr> sections;
-  for (unsigned i = 0; i < eh.e_shnum; ++i)
-    sections.push_back(read_at<Elf64_Shdr>(data, eh.e_shoff + std::size_t(i) * eh.e_shentsize));
+  for (unsigned i = 0; i < eh.e_shnum; ++i) {
+    const std::uint64_t at = std::uint64_t(i) * eh.e_shentsize;  // < 2^32: no overflow
+    if (eh.e_shoff > std::numeric_limits<std::uint64_t>::max() - at) throw std::runtime_error("truncated ELF file");
+    sections.push_back(read_at<Elf64_Shdr>(data, eh.e_shoff + at));
+  }
 
   elf_imports out;
   // A library loaded by name at run time must have its name in the file (in .rodata).
   for (const char* lib : {"libcublas", "libcudnn", "libtorch", "libc10", "libopenblas", "libblas.so", "libmkl_",
                           "libcusparse", "libcufft", "libcusolver"})
-    if (data.find(lib) != std::string::npos) out.library_strings.push_back(lib);
+    if (data.find(lib) != std::string_view::npos) out.library_strings.push_back(lib);
   for (const auto& sh : sections) {
     if (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB) {
-      if (sh.sh_link >= sections.size() || sh.sh_entsize == 0) continue;
+      // Entries smaller than a symbol would read overlapping symbols, one per byte.
+      if (sh.sh_link >= sections.size() || sh.sh_entsize < sizeof(Elf64_Sym)) continue;
+      if (!inside(data, sh.sh_offset, sh.sh_size)) throw std::runtime_error("truncated ELF file");
       const auto& strtab = sections[sh.sh_link];
-      for (std::size_t off = 0; off + sizeof(Elf64_Sym) <= sh.sh_size; off += sh.sh_entsize) {
+      for (std::uint64_t off = 0; off + sizeof(Elf64_Sym) <= sh.sh_size; off += sh.sh_entsize) {
         const auto sym = read_at<Elf64_Sym>(data, sh.sh_offset + off);
         auto name = string_at(data, strtab.sh_offset, strtab.sh_size, sym.st_name);
         if (name.empty()) continue;
@@ -61,8 +89,9 @@ elf_imports read_elf_imports(const std::string& path) {
       }
     } else if (sh.sh_type == SHT_DYNAMIC) {
       if (sh.sh_link >= sections.size()) continue;
+      if (!inside(data, sh.sh_offset, sh.sh_size)) throw std::runtime_error("truncated ELF file");
       const auto& strtab = sections[sh.sh_link];
-      for (std::size_t off = 0; off + sizeof(Elf64_Dyn) <= sh.sh_size; off += sizeof(Elf64_Dyn)) {
+      for (std::uint64_t off = 0; off + sizeof(Elf64_Dyn) <= sh.sh_size; off += sizeof(Elf64_Dyn)) {
         const auto dyn = read_at<Elf64_Dyn>(data, sh.sh_offset + off);
         if (dyn.d_tag == DT_NULL) break;
         if (dyn.d_tag == DT_NEEDED) out.needed.push_back(string_at(data, strtab.sh_offset, strtab.sh_size, dyn.d_un.d_val));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kblaster::harness {
@@ -20,6 +21,9 @@ struct elf_imports {
 
 /// Reads `path` (64-bit little-endian ELF). Throws std::runtime_error on anything else.
 elf_imports read_elf_imports(const std::string& path);
+/// The same from the file's bytes. Any bytes at all: a malformed file is a runtime_error,
+/// never a read outside `data`.
+elf_imports parse_elf_imports(std::string_view data);
 
 /// The first reason `imports` breaks the no-libraries rule, or empty when it does not.
 std::string forbidden_library_reason(const elf_imports& imports);

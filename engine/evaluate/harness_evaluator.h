@@ -23,7 +23,7 @@
 namespace kblaster::engine {
 class harness_client;
 class nvcc_driver;
-class state_matcher;
+class state_namer;
 }  // namespace kblaster::engine
 
 namespace kblaster::engine::optimize {
@@ -36,7 +36,7 @@ struct harness_evaluator_options {
   std::filesystem::path work_dir;   ///< sources, builds, ncu reports; empty: $XDG_CACHE_HOME/kblaster/evaluations
   std::chrono::milliseconds watchdog{10'000};  ///< a request's own work, beyond the timing budget
   double max_seconds = 2;           ///< timing cap per side (candidate, reference)
-  const state_matcher* matcher = nullptr;  ///< the KB's state matcher; null: the signature matcher
+  const state_namer* matcher = nullptr;  ///< names profiled states; null: the signature namer
   std::string ncu;                  ///< ncu path; empty: find_ncu(); "none": never (static profiles)
   std::chrono::seconds profile_timeout{300};  ///< one ncu run
 };
@@ -45,7 +45,7 @@ struct harness_evaluator_options {
 /// one with the longest duration kept, with its elapsed cycles. nullopt with `error` set when
 /// the pages hold nothing usable. What the live evaluator does with a profile_run's report.
 std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& details_csv, const std::string& raw_csv,
-                                                        const std::string& source_csv, const state_matcher* matcher,
+                                                        const std::string& source_csv, const state_namer* matcher,
                                                         std::string& error);
 
 /// The live evaluator over kblaster-harness. Thread-safe; evaluations of distinct candidates

@@ -37,7 +37,7 @@ profile_snapshot snapshot_of(const kernel_view& v, const std::string& source) {
 }  // namespace
 
 std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& details_csv, const std::string& raw_csv,
-                                                        const std::string& source_csv, const state_matcher* matcher,
+                                                        const std::string& source_csv, const state_namer* matcher,
                                                         std::string& error) {
   auto out = analyze_pages(details_csv, raw_csv, source_csv, matcher);
   if (!out.error.empty() || out.kernels.empty()) {

@@ -20,15 +20,15 @@ namespace kblaster::engine {
 
 namespace {
 
-const state_matcher& matcher_or_default(const state_matcher* m) {
-  static const signature_state_matcher fallback;
+const state_namer& matcher_or_default(const state_namer* m) {
+  static const signature_state_namer fallback;
   return m ? *m : fallback;
 }
 
 }  // namespace
 
 profile_outcome analyze_pages(const std::string& details_csv, const std::string& raw_csv, const std::string& source_csv,
-                              const state_matcher* matcher) {
+                              const state_namer* matcher) {
   profile_outcome out;
   profile_report report;
   try {
@@ -66,7 +66,7 @@ profile_outcome analyze_pages(const std::string& details_csv, const std::string&
 }
 
 profile_outcome analyze_recorded(const std::string& details_csv_path, const std::optional<std::string>& raw_csv_path,
-                                 const std::optional<std::string>& source_csv_path, const state_matcher* matcher) {
+                                 const std::optional<std::string>& source_csv_path, const state_namer* matcher) {
   std::string details, raw, source;
   try {
     details = support::read_file(details_csv_path);
@@ -113,7 +113,7 @@ std::optional<compile_result> compile_for_profile(const std::string& cu_path, co
 }
 }  // namespace
 
-profile_outcome analyze_static(const std::string& cu_path, const build_profile_options& options, const state_matcher* matcher) {
+profile_outcome analyze_static(const std::string& cu_path, const build_profile_options& options, const state_namer* matcher) {
   profile_outcome out;
   const auto compiled = compile_for_profile(cu_path, options, output_kind::object, out);
   if (!compiled) return out;
@@ -134,7 +134,7 @@ profile_outcome analyze_static(const std::string& cu_path, const build_profile_o
   return out;
 }
 
-profile_outcome profile_live(const std::string& cu_path, const build_profile_options& options, const state_matcher* matcher) {
+profile_outcome profile_live(const std::string& cu_path, const build_profile_options& options, const state_namer* matcher) {
   profile_outcome out;
   const auto ncu = find_ncu();
   if (!ncu) {

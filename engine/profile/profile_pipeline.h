@@ -7,7 +7,7 @@
 #include "engine/toolchain/nvcc_diagnostics.h"
 #include "engine/profile/profile_report.h"
 #include "engine/profile/profile_summary.h"
-#include "engine/state/state_matcher.h"
+#include "engine/state/state_naming.h"
 
 #include <optional>
 #include <string>
@@ -28,11 +28,11 @@ struct profile_outcome {
 /// Files that cannot be read or parsed come back as `error`, never as an exception.
 profile_outcome analyze_recorded(const std::string& details_csv_path, const std::optional<std::string>& raw_csv_path = {},
                                  const std::optional<std::string>& source_csv_path = {},
-                                 const state_matcher* matcher = nullptr);
+                                 const state_namer* matcher = nullptr);
 
 /// Classifies parsed pages held in memory (what analyze_recorded and profile_live share).
 profile_outcome analyze_pages(const std::string& details_csv, const std::string& raw_csv, const std::string& source_csv,
-                              const state_matcher* matcher = nullptr);
+                              const state_namer* matcher = nullptr);
 
 /// Options of the static and live modes.
 struct build_profile_options {
@@ -45,10 +45,10 @@ struct build_profile_options {
 
 /// Static profile of `cu_path`: compile with ptxas -v (no GPU needed) and classify each kernel.
 profile_outcome analyze_static(const std::string& cu_path, const build_profile_options& options,
-                               const state_matcher* matcher = nullptr);
+                               const state_namer* matcher = nullptr);
 
 /// Builds `cu_path` as an executable with -lineinfo and profiles it with ncu on this machine's GPU.
 profile_outcome profile_live(const std::string& cu_path, const build_profile_options& options,
-                             const state_matcher* matcher = nullptr);
+                             const state_namer* matcher = nullptr);
 
 }  // namespace kblaster::engine

@@ -4,7 +4,7 @@
 
 #include "engine/state/performance_signature.h"
 #include "engine/profile/source_attribution.h"
-#include "engine/state/state_matcher.h"
+#include "engine/state/state_naming.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,7 +16,7 @@ namespace kblaster::engine {
 /// Everything shown about one kernel instance.
 struct kernel_view {
   performance_signature signature;
-  state_match state;
+  named_state state;
   std::vector<hot_line> hot_lines;  // empty without a -lineinfo source page
 };
 

@@ -5,7 +5,7 @@
 #include "engine/profile/profile_pipeline.h"
 #include "engine/profile/profile_summary.h"
 #include "engine/state/state_classifier.h"
-#include "engine/state/state_matcher.h"
+#include "engine/state/state_naming.h"
 
 #include <doctest/doctest.h>
 

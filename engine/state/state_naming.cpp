@@ -1,15 +1,15 @@
 // The KB-free state matcher.
-#include "engine/state/state_matcher.h"
+#include "engine/state/state_naming.h"
 
 #include <algorithm>
 #include <vector>
 
 namespace kblaster::engine {
 
-state_match signature_state_matcher::match(const performance_signature& s) const {
+named_state signature_state_namer::match(const performance_signature& s) const {
   std::vector<std::string> sec = s.secondary_names();
   std::sort(sec.begin(), sec.end());
-  state_match m;
+  named_state m;
   m.state = s.primary;
   m.description = s.primary;
   for (const auto& n : sec) {
@@ -23,8 +23,8 @@ state_match signature_state_matcher::match(const performance_signature& s) const
   return m;
 }
 
-std::unique_ptr<state_matcher> make_default_state_matcher() {
-  return std::make_unique<signature_state_matcher>();
+std::unique_ptr<state_namer> make_default_state_namer() {
+  return std::make_unique<signature_state_namer>();
 }
 
 }  // namespace kblaster::engine
