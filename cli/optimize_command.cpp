@@ -134,22 +134,22 @@ int run_optimize(optimize_options o) {
       nlohmann::json j = r.report;
       j["diff"] = r.diff;
       std::cout << j.dump(2) << "\n";
-    } else if (r.stop_reason == "cancelled" && !r.input_ms) {
+    } else if (r.stop_reason == optimize::stop_kind::cancelled && !r.input_ms) {
       std::cout << task.name << ": interrupted before the input kernel was measured; run the same command again.\n";
     } else {
       std::cout << task.name << ": " << std::fixed << std::setprecision(2) << r.best_speedup << "x over the input";
       if (r.input_ms && r.best_ms) std::cout << " (" << std::setprecision(4) << *r.input_ms << " ms -> " << *r.best_ms << " ms)";
       if (r.reference_ms && r.best_ms) std::cout << ", " << std::setprecision(2) << *r.reference_ms / *r.best_ms << "x over the reference";
       std::cout << "\n  " << r.candidates << " candidates, " << r.attempt_ids.size() << " attempts recorded in the KB, "
-                << r.tokens << " tokens, " << std::setprecision(1) << r.gpu_seconds << " GPU s; stopped: " << r.stop_reason << "\n";
+                << r.tokens << " tokens, " << std::setprecision(1) << r.gpu_seconds << " GPU s; stopped: " << r.stop_reason.to_string() << "\n";
       if (r.report.value("replayed", false)) std::cout << "  (a REPLAY: GPU results came from " << eval->describe() << ")\n";
       std::cout << "  best kernel: " << (env.out_dir / ("best" + fs::path(task.kernel).extension().string())).string()
                 << "\n  diff:        " << (env.out_dir / "best.diff").string()
                 << "\n  report:      " << (env.out_dir / "report.md").string() << "\n";
-      if (r.stop_reason == "cancelled") std::cout << "  interrupted: run the same command again to resume.\n";
+      if (r.stop_reason == optimize::stop_kind::cancelled) std::cout << "  interrupted: run the same command again to resume.\n";
     }
-    if (r.stop_reason.rfind("error", 0) == 0) {
-      std::cerr << "kblaster optimize: " << r.stop_reason << "\n";
+    if (r.stop_reason == optimize::stop_kind::error) {
+      std::cerr << "kblaster optimize: " << r.stop_reason.to_string() << "\n";
       return 1;
     }
     return 0;

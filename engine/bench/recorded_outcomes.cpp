@@ -35,7 +35,7 @@ void use_recorded_outcomes(bench_hooks& hooks, const fs::path& dir) {
     r.gpu_seconds = j.value("gpu_seconds", 0.0);
     r.candidates = j.value("candidates", 0);
     r.correct_candidates = j.value("correct_candidates", 0);
-    r.stop_reason = "recorded";
+    r.stop_reason = {optimize::stop_kind::recorded, ""};
     r.run_id = "recorded:" + key;
     (void)env;
     return r;

@@ -215,15 +215,15 @@ bench_summary run_bench(const bench_options& o, const bench_hooks& hooks) {
         r.gpu_seconds = res.gpu_seconds;
         r.candidates = res.candidates;
         r.correct_candidates = res.correct_candidates;
-        r.stop_reason = res.stop_reason;
+        r.stop_reason = res.stop_reason.to_string();
         r.run_id = res.run_id;
         if (!res.attempt_ids.empty()) fill_from_kb(r, env.kb_path, res.attempt_ids);
-        if (res.stop_reason == "cancelled") {
+        if (res.stop_reason == optimize::stop_kind::cancelled) {
           log(key + ": cancelled; not stored, so the next run resumes it");
           break;
         }
         if (!r.valid) {
-          r.error = "no correct kernel: " + res.stop_reason;
+          r.error = "no correct kernel: " + res.stop_reason.to_string();
         }
       }
     } catch (const import_error& e) {

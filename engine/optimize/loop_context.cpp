@@ -67,27 +67,27 @@ void loop_context::remember(const std::string& source, const evaluation& e) {
 
 bool loop_context::stopped() const { return env.stop.stop_requested() || internal_.stop_requested(); }
 
-void loop_context::stop(const std::string& reason) {
+void loop_context::stop(stop_kind reason) {
   std::lock_guard lock(mutex_);
-  if (stop_reason_.empty()) stop_reason_ = reason;
+  if (!stop_reason_) stop_reason_ = reason;
   internal_.request_stop();
 }
 
-std::string loop_context::stop_reason() const {
+stop_kind loop_context::stop_reason() const {
   std::lock_guard lock(mutex_);
-  if (!stop_reason_.empty()) return stop_reason_;
-  return env.stop.stop_requested() ? "cancelled" : "";
+  if (stop_reason_) return *stop_reason_;
+  return env.stop.stop_requested() ? stop_kind::cancelled : stop_kind::finished;
 }
 
-std::optional<std::string> loop_context::check_budgets() {
-  std::optional<std::string> reason;
+std::optional<stop_kind> loop_context::check_budgets() {
+  std::optional<stop_kind> reason;
   {
     std::lock_guard lock(mutex_);
     const auto& b = options.limits;
-    if (b.candidates > 0 && candidates_ >= b.candidates) reason = "budget_candidates";
-    else if (b.gpu_seconds > 0 && gpu_seconds_ >= b.gpu_seconds) reason = "budget_gpu_seconds";
-    else if (b.tokens > 0 && tokens_ >= b.tokens) reason = "budget_tokens";
-    else if (b.wall_seconds > 0 && wall_seconds() >= b.wall_seconds) reason = "budget_wall_seconds";
+    if (b.candidates > 0 && candidates_ >= b.candidates) reason = stop_kind::budget_candidates;
+    else if (b.gpu_seconds > 0 && gpu_seconds_ >= b.gpu_seconds) reason = stop_kind::budget_gpu_seconds;
+    else if (b.tokens > 0 && tokens_ >= b.tokens) reason = stop_kind::budget_tokens;
+    else if (b.wall_seconds > 0 && wall_seconds() >= b.wall_seconds) reason = stop_kind::budget_wall_seconds;
   }
   if (reason) stop(*reason);
   return reason;

@@ -66,10 +66,11 @@ class loop_context {
   /// True once cancelled by the caller or stopped by a budget or an error.
   bool stopped() const;
   /// Stops the run with `reason` (the first reason wins).
-  void stop(const std::string& reason);
-  std::string stop_reason() const;
-  /// The first budget reached ("budget_candidates", ...), if any; stops the run when one is.
-  std::optional<std::string> check_budgets();
+  void stop(stop_kind reason);
+  /// Why the run stopped: the first reason given, else cancelled by the caller, else finished.
+  stop_kind stop_reason() const;
+  /// The first budget reached, if any; stops the run when one is.
+  std::optional<stop_kind> check_budgets();
 
   /// Adds a finished step's figures (live or from the checkpoint) to the run's totals.
   void account(int candidates, double gpu_seconds, std::int64_t tokens);
@@ -90,7 +91,7 @@ class loop_context {
   std::set<std::string> in_flight_;
   std::condition_variable evaluated_;  // a candidate in flight was measured (or failed)
   std::stop_source internal_;
-  std::string stop_reason_;
+  std::optional<stop_kind> stop_reason_;
   int candidates_ = 0, steps_done_ = 0;
   double gpu_seconds_ = 0, best_speedup_ = 1;
   std::int64_t tokens_ = 0;

@@ -151,7 +151,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
       r.run_id = run_id;
       r.input_source = input_source;
       r.best_source = input_source;
-      r.stop_reason = "cancelled";
+      r.stop_reason = {stop_kind::cancelled, ""};
       r.wall_seconds = ctx.wall_seconds();
       return r;
     }
@@ -239,7 +239,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
       } catch (const std::exception& e) {
         std::lock_guard lock(error_mutex);
         if (error.empty()) error = e.what();
-        ctx.stop("error");
+        ctx.stop(stop_kind::error);
       }
     };
     {
@@ -282,7 +282,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
         if (out.gaps) g["gaps"] = out.gaps->size();
         if (out.update) g["update"] = {{"update_id", out.update->applied.update_id}, {"operations", out.update->applied.operations}};
         ctx.account(0, 0, tokens);
-        if (out.status == agents::agent_status::budget_exhausted) ctx.stop("budget_tokens");
+        if (out.status == agents::agent_status::budget_exhausted) ctx.stop(stop_kind::budget_tokens);
       } else {
         g["status"] = mine.empty() ? "skipped: no attempts" : "already applied";
       }
@@ -300,8 +300,8 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
   r.best_ms = best.eval.runtime_ms;
   r.reference_ms = baseline.eval.reference_ms;
   r.best_speedup = *baseline.eval.runtime_ms / best.ms();
-  r.stop_reason = ctx.stop_reason().empty() ? "finished" : ctx.stop_reason();
-  if (!error.empty()) r.stop_reason = "error: " + error;
+  r.stop_reason = {ctx.stop_reason(), ""};
+  if (!error.empty()) r.stop_reason = {stop_kind::error, error};
   r.candidates = ctx.candidates();
   r.tokens = ctx.tokens();
   r.gpu_seconds = ctx.gpu_seconds();
@@ -318,7 +318,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
   write_file_atomically(env.out_dir / "best.diff", r.diff);
   write_file_atomically(env.out_dir / "report.json", r.report.dump(2) + "\n");
   write_file_atomically(env.out_dir / "report.md", r.report_markdown);
-  ctx.emit({"done", 0, 0, 0, 0, 0, 0, r.best_speedup, "done: " + r.stop_reason});
+  ctx.emit({"done", 0, 0, 0, 0, 0, 0, r.best_speedup, "done: " + r.stop_reason.to_string()});
   return r;
 }
 

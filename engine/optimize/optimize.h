@@ -75,13 +75,29 @@ struct run_environment {
 };
 
 /// The outcome of a run.
+/// Why a run ended.
+/// `recorded`: no run took place; the whole outcome was served from a recording (kblaster bench
+/// --recorded).
+enum class stop_kind {
+  finished, cancelled, budget_tokens, budget_gpu_seconds, budget_wall_seconds, budget_candidates, error, recorded
+};
+
+struct stop_reason {
+  stop_kind kind = stop_kind::finished;
+  std::string error;  ///< what went wrong, for stop_kind::error
+
+  bool operator==(stop_kind k) const { return kind == k; }
+  /// The spelling reports, JSON and the checkpoint use: "finished", "budget_tokens", "error: WHAT".
+  std::string to_string() const;
+};
+
 struct optimize_result {
   std::string run_id;
   std::string input_source, best_source;
   std::string diff;                       ///< unified diff of best against the input
   std::optional<double> input_ms, best_ms, reference_ms;
   double best_speedup = 1;                ///< input_ms / best_ms (1 when nothing better)
-  std::string stop_reason;                ///< finished | cancelled | budget_tokens | budget_gpu | ...
+  optimize::stop_reason stop_reason;
   int candidates = 0, correct_candidates = 0;
   std::int64_t tokens = 0;
   double gpu_seconds = 0, wall_seconds = 0;

@@ -49,7 +49,7 @@ json build_run_report(loop_context& ctx, const optimize_result& r, const version
              {"textual_gradient", o.textual_gradient}, {"cycles_only", o.cycles_only}}},
            {"arch", ctx.arch},
            {"gpu", baseline.eval.gpu_name},
-           {"stop_reason", r.stop_reason}};
+           {"stop_reason", r.stop_reason.to_string()}};
   rep["input"] = {{"hash", baseline.hash}, {"runtime_ms", r.input_ms ? json(*r.input_ms) : json(nullptr)},
                   {"reference_ms", r.reference_ms ? json(*r.reference_ms) : json(nullptr)}};
   if (baseline.eval.profile) rep["input"]["profile"] = {{"primary", baseline.eval.profile->primary},
@@ -110,15 +110,32 @@ std::optional<best_step> best_step_of(const json& rep) {
   return std::nullopt;
 }
 
-std::string describe_stop(const std::string& reason) {
-  if (reason == "finished" || reason.empty()) return "";
-  if (reason == "cancelled") return "cancelled";
-  if (reason == "budget_tokens") return "the token budget was spent";
-  if (reason == "budget_gpu_seconds") return "the GPU-time budget was spent";
-  if (reason == "budget_wall_seconds") return "the wall-time budget was spent";
-  if (reason == "budget_candidates") return "the candidate budget was spent";
-  if (reason == "error") return "an error stopped it (see the report)";
-  return reason;
+std::string stop_reason::to_string() const {
+  switch (kind) {
+    case stop_kind::finished: return "finished";
+    case stop_kind::cancelled: return "cancelled";
+    case stop_kind::budget_tokens: return "budget_tokens";
+    case stop_kind::budget_gpu_seconds: return "budget_gpu_seconds";
+    case stop_kind::budget_wall_seconds: return "budget_wall_seconds";
+    case stop_kind::budget_candidates: return "budget_candidates";
+    case stop_kind::error: return "error: " + error;
+    case stop_kind::recorded: return "recorded";
+  }
+  return "finished";
+}
+
+std::string describe_stop(const stop_reason& reason) {
+  switch (reason.kind) {
+    case stop_kind::finished: return "";
+    case stop_kind::cancelled: return "cancelled";
+    case stop_kind::budget_tokens: return "the token budget was spent";
+    case stop_kind::budget_gpu_seconds: return "the GPU-time budget was spent";
+    case stop_kind::budget_wall_seconds: return "the wall-time budget was spent";
+    case stop_kind::budget_candidates: return "the candidate budget was spent";
+    case stop_kind::error: return "an error stopped it: " + reason.error;
+    case stop_kind::recorded: return "";
+  }
+  return "";
 }
 
 std::string render_run_report(const json& rep) {

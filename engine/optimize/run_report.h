@@ -27,7 +27,7 @@ struct best_step {
 std::optional<best_step> best_step_of(const nlohmann::json& report);
 
 /// Why a run stopped, in words for the user; empty for a run that finished its iterations.
-std::string describe_stop(const std::string& stop_reason);
+std::string describe_stop(const stop_reason& reason);
 
 /// The report as Markdown: a summary table, then each iteration's trajectories step by step.
 std::string render_run_report(const nlohmann::json& report);

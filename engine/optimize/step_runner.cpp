@@ -175,7 +175,7 @@ json run_step(loop_context& ctx, kb::knowledge_base& kb, const version& start, i
     rec["repairs"] = outcome.repairs;
     rec["failures"] = outcome.failures;
     rec["agent_status"] = agents::to_string(outcome.trace.status);
-    if (outcome.trace.status == agents::agent_status::budget_exhausted) ctx.stop("budget_tokens");
+    if (outcome.trace.status == agents::agent_status::budget_exhausted) ctx.stop(stop_kind::budget_tokens);
     if (outcome.trace.status == agents::agent_status::llm_failed) rec["note"] = "the model failed: " + outcome.trace.error;
     if (last) {
       auto v = *last;

@@ -230,7 +230,7 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
                {"message", result_message(args.kernel, r, replayed, edited_meanwhile, env.out_dir, report_path)}};
   // No version: the applied edit made a newer one than any this request saw.
   state.diagnostics().publish(server, args.uri, std::nullopt, diagnostics_origin::optimizer, json::array({diag}));
-  return {{"bestSpeedup", r.best_speedup}, {"stopReason", r.stop_reason}, {"candidates", r.candidates},
+  return {{"bestSpeedup", r.best_speedup}, {"stopReason", r.stop_reason.to_string()}, {"candidates", r.candidates},
           {"applied", applied}, {"replayed", replayed}, {"reportPath", report_path}, {"technique", args.technique}};
 }
 

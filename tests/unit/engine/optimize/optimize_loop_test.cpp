@@ -99,7 +99,7 @@ TEST_CASE("optimize: the mechanical tier alone improves vector_add and records e
   std::vector<progress_event> events;
   env.progress = [&](const progress_event& e) { events.push_back(e); };
   const auto r = run_optimization(vector_add_task(), small_options(), env);
-  CHECK(r.stop_reason == "finished");
+  CHECK(r.stop_reason == stop_kind::finished);
   CHECK(r.best_speedup > 1.05);
   CHECK(r.best_source != r.input_source);
   CHECK(r.diff.rfind("--- a/kernel.cu\n+++ b/kernel.cu\n@@ ", 0) == 0);
@@ -159,7 +159,7 @@ TEST_CASE("optimize: a run stopped midway and resumed ends with the same KB as a
     if (e.phase == "step" && ++steps == 3) stop.request_stop();
   };
   const auto first = run_optimization(task, small_options(), cut);
-  CHECK(first.stop_reason == "cancelled");
+  CHECK(first.stop_reason == stop_kind::cancelled);
   CHECK(first.attempt_ids.size() < a.attempt_ids.size());
   // The KB is consistent after the stop: every attempt the run recorded is in the KB.
   CHECK(kblaster::kb::knowledge_base::open(cut.kb_path).summary().attempts == static_cast<std::int64_t>(first.attempt_ids.size()));
@@ -169,7 +169,7 @@ TEST_CASE("optimize: a run stopped midway and resumed ends with the same KB as a
   cut.stop = {};
   cut.progress = {};
   const auto second = run_optimization(task, small_options(), cut);
-  CHECK(second.stop_reason == "finished");
+  CHECK(second.stop_reason == stop_kind::finished);
   CHECK(second.run_id == a.run_id);
   CHECK(second.best_source == a.best_source);
   CHECK(attempt_set(cut.kb_path) == attempt_set(whole.kb_path));
@@ -189,7 +189,7 @@ TEST_CASE("optimize: budgets stop the run cleanly") {
   auto o = small_options();
   o.limits.candidates = 2;
   const auto r = run_optimization(vector_add_task(), o, env);
-  CHECK(r.stop_reason == "budget_candidates");
+  CHECK(r.stop_reason == stop_kind::budget_candidates);
   // The budget is checked between steps: each trajectory running at the time (2) finishes its
   // step (up to 4 variants), so the run may overrun it by that much, never more.
   CHECK(r.candidates <= 2 + 2 * 4);
@@ -201,7 +201,7 @@ TEST_CASE("optimize: budgets stop the run cleanly") {
   env2.out_dir = dir2 / "run";
   auto o2 = small_options();
   o2.limits.gpu_seconds = 0.5;
-  CHECK(run_optimization(vector_add_task(), o2, env2).stop_reason == "budget_gpu_seconds");
+  CHECK(run_optimization(vector_add_task(), o2, env2).stop_reason == stop_kind::budget_gpu_seconds);
 }
 
 TEST_CASE("optimize: with the answer book as model, lowering, soft verification and the gradient run") {
@@ -217,7 +217,7 @@ TEST_CASE("optimize: with the answer book as model, lowering, soft verification 
   auto o = small_options();
   o.mechanical_first = false;  // every step goes to the model
   const auto r = run_optimization(vector_add_task(), o, env);
-  CHECK(r.stop_reason == "finished");
+  CHECK(r.stop_reason == stop_kind::finished);
   CHECK(r.tokens > 0);
   CHECK(r.best_source.find("float4") != std::string::npos);  // the answer book's kernel won
   CHECK(r.best_speedup > 1.3);
