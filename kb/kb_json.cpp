@@ -10,6 +10,10 @@
 #include "kb/stats_store.h"
 
 #include <cmath>
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
 
 namespace kblaster::kb {
 namespace {
@@ -68,6 +72,219 @@ stats stats_from_json(const json& o, const std::string& where) {
     bad(where, "inconsistent counts (failures + measured exceed attempts, or successes exceed measured)");
   if (o.contains("last_used") && o["last_used"].is_string()) s.last_used = o["last_used"].get<std::string>();
   return s;
+}
+
+// --- import_json's steps ---
+
+// What the import's steps share: the connection, the transaction's change log, the running
+// counts, and the KB's private lookups (passed in as functions: these helpers are not members).
+struct import_context {
+  sql::database& db;
+  change_log& log;
+  import_summary& sum;
+  bool seeding;
+  std::function<std::int64_t(const std::string&)> ensure_state, ensure_technique, state_id;
+  std::function<std::optional<technique>(const std::string&)> find_technique;
+};
+
+// Rejects, before any transaction, a document that is not an object or carries another format's tag.
+void check_document(const json& doc) {
+  if (!doc.is_object()) bad("document", "must be a JSON object keyed by state name");
+  if (doc.contains("$format") && doc["$format"] != format_tag)
+    bad("$format", "unsupported format " + doc["$format"].dump() + " (expected \"" + format_tag + "\")");
+}
+
+// True when the KB was seeded (or holds states) already. Checked again under the transaction's
+// lock: another process may have seeded it since seed_if_empty looked, and the seed loads once.
+bool already_seeded(sql::database& db) {
+  return db.query_int("SELECT count(*) FROM meta WHERE key = 'seeded_at'") > 0 ||
+         db.query_int("SELECT count(*) FROM states") > 0;
+}
+
+// Keys starting with '$' ($format, $techniques) describe the document; every other key names a state.
+bool is_state_key(const std::string& name) { return !name.empty() && name.front() != '$'; }
+
+// Creates (or finds) a technique and replaces its category and description, logged; returns its id.
+std::int64_t put_technique_row(import_context& cx, const std::string& name, const std::string& category,
+                               const std::string& description) {
+  const auto id = cx.ensure_technique(name);
+  cx.log.track("techniques", {{"id", id}}, [&] {
+    auto& s = cx.db.cached("UPDATE techniques SET category = ?, description = ? WHERE id = ?");
+    s.bind(1, category).bind(2, description).bind(3, id).run();
+  });
+  ++cx.sum.techniques;
+  return id;
+}
+
+// The "$techniques" section: each technique's category and description.
+void import_techniques(import_context& cx, const json& doc) {
+  if (!doc.contains("$techniques")) return;
+  if (!doc["$techniques"].is_object()) bad("$techniques", "must be an object keyed by technique name");
+  for (const auto& [name, t] : doc["$techniques"].items()) {
+    const std::string where = "technique '" + name + "'";
+    if (!t.is_object()) bad(where, "must be an object");
+    put_technique_row(cx, name, str(t, "category", where), str(t, "description", where));
+  }
+}
+
+// A state's 'secondary_characteristics', checked to be an array of strings (none when absent).
+std::vector<std::string> secondary_of(const json& s, const std::string& where) {
+  std::vector<std::string> secondary;
+  if (!s.contains("secondary_characteristics")) return secondary;
+  if (!s["secondary_characteristics"].is_array()) bad(where, "'secondary_characteristics' must be an array");
+  for (const auto& v : s["secondary_characteristics"]) {
+    if (!v.is_string()) bad(where, "'secondary_characteristics' must hold strings");
+    secondary.push_back(v.get<std::string>());
+  }
+  return secondary;
+}
+
+// Creates (or finds) a state and replaces its texts, logged; returns its id.
+std::int64_t put_state_row(import_context& cx, const std::string& name, const json& s, const std::string& where) {
+  const std::vector<std::string> secondary = secondary_of(s, where);
+  const std::string primary = str(s, "primary_bottleneck", where);
+  if (primary.empty()) bad(where, "'primary_bottleneck' is required");
+  const json criteria = s.value("criteria", json::array());
+  const auto sid = cx.ensure_state(name);
+  cx.log.track("states", {{"id", sid}}, [&] {
+    auto& q = cx.db.cached(
+        "UPDATE states SET primary_bottleneck = ?, secondary = ?, criteria = ?, scope = ?, origin = ?, "
+        "description = ?, notes = ? WHERE id = ?");
+    q.bind(1, primary).bind(2, json(secondary).dump()).bind(3, criteria.dump());
+    q.bind(4, str(s, "scope", where, all_archs)).bind(5, str(s, "origin", where, cx.seeding ? "seed" : "imported"));
+    q.bind(6, str(s, "description", where)).bind(7, str(s, "notes", where)).bind(8, sid).run();
+  });
+  ++cx.sum.states;
+  return sid;
+}
+
+// The id of the technique an optimization names: an existing, described technique is kept as
+// it is; otherwise the optimization's own category and description fill it in.
+std::int64_t optimization_technique(import_context& cx, const json& o, const std::string& tname,
+                                    const std::string& owhere) {
+  if (auto t = cx.find_technique(tname); t && !t->description.empty()) return t->id;
+  return put_technique_row(cx, tname, str(o, "category", owhere), str(o, "description", owhere));
+}
+
+// An optimization's statistics, all checked before any is merged: the all-architectures row
+// (its top-level fields, when it has 'attempts') and one row per 'by_arch' entry.
+std::vector<std::pair<std::string, stats>> stats_rows(const json& o, const std::string& owhere) {
+  std::vector<std::pair<std::string, stats>> rows;
+  if (o.contains("attempts")) rows.emplace_back(all_archs, stats_from_json(o, owhere));
+  if (o.contains("by_arch")) {
+    if (!o["by_arch"].is_object()) bad(owhere, "'by_arch' must be an object keyed by architecture");
+    for (const auto& [arch, x] : o["by_arch"].items()) {
+      if (!x.is_object()) bad(owhere, "'by_arch." + arch + "' must be an object");
+      rows.emplace_back(arch, stats_from_json(x, owhere + " arch " + arch));
+    }
+  }
+  return rows;
+}
+
+// Pools each row into the KB's statistics for its architecture, logged; empty rows change nothing.
+void merge_stats_rows(import_context& cx, std::int64_t sid, std::int64_t tid,
+                      const std::vector<std::pair<std::string, stats>>& rows) {
+  for (const auto& [arch, incoming] : rows) {
+    if (incoming.attempts == 0 && !incoming.last_used) continue;
+    const json key{{"state_id", sid}, {"technique_id", tid}, {"arch", arch}};
+    const json before = cx.log.snapshot("opt_stats", key);
+    upsert_stats(cx.db, sid, tid, arch, merge(stats_from_row(before), incoming));
+    cx.log.record("opt_stats", key, before, cx.log.snapshot("opt_stats", key));
+  }
+}
+
+// One optimization of a state: its technique, its prior and note (replaced), its statistics (pooled).
+void import_optimization(import_context& cx, std::int64_t sid, const json& o, const std::string& where) {
+  const std::string tname = o.is_object() ? str(o, "technique", where) : "";
+  if (tname.empty()) bad(where, "each optimization needs a 'technique' name");
+  const std::string owhere = where + " technique '" + tname + "'";
+  const std::int64_t tid = optimization_technique(cx, o, tname, owhere);
+  const double prior = num(o, "prior_speedup", owhere, 1.1);
+  if (prior <= 0) bad(owhere, "'prior_speedup' must be positive");
+  const json okey{{"state_id", sid}, {"technique_id", tid}};
+  cx.log.track("optimizations", okey, [&] {
+    auto& q = cx.db.cached(
+        "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note) VALUES(?, ?, ?, ?) "
+        "ON CONFLICT DO UPDATE SET prior_speedup = excluded.prior_speedup, note = excluded.note");
+    q.bind(1, sid).bind(2, tid).bind(3, prior).bind(4, str(o, "note", owhere)).run();
+  });
+  ++cx.sum.optimizations;
+  merge_stats_rows(cx, sid, tid, stats_rows(o, owhere));
+}
+
+// True when the state already holds this exact lesson, so that importing a file twice adds it once.
+bool lesson_exists(sql::database& db, std::int64_t sid, const std::string& tech, const std::string& arch,
+                   const std::string& text) {
+  auto& dup = db.cached("SELECT 1 FROM lessons WHERE state_id = ? AND technique = ? AND arch = ? AND text = ?");
+  sql::statement_use use(dup);
+  dup.bind(1, sid).bind(2, tech).bind(3, arch).bind(4, text);
+  return dup.step();
+}
+
+// One lesson of a state, added and logged unless the same lesson is there already.
+void import_lesson(import_context& cx, std::int64_t sid, const json& l, const std::string& where) {
+  if (!l.is_object()) bad(where, "each lesson must be an object");
+  const std::string text = str(l, "text", where);
+  if (text.empty()) bad(where, "a lesson needs 'text'");
+  const std::string tech = str(l, "technique", where), arch = str(l, "arch", where, all_archs);
+  if (lesson_exists(cx.db, sid, tech, arch, text)) return;
+  auto& q = cx.db.cached(
+      "INSERT INTO lessons(state_id, technique, arch, text, provenance, created_at) VALUES(?, ?, ?, ?, ?, ?)");
+  q.bind(1, sid).bind(2, tech).bind(3, arch).bind(4, text).bind(5, str(l, "provenance", where));
+  q.bind(6, str(l, "created_at", where, support::utc_now(support::timestamp_precision::milliseconds))).run();
+  const auto id = cx.db.last_insert_rowid();
+  cx.log.record("lessons", {{"id", id}}, nullptr, cx.log.snapshot("lessons", {{"id", id}}));
+  ++cx.sum.lessons;
+}
+
+// One state (not its transitions): its row, then its optimizations and its lessons.
+void import_state(import_context& cx, const std::string& name, const json& s) {
+  const std::string where = "state '" + name + "'";
+  if (!s.is_object()) bad(where, "must be an object");
+  const auto sid = put_state_row(cx, name, s, where);
+  if (s.contains("optimizations") && !s["optimizations"].is_array()) bad(where, "'optimizations' must be an array");
+  for (const auto& o : s.value("optimizations", json::array())) import_optimization(cx, sid, o, where);
+  if (s.contains("lessons") && !s["lessons"].is_array()) bad(where, "'lessons' must be an array");
+  for (const auto& l : s.value("lessons", json::array())) import_lesson(cx, sid, l, where);
+}
+
+// One transition out of state `from`, pooled into the KB's row (count-weighted mean), logged;
+// unknown techniques and target states are added as discovered; a zero count changes nothing.
+void import_transition(import_context& cx, std::int64_t from, const json& t, const std::string& where) {
+  if (!t.is_object()) bad(where, "each transition must be an object");
+  const std::string tech = str(t, "technique", where), to = str(t, "to", where);
+  if (tech.empty() || to.empty()) bad(where, "each transition needs 'technique' and 'to'");
+  const std::int64_t n = count(t, "count", where);
+  const double mean = num(t, "mean_log_speedup", where, 0.0);
+  if (n == 0) return;
+  const json key{{"from_state_id", from}, {"technique_id", cx.ensure_technique(tech)},
+                 {"to_state_id", cx.ensure_state(to)}};
+  const json before = cx.log.snapshot("transitions", key);
+  const std::int64_t m = before.is_null() ? 0 : before["count"].get<std::int64_t>();
+  const double old = before.is_null() ? 0.0 : before["mean_log_speedup"].get<double>();
+  const double pooled = m == 0 ? mean : (old * static_cast<double>(m) + mean * static_cast<double>(n)) /
+                                            static_cast<double>(m + n);
+  auto& q = cx.db.cached(
+      "INSERT OR REPLACE INTO transitions(from_state_id, technique_id, to_state_id, count, mean_log_speedup) "
+      "VALUES(?, ?, ?, ?, ?)");
+  q.bind(1, from).bind(2, key["technique_id"].get<std::int64_t>()).bind(3, key["to_state_id"].get<std::int64_t>());
+  q.bind(4, m + n).bind(5, pooled).run();
+  cx.log.record("transitions", key, before, cx.log.snapshot("transitions", key));
+  ++cx.sum.transitions;
+}
+
+// A state's 'transitions' (the state itself exists by now: every state was imported first).
+void import_transitions(import_context& cx, const std::string& name, const json& s) {
+  const std::string where = "state '" + name + "' transitions";
+  if (!s["transitions"].is_array()) bad(where, "must be an array");
+  const auto from = cx.state_id(name);
+  for (const auto& t : s["transitions"]) import_transition(cx, from, t, where);
+}
+
+// Records when the seed was loaded, so that the KB is never seeded again.
+void mark_seeded(sql::database& db) {
+  auto& q = db.cached("INSERT OR REPLACE INTO meta(key, value) VALUES('seeded_at', ?)");
+  q.bind(1, support::utc_now(support::timestamp_precision::milliseconds)).run();
 }
 
 }  // namespace
@@ -138,161 +355,29 @@ json knowledge_base::export_json() {
 
 import_summary knowledge_base::import_json(const json& doc, const update_cause& cause) {
   require_writable();
-  if (!doc.is_object()) bad("document", "must be a JSON object keyed by state name");
-  if (doc.contains("$format") && doc["$format"] != format_tag)
-    bad("$format", "unsupported format " + doc["$format"].dump() + " (expected \"" + format_tag + "\")");
+  check_document(doc);
   import_summary sum;
   sql::transaction tx(*db_);
   const bool seeding = cause.kind == "seed";
-  if (seeding && (db_->query_int("SELECT count(*) FROM meta WHERE key = 'seeded_at'") > 0 ||
-                  db_->query_int("SELECT count(*) FROM states") > 0))
-    return sum;  // another process seeded it first
+  if (seeding && already_seeded(*db_)) return sum;  // another process seeded it first
   change_log log(*db_);
+  import_context cx{*db_,
+                    log,
+                    sum,
+                    seeding,
+                    [&](const std::string& n) { return ensure_state(n, log); },
+                    [&](const std::string& n) { return ensure_technique(n, log); },
+                    [&](const std::string& n) { return state_id(n); },
+                    [&](const std::string& n) { return find_technique(n); }};
 
-  auto put_technique_row = [&](const std::string& name, const std::string& category,
-                               const std::string& description) {
-    const auto id = ensure_technique(name, log);
-    log.track("techniques", {{"id", id}}, [&] {
-      auto& s = db_->cached("UPDATE techniques SET category = ?, description = ? WHERE id = ?");
-      s.bind(1, category).bind(2, description).bind(3, id).run();
-    });
-    ++sum.techniques;
-    return id;
-  };
-
-  if (doc.contains("$techniques")) {
-    if (!doc["$techniques"].is_object()) bad("$techniques", "must be an object keyed by technique name");
-    for (const auto& [name, t] : doc["$techniques"].items()) {
-      const std::string where = "technique '" + name + "'";
-      if (!t.is_object()) bad(where, "must be an object");
-      put_technique_row(name, str(t, "category", where), str(t, "description", where));
-    }
-  }
-
-  // Not a structured binding: lambdas below capture these, which clang before 16 refuses.
-  for (const auto& item : doc.items()) {
-    const std::string& name = item.key();
-    const json& s = item.value();
-    if (name.empty() || name.front() == '$') continue;
-    const std::string where = "state '" + name + "'";
-    if (!s.is_object()) bad(where, "must be an object");
-    std::vector<std::string> secondary;
-    if (s.contains("secondary_characteristics")) {
-      if (!s["secondary_characteristics"].is_array()) bad(where, "'secondary_characteristics' must be an array");
-      for (const auto& v : s["secondary_characteristics"]) {
-        if (!v.is_string()) bad(where, "'secondary_characteristics' must hold strings");
-        secondary.push_back(v.get<std::string>());
-      }
-    }
-    const std::string primary = str(s, "primary_bottleneck", where);
-    if (primary.empty()) bad(where, "'primary_bottleneck' is required");
-    const json criteria = s.value("criteria", json::array());
-    const auto sid = ensure_state(name, log);
-    log.track("states", {{"id", sid}}, [&] {
-      auto& q = db_->cached(
-          "UPDATE states SET primary_bottleneck = ?, secondary = ?, criteria = ?, scope = ?, origin = ?, "
-          "description = ?, notes = ? WHERE id = ?");
-      q.bind(1, primary).bind(2, json(secondary).dump()).bind(3, criteria.dump());
-      q.bind(4, str(s, "scope", where, all_archs)).bind(5, str(s, "origin", where, seeding ? "seed" : "imported"));
-      q.bind(6, str(s, "description", where)).bind(7, str(s, "notes", where)).bind(8, sid).run();
-    });
-    ++sum.states;
-
-    if (s.contains("optimizations") && !s["optimizations"].is_array()) bad(where, "'optimizations' must be an array");
-    for (const auto& o : s.value("optimizations", json::array())) {
-      const std::string tname = o.is_object() ? str(o, "technique", where) : "";
-      if (tname.empty()) bad(where, "each optimization needs a 'technique' name");
-      const std::string owhere = where + " technique '" + tname + "'";
-      std::int64_t tid = 0;
-      if (auto t = find_technique(tname); t && !t->description.empty()) tid = t->id;
-      else tid = put_technique_row(tname, str(o, "category", owhere), str(o, "description", owhere));
-      const double prior = num(o, "prior_speedup", owhere, 1.1);
-      if (prior <= 0) bad(owhere, "'prior_speedup' must be positive");
-      const json okey{{"state_id", sid}, {"technique_id", tid}};
-      log.track("optimizations", okey, [&] {
-        auto& q = db_->cached(
-            "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note) VALUES(?, ?, ?, ?) "
-            "ON CONFLICT DO UPDATE SET prior_speedup = excluded.prior_speedup, note = excluded.note");
-        q.bind(1, sid).bind(2, tid).bind(3, prior).bind(4, str(o, "note", owhere)).run();
-      });
-      ++sum.optimizations;
-      std::vector<std::pair<std::string, stats>> rows;
-      if (o.contains("attempts")) rows.emplace_back(all_archs, stats_from_json(o, owhere));
-      if (o.contains("by_arch")) {
-        if (!o["by_arch"].is_object()) bad(owhere, "'by_arch' must be an object keyed by architecture");
-        for (const auto& [arch, x] : o["by_arch"].items()) {
-          if (!x.is_object()) bad(owhere, "'by_arch." + arch + "' must be an object");
-          rows.emplace_back(arch, stats_from_json(x, owhere + " arch " + arch));
-        }
-      }
-      for (const auto& [arch, incoming] : rows) {
-        if (incoming.attempts == 0 && !incoming.last_used) continue;
-        const json key{{"state_id", sid}, {"technique_id", tid}, {"arch", arch}};
-        const json before = log.snapshot("opt_stats", key);
-        upsert_stats(*db_, sid, tid, arch, merge(stats_from_row(before), incoming));
-        log.record("opt_stats", key, before, log.snapshot("opt_stats", key));
-      }
-    }
-
-    if (s.contains("lessons") && !s["lessons"].is_array()) bad(where, "'lessons' must be an array");
-    for (const auto& l : s.value("lessons", json::array())) {
-      if (!l.is_object()) bad(where, "each lesson must be an object");
-      const std::string text = str(l, "text", where);
-      if (text.empty()) bad(where, "a lesson needs 'text'");
-      const std::string tech = str(l, "technique", where), arch = str(l, "arch", where, all_archs);
-      auto& dup = db_->cached(
-          "SELECT 1 FROM lessons WHERE state_id = ? AND technique = ? AND arch = ? AND text = ?");
-      bool exists = false;
-      {
-        sql::statement_use use(dup);
-        dup.bind(1, sid).bind(2, tech).bind(3, arch).bind(4, text);
-        exists = dup.step();
-      }
-      if (exists) continue;
-      auto& q = db_->cached(
-          "INSERT INTO lessons(state_id, technique, arch, text, provenance, created_at) VALUES(?, ?, ?, ?, ?, ?)");
-      q.bind(1, sid).bind(2, tech).bind(3, arch).bind(4, text).bind(5, str(l, "provenance", where));
-      q.bind(6, str(l, "created_at", where, support::utc_now(support::timestamp_precision::milliseconds))).run();
-      const auto id = db_->last_insert_rowid();
-      log.record("lessons", {{"id", id}}, nullptr, log.snapshot("lessons", {{"id", id}}));
-      ++sum.lessons;
-    }
-  }
-
+  import_techniques(cx, doc);
+  for (const auto& [name, s] : doc.items())
+    if (is_state_key(name)) import_state(cx, name, s);
   // Transitions last: they may name states that appear later in the document.
-  for (const auto& [name, s] : doc.items()) {
-    if (name.empty() || name.front() == '$' || !s.contains("transitions")) continue;
-    const std::string where = "state '" + name + "' transitions";
-    if (!s["transitions"].is_array()) bad(where, "must be an array");
-    const auto from = state_id(name);
-    for (const auto& t : s["transitions"]) {
-      if (!t.is_object()) bad(where, "each transition must be an object");
-      const std::string tech = str(t, "technique", where), to = str(t, "to", where);
-      if (tech.empty() || to.empty()) bad(where, "each transition needs 'technique' and 'to'");
-      const std::int64_t n = count(t, "count", where);
-      const double mean = num(t, "mean_log_speedup", where, 0.0);
-      if (n == 0) continue;
-      const json key{{"from_state_id", from}, {"technique_id", ensure_technique(tech, log)},
-                     {"to_state_id", ensure_state(to, log)}};
-      const json before = log.snapshot("transitions", key);
-      const std::int64_t m = before.is_null() ? 0 : before["count"].get<std::int64_t>();
-      const double old = before.is_null() ? 0.0 : before["mean_log_speedup"].get<double>();
-      const double pooled = m == 0 ? mean : (old * static_cast<double>(m) + mean * static_cast<double>(n)) /
-                                                static_cast<double>(m + n);
-      auto& q = db_->cached(
-          "INSERT OR REPLACE INTO transitions(from_state_id, technique_id, to_state_id, count, mean_log_speedup) "
-          "VALUES(?, ?, ?, ?, ?)");
-      q.bind(1, from).bind(2, key["technique_id"].get<std::int64_t>()).bind(3, key["to_state_id"].get<std::int64_t>());
-      q.bind(4, m + n).bind(5, pooled).run();
-      log.record("transitions", key, before, log.snapshot("transitions", key));
-      ++sum.transitions;
-    }
-  }
+  for (const auto& [name, s] : doc.items())
+    if (is_state_key(name) && s.contains("transitions")) import_transitions(cx, name, s);
 
-  if (seeding) {
-    auto& q = db_->cached("INSERT OR REPLACE INTO meta(key, value) VALUES('seeded_at', ?)");
-    q.bind(1, support::utc_now(support::timestamp_precision::milliseconds)).run();
-  }
+  if (seeding) mark_seeded(*db_);
   sum.update_id = log.commit(cause);
   tx.commit();
   matcher_->invalidate();

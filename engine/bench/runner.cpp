@@ -96,6 +96,180 @@ void fill_from_kb(problem_result& r, const fs::path& kb_path, const std::vector<
   }
 }
 
+// --- run_bench's steps ---
+
+// Passes one line to the caller's log, when it gave one.
+void log_line(const bench_hooks& hooks, const std::string& line) {
+  if (hooks.log) hooks.log(line);
+}
+
+// This shard's problems: every problem of the chosen levels, narrowed by --problems, then sharded.
+std::vector<problem_ref> problems_of_shard(const bench_options& o) {
+  std::vector<problem_ref> all;
+  for (int level : o.levels)
+    for (auto& p : find_problems(o.kernelbench_dir, level)) all.push_back(std::move(p));
+  return shard(select_problems(all, o.selection), o.shard_index, o.shard_count);
+}
+
+// The run's manifest: the caller's extras, the hyperparameters (compared on resume) and the inputs.
+nlohmann::json bench_manifest(const bench_options& o, const fs::path& kb_path) {
+  nlohmann::json manifest = o.manifest_extra;
+  manifest["hyperparameters"] = hyperparameters_json(o);
+  manifest["created"] = support::utc_now();
+  manifest["version"] = KBLASTER_VERSION;
+  manifest["kb"] = o.empty_kb ? std::string("empty per problem (ablation)") : fs::absolute(kb_path).string();
+  manifest["warm_start"] = o.warm_start.string();
+  manifest["kernelbench_dir"] = fs::absolute(o.kernelbench_dir).string();
+  manifest["levels"] = o.levels;
+  manifest["selection"] = o.selection;
+  return manifest;
+}
+
+// True when the problem's stored result stands, so that re-running resumes: always, except under
+// --retry-failed for a result that is not ok (an unreadable one counts as not ok).
+bool keep_stored(const bench_options& o, const result_store& store, const std::string& key) {
+  if (!store.has(key)) return false;
+  if (!o.retry_failed) return true;
+  try {
+    return problem_result_from_json(read_json_file(store.result_path(key))).status == "ok";
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// Imports the problem into its task directory unless an earlier run did (its task.json is there).
+void import_once(const bench_options& o, const bench_hooks& hooks, const problem_ref& p, const std::string& key,
+                 const fs::path& task_dir) {
+  std::error_code ec;
+  if (fs::exists(task_dir / "task.json", ec)) return;
+  kernelbench_import_options io;
+  io.problem = p.file.string();
+  io.out_dir = task_dir.string();
+  io.python = o.python;
+  io.device = o.import_device;
+  io.timing_seconds = o.timing_seconds;
+  hooks.import ? hooks.import(io)
+               : import_kernelbench(io, [&](const std::string& l) { log_line(hooks, key + ": " + l); });
+}
+
+// The exporter's eager and torch.compile times, from the "kernelbench" section of task.json.
+void read_exporter_times(problem_result& r, const fs::path& task_dir) {
+  const auto task_json = read_json_file(task_dir / "task.json");
+  const auto kb_section = task_json.value("kernelbench", nlohmann::json::object());
+  r.eager_ms = measured_ms(kb_section.value("eager", nlohmann::json::object()));
+  r.compile_ms = measured_ms(kb_section.value("compile", nlohmann::json::object()));
+}
+
+// The initial kernel and its origin: a file (see find_initial_kernel), else the model's when the
+// caller gave one and it wrote something; nullopt when there is none.
+std::optional<std::pair<std::string, std::string>> choose_initial_kernel(const bench_options& o,
+                                                                         const bench_hooks& hooks,
+                                                                         const problem_ref& p, const task_spec& task) {
+  auto initial = find_initial_kernel(o, p, task);
+  if (!initial && hooks.initial_kernel) {
+    if (auto src = hooks.initial_kernel(p, task, read_text(p.file)); src && !src->empty())
+      initial = std::make_pair(std::move(*src), std::string("model"));
+  }
+  return initial;
+}
+
+// Writes the initial kernel to WORK/input.cu (rewritten only when it differs) and returns its path.
+fs::path write_input(const fs::path& work, const std::string& source) {
+  std::error_code ec;
+  fs::create_directories(work, ec);
+  const auto input = work / "input.cu";
+  if (!fs::exists(input, ec) || read_text(input) != source) std::ofstream(input) << source;
+  return input;
+}
+
+// The loop's environment: the shared KB, or under --empty-kb the problem's own (made empty once).
+optimize::run_environment loop_environment(const bench_options& o, const bench_hooks& hooks, const fs::path& kb_path,
+                                           const fs::path& work, const fs::path& input) {
+  optimize::run_environment env;
+  env.kb_path = kb_path;
+  if (o.empty_kb) {
+    env.kb_path = work / "kb.sqlite";
+    std::error_code ec;
+    if (!fs::exists(env.kb_path, ec)) make_empty_kb(env.kb_path);
+  }
+  env.input = input;
+  env.out_dir = work / "run";
+  env.stop = hooks.stop;
+  return env;
+}
+
+// Copies the loop's outcome into the result; it is valid when the loop found a correct kernel.
+void take_loop_result(problem_result& r, const optimize::optimize_result& res) {
+  r.input_ms = res.input_ms;
+  r.best_ms = res.best_ms;
+  r.reference_ms = res.reference_ms;
+  r.valid = res.best_ms.has_value();
+  r.tokens = res.tokens;
+  r.gpu_seconds = res.gpu_seconds;
+  r.candidates = res.candidates;
+  r.correct_candidates = res.correct_candidates;
+  r.stop_reason = res.stop_reason.to_string();
+  r.run_id = res.run_id;
+}
+
+// Imports the problem, finds its initial kernel and runs the loop on it, filling in `r`; throws
+// when the import or the input fails. False when the loop was cancelled.
+bool optimize_problem(const bench_options& o, const bench_hooks& hooks, const result_store& store,
+                      const fs::path& kb_path, const problem_ref& p, const std::string& key, problem_result& r) {
+  const auto task_dir = store.task_dir(key);
+  import_once(o, hooks, p, key, task_dir);
+  read_exporter_times(r, task_dir);
+  const auto task = load_task(task_dir.string());
+
+  const auto initial = choose_initial_kernel(o, hooks, p, task);
+  if (!initial) {
+    r.status = "no_initial_kernel";
+    r.error = "no initial CUDA kernel: none in --kernels, no " + p.name + ".cu beside the problem, and no model";
+    return true;
+  }
+  r.initial_kernel = initial->second;
+  const auto work = store.work_dir(key);
+  auto env = loop_environment(o, hooks, kb_path, work, write_input(work, initial->first));
+  const auto res = hooks.optimize(task, o.loop, env);
+  take_loop_result(r, res);
+  if (!res.attempt_ids.empty()) fill_from_kb(r, env.kb_path, res.attempt_ids);
+  if (res.stop_reason == optimize::stop_kind::cancelled) {
+    log_line(hooks, key + ": cancelled; not stored, so the next run resumes it");
+    return false;
+  }
+  if (!r.valid) r.error = "no correct kernel: " + res.stop_reason.to_string();
+  return true;
+}
+
+// One problem, start to finish: a failure becomes the result's status, never an exception.
+// nullopt when the loop was cancelled, so that nothing is stored for it.
+std::optional<problem_result> run_problem(const bench_options& o, const bench_hooks& hooks, const result_store& store,
+                                          const fs::path& kb_path, const problem_ref& p, const std::string& key) {
+  problem_result r;
+  r.level = p.level;
+  r.problem = p.name;
+  r.file = p.file.string();
+  r.worker = o.worker;
+  const auto started = std::chrono::steady_clock::now();
+  log_line(hooks, key + ": starting");
+  try {
+    if (!optimize_problem(o, hooks, store, kb_path, p, key, r)) return std::nullopt;
+  } catch (const import_error& e) {
+    r.status = "import_failed";
+    r.error = e.what();
+  } catch (const optimize::evaluation_error& e) {
+    r.status = "input_failed";
+    r.error = e.what();
+  } catch (const std::exception& e) {
+    r.status = "error";
+    r.error = e.what();
+  }
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (hooks.amend) hooks.amend(r);
+  r.finished_at = support::utc_now();
+  return r;
+}
+
 }  // namespace
 
 nlohmann::json hyperparameters_json(const bench_options& o) {
@@ -117,132 +291,27 @@ nlohmann::json hyperparameters_json(const bench_options& o) {
 }
 
 bench_summary run_bench(const bench_options& o, const bench_hooks& hooks) {
-  const auto log = [&](const std::string& line) {
-    if (hooks.log) hooks.log(line);
-  };
-  std::vector<problem_ref> all;
-  for (int level : o.levels)
-    for (auto& p : find_problems(o.kernelbench_dir, level)) all.push_back(std::move(p));
-  const auto mine = shard(select_problems(all, o.selection), o.shard_index, o.shard_count);
-
+  const auto mine = problems_of_shard(o);
   result_store store(o.out);
   const fs::path kb_path = o.kb.empty() ? o.out / "kb.sqlite" : o.kb;
   if (!o.empty_kb) prepare_kb(o, kb_path);
-  nlohmann::json manifest = o.manifest_extra;
-  manifest["hyperparameters"] = hyperparameters_json(o);
-  manifest["created"] = support::utc_now();
-  manifest["version"] = KBLASTER_VERSION;
-  manifest["kb"] = o.empty_kb ? std::string("empty per problem (ablation)") : fs::absolute(kb_path).string();
-  manifest["warm_start"] = o.warm_start.string();
-  manifest["kernelbench_dir"] = fs::absolute(o.kernelbench_dir).string();
-  manifest["levels"] = o.levels;
-  manifest["selection"] = o.selection;
-  store.ensure_manifest(manifest);
+  store.ensure_manifest(bench_manifest(o, kb_path));
 
   bench_summary summary;
   summary.selected = static_cast<int>(mine.size());
   for (const auto& p : mine) {
     if (hooks.stop.stop_requested()) break;
     const auto key = result_key(p.level, p.name);
-    if (store.has(key)) {
-      bool rerun = false;
-      if (o.retry_failed) {
-        try {
-          rerun = problem_result_from_json(read_json_file(store.result_path(key))).status != "ok";
-        } catch (const std::exception&) {
-          rerun = true;
-        }
-      }
-      if (!rerun) {
-        ++summary.skipped;
-        continue;
-      }
+    if (keep_stored(o, store, key)) {
+      ++summary.skipped;
+      continue;
     }
-    problem_result r;
-    r.level = p.level;
-    r.problem = p.name;
-    r.file = p.file.string();
-    r.worker = o.worker;
-    const auto started = std::chrono::steady_clock::now();
-    log(key + ": starting");
-    try {
-      const auto task_dir = store.task_dir(key);
-      std::error_code ec;
-      if (!fs::exists(task_dir / "task.json", ec)) {
-        kernelbench_import_options io;
-        io.problem = p.file.string();
-        io.out_dir = task_dir.string();
-        io.python = o.python;
-        io.device = o.import_device;
-        io.timing_seconds = o.timing_seconds;
-        hooks.import ? hooks.import(io) : import_kernelbench(io, [&](const std::string& l) { log(key + ": " + l); });
-      }
-      const auto task_json = read_json_file(task_dir / "task.json");
-      const auto kb_section = task_json.value("kernelbench", nlohmann::json::object());
-      r.eager_ms = measured_ms(kb_section.value("eager", nlohmann::json::object()));
-      r.compile_ms = measured_ms(kb_section.value("compile", nlohmann::json::object()));
-      const auto task = load_task(task_dir.string());
-
-      auto initial = find_initial_kernel(o, p, task);
-      if (!initial && hooks.initial_kernel) {
-        if (auto src = hooks.initial_kernel(p, task, read_text(p.file)); src && !src->empty())
-          initial = std::make_pair(std::move(*src), std::string("model"));
-      }
-      if (!initial) {
-        r.status = "no_initial_kernel";
-        r.error = "no initial CUDA kernel: none in --kernels, no " + p.name + ".cu beside the problem, and no model";
-      } else {
-        r.initial_kernel = initial->second;
-        const auto work = store.work_dir(key);
-        fs::create_directories(work, ec);
-        const auto input = work / "input.cu";
-        if (!fs::exists(input, ec) || read_text(input) != initial->first) std::ofstream(input) << initial->first;
-        optimize::run_environment env;
-        env.kb_path = kb_path;
-        if (o.empty_kb) {
-          env.kb_path = work / "kb.sqlite";
-          if (!fs::exists(env.kb_path, ec)) make_empty_kb(env.kb_path);
-        }
-        env.input = input;
-        env.out_dir = work / "run";
-        env.stop = hooks.stop;
-        const auto res = hooks.optimize(task, o.loop, env);
-        r.input_ms = res.input_ms;
-        r.best_ms = res.best_ms;
-        r.reference_ms = res.reference_ms;
-        r.valid = res.best_ms.has_value();
-        r.tokens = res.tokens;
-        r.gpu_seconds = res.gpu_seconds;
-        r.candidates = res.candidates;
-        r.correct_candidates = res.correct_candidates;
-        r.stop_reason = res.stop_reason.to_string();
-        r.run_id = res.run_id;
-        if (!res.attempt_ids.empty()) fill_from_kb(r, env.kb_path, res.attempt_ids);
-        if (res.stop_reason == optimize::stop_kind::cancelled) {
-          log(key + ": cancelled; not stored, so the next run resumes it");
-          break;
-        }
-        if (!r.valid) {
-          r.error = "no correct kernel: " + res.stop_reason.to_string();
-        }
-      }
-    } catch (const import_error& e) {
-      r.status = "import_failed";
-      r.error = e.what();
-    } catch (const optimize::evaluation_error& e) {
-      r.status = "input_failed";
-      r.error = e.what();
-    } catch (const std::exception& e) {
-      r.status = "error";
-      r.error = e.what();
-    }
-    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (hooks.amend) hooks.amend(r);
-    r.finished_at = support::utc_now();
-    store.put(r);
+    const auto r = run_problem(o, hooks, store, kb_path, p, key);
+    if (!r) break;  // cancelled: not stored, so the next run resumes it
+    store.put(*r);
     ++summary.ran;
-    if (r.status != "ok") ++summary.failed;
-    log(key + ": " + r.status + (r.error.empty() ? "" : " (" + r.error.substr(0, 200) + ")"));
+    if (r->status != "ok") ++summary.failed;
+    log_line(hooks, key + ": " + r->status + (r->error.empty() ? "" : " (" + r->error.substr(0, 200) + ")"));
   }
   return summary;
 }

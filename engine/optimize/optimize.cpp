@@ -115,27 +115,37 @@ bool gradient_already_applied(kb::knowledge_base& kb, const std::vector<kb::atte
   return false;
 }
 
-struct step_totals {
-  int candidates = 0;
-  double gpu_seconds = 0;
-  std::int64_t tokens = 0;
+// Counts each candidate once against the budgets, whether it was measured in this process or
+// read back from the checkpoint, and whichever trajectory met it first. Thread-safe.
+class step_accounting {
+ public:
+  step_accounting(loop_context& ctx, const std::string& baseline_hash) : ctx_(ctx), counted_{baseline_hash} {}
+
+  void account(const json& rec) {
+    int candidates = 0;
+    double gpu_seconds = 0;
+    std::int64_t tokens = 0;
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& c : rec["candidates"])
+        if (counted_.insert(c.value("hash", "")).second) {
+          ++candidates;
+          gpu_seconds += c["evaluation"].value("gpu_seconds", 0.0);
+        }
+    }
+    for (const auto& [role, n] : rec["tokens"].items()) tokens += n.get<std::int64_t>();
+    ctx_.account(candidates, gpu_seconds, tokens);
+  }
+
+ private:
+  loop_context& ctx_;
+  std::mutex mutex_;
+  std::set<std::string> counted_;
 };
 
-}  // namespace
-
-optimize_result run_optimization(const task_spec& task, const loop_options& options, run_environment& env) {
-  validate(options, env);
-  const fs::path input_path = env.input.empty() ? fs::path(task.kernel) : env.input;
-  if (input_path.empty()) throw std::invalid_argument("the task names no kernel to optimize");
-  const std::string input_source = read_kernel(input_path);
-  const auto input_hash = source_hash(task.name, input_source);
-  const json identity = identity_of(task, input_hash, options, env.model != nullptr);
-  const std::string run_id = "run-" + source_hash("run", identity.dump()).substr(0, 12);
-  run_journal journal(env.out_dir, identity);
-  loop_context ctx(task, options, env, journal, run_id);
-  auto kb = kb::knowledge_base::open(env.kb_path);
-
-  // The baseline: the input, measured once per run (kept in the checkpoint).
+// The input, measured once per run and kept in the checkpoint; nullopt when the caller stopped
+// the run before it was measured. Throws evaluation_error when the input cannot be a baseline.
+std::optional<version> measure_baseline(loop_context& ctx, run_journal& journal, const std::string& input_source) {
   ctx.emit({"baseline", 0, 0, 0, 0, 0, 0, 1, "measuring the input kernel"});
   version baseline;
   if (auto rec = journal.record("baseline")) {
@@ -146,154 +156,150 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
     try {
       baseline = ctx.evaluate(input_source);
     } catch (const evaluation_cancelled&) {
-      // Stopped before the input was measured: nothing to report, nothing recorded.
-      optimize_result r;
-      r.run_id = run_id;
-      r.input_source = input_source;
-      r.best_source = input_source;
-      r.stop_reason = {stop_kind::cancelled, ""};
-      r.wall_seconds = ctx.wall_seconds();
-      return r;
+      return std::nullopt;
     }
     journal.set_record("baseline", {{"hash", baseline.hash}, {"evaluation", to_json(baseline.eval)}});
     ctx.account(1, baseline.eval.gpu_seconds, 0);
   }
-  if (!baseline.eval.correct || !baseline.eval.runtime_ms || *baseline.eval.runtime_ms <= 0)
+  const auto& e = baseline.eval;
+  if (!e.correct || !e.runtime_ms || *e.runtime_ms <= 0)
     throw evaluation_error("the input kernel cannot be the baseline: " +
-                           (!baseline.eval.compile_ok ? "it does not compile:\n" + baseline.eval.compile_log
-                                                      : baseline.eval.verdict + " (" + baseline.eval.check + "): " +
-                                                            baseline.eval.reason));
-  ctx.arch = !options.arch.empty() ? options.arch : baseline.eval.arch;
+                           (!e.compile_ok ? "it does not compile:\n" + e.compile_log
+                                          : e.verdict + " (" + e.check + "): " + e.reason));
+  return baseline;
+}
 
-  // A resumed run: the checkpoint's evaluations fill the cache and count against the budgets.
-  std::set<std::string> counted{baseline.hash};
-  std::mutex counted_mutex;
-  auto account_step = [&](const json& rec) {
-    step_totals t;
-    {
-      std::lock_guard lock(counted_mutex);
-      for (const auto& c : rec["candidates"])
-        if (counted.insert(c.value("hash", "")).second) {
-          ++t.candidates;
-          t.gpu_seconds += c["evaluation"].value("gpu_seconds", 0.0);
-        }
-    }
-    for (const auto& [role, n] : rec["tokens"].items()) t.tokens += n.get<std::int64_t>();
-    ctx.account(t.candidates, t.gpu_seconds, t.tokens);
-  };
-  if (journal.resumed()) {
-    ctx.account(1, baseline.eval.gpu_seconds, 0);
-    for (const auto& rec : journal.steps()) {
-      for (const auto& c : rec["candidates"])
-        ctx.remember(journal.source(c.value("hash", "")), evaluation_from_json(c["evaluation"]));
-      account_step(rec);
-    }
-    for (int k = 0; k < options.iterations; ++k)
-      if (auto g = journal.record("gradient_" + std::to_string(k))) ctx.account(0, 0, g->value("tokens_total", 0));
+// A resumed run: the checkpoint's evaluations fill the cache and count against the budgets.
+void replay_checkpoint(loop_context& ctx, run_journal& journal, const version& baseline, step_accounting& accounting) {
+  if (!journal.resumed()) return;
+  ctx.account(1, baseline.eval.gpu_seconds, 0);
+  for (const auto& rec : journal.steps()) {
+    for (const auto& c : rec["candidates"])
+      ctx.remember(journal.source(c.value("hash", "")), evaluation_from_json(c["evaluation"]));
+    accounting.account(rec);
   }
+  for (int k = 0; k < ctx.options.iterations; ++k)
+    if (auto g = journal.record("gradient_" + std::to_string(k))) ctx.account(0, 0, g->value("tokens_total", 0));
+}
 
-  version best = baseline;
+std::string step_message(const loop_options& o, int k, int b, int t, const json& rec) {
+  std::string message = "iteration " + std::to_string(k + 1) + "/" + std::to_string(o.iterations) + ", trajectory " +
+                        std::to_string(b + 1) + "/" + std::to_string(o.breadth) + ", step " + std::to_string(t + 1) +
+                        "/" + std::to_string(o.depth) + ": ";
+  return message + (rec.value("end", false) ? rec.value("note", std::string("nothing left to try"))
+                                             : rec.value("technique", std::string("?")) + " in " +
+                                                   rec.value("state_before", ""));
+}
+
+// One trajectory of iteration k from `start`: its steps, each taken from the checkpoint when
+// it is there, else run and appended to it. Returns early at a stop or a budget.
+void run_trajectory(loop_context& ctx, kb::knowledge_base& tkb, step_accounting& accounting, const version& baseline,
+                    const version& start, int k, int b) {
+  auto& journal = ctx.journal;
+  const auto& options = ctx.options;
+  version cur = start;
+  std::set<std::string> tried;
+  for (int t = 0; t < options.depth; ++t) {
+    json rec;
+    if (auto memo = journal.find_step(k, b, t)) {
+      rec = *memo;
+    } else {
+      if (ctx.stopped() || ctx.check_budgets()) return;
+      rec = run_step(ctx, tkb, cur, k, b, t, tried);
+      // A step cut short by a stop is not kept: resuming redoes it whole.
+      if (ctx.stopped()) return;
+      journal.append_step(rec);
+      accounting.account(rec);
+    }
+    if (rec.contains("technique")) tried.insert(rec["technique"].get<std::string>() + "@" + rec.value("start", ""));
+    if (auto v = ctx.cached(rec.value("result", ""))) cur = *v;
+    ctx.set_best_speedup(*baseline.eval.runtime_ms / cur.ms());
+    const bool end = rec.value("end", false);
+    ctx.step_done(k, b, t, end ? options.depth - t : 1, step_message(options, k, b, t, rec));
+    if (end) break;
+  }
+}
+
+// The B trajectories of iteration k on `jobs` threads, each with its own KB connection. Returns
+// the first error (which also stops the run), or empty.
+std::string run_iteration(loop_context& ctx, step_accounting& accounting, const version& baseline, const version& start,
+                          int k, int jobs) {
+  std::atomic<int> next{0};
+  std::mutex error_mutex;
+  std::string error;
+  auto worker = [&] {
+    try {
+      auto tkb = kb::knowledge_base::open(ctx.env.kb_path, kb::open_options{kb::open_options::access_mode::read_write, false});
+      for (int b = next++; b < ctx.options.breadth; b = next++) run_trajectory(ctx, tkb, accounting, baseline, start, k, b);
+    } catch (const evaluation_cancelled&) {
+      // The caller's stop: the step in flight is dropped, as at any other stop.
+    } catch (const std::exception& e) {
+      std::lock_guard lock(error_mutex);
+      if (error.empty()) error = e.what();
+      ctx.stop(stop_kind::error);
+    }
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+  }
+  return error;
+}
+
+// The numeric update: iteration k's attempts (all of them, or those finished before a stop)
+// join the replay buffer and the statistics in one transaction; `best` takes the fastest
+// correct version found.
+void commit_iteration(loop_context& ctx, kb::knowledge_base& kb, int k, version& best) {
   auto better = [](const version& a, const version& b) {
     return a.eval.correct && a.eval.runtime_ms && b.eval.runtime_ms && *a.eval.runtime_ms * 1.01 < *b.eval.runtime_ms;
   };
-  std::string error;
-  const int jobs = std::max(1, std::min(options.jobs > 0 ? options.jobs : options.breadth, options.breadth));
+  auto batch = attempts_to_commit(ctx, kb, k);
+  if (!batch.empty()) kb.record_attempts(batch);
+  for (const auto& rec : ctx.journal.steps())
+    if (rec.value("iteration", -1) == k)
+      for (const auto& c : rec["candidates"])
+        if (auto v = ctx.cached(c.value("hash", "")); v && better(*v, best)) best = *v;
+}
 
-  for (int k = 0; k < options.iterations && !ctx.stopped(); ++k) {
-    const version start = best;
-    std::atomic<int> next{0};
-    std::mutex error_mutex;
-    auto worker = [&] {
-      try {
-        auto tkb = kb::knowledge_base::open(env.kb_path, kb::open_options{kb::open_options::access_mode::read_write, false});
-        for (int b = next++; b < options.breadth; b = next++) {
-          version cur = start;
-          std::set<std::string> tried;
-          for (int t = 0; t < options.depth; ++t) {
-            json rec;
-            if (auto memo = journal.find_step(k, b, t)) {
-              rec = *memo;
-            } else {
-              if (ctx.stopped() || ctx.check_budgets()) return;
-              rec = run_step(ctx, tkb, cur, k, b, t, tried);
-              // A step cut short by a stop is not kept: resuming redoes it whole.
-              if (ctx.stopped()) return;
-              journal.append_step(rec);
-              account_step(rec);
-            }
-            if (rec.contains("technique")) tried.insert(rec["technique"].get<std::string>() + "@" + rec.value("start", ""));
-            if (auto v = ctx.cached(rec.value("result", ""))) cur = *v;
-            ctx.set_best_speedup(*baseline.eval.runtime_ms / cur.ms());
-            const bool end = rec.value("end", false);
-            std::string message = "iteration " + std::to_string(k + 1) + "/" + std::to_string(options.iterations) +
-                                  ", trajectory " + std::to_string(b + 1) + "/" + std::to_string(options.breadth) +
-                                  ", step " + std::to_string(t + 1) + "/" + std::to_string(options.depth) + ": ";
-            message += end ? rec.value("note", std::string("nothing left to try"))
-                           : rec.value("technique", std::string("?")) + " in " + rec.value("state_before", "");
-            ctx.step_done(k, b, t, end ? options.depth - t : 1, message);
-            if (end) break;
-          }
-        }
-      } catch (const evaluation_cancelled&) {
-        // The caller's stop: the step in flight is dropped, as at any other stop.
-      } catch (const std::exception& e) {
-        std::lock_guard lock(error_mutex);
-        if (error.empty()) error = e.what();
-        ctx.stop(stop_kind::error);
-      }
-    };
-    {
-      std::vector<std::jthread> threads;
-      for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
+// The textual-gradient update of iteration k, once (its record in the checkpoint says how it
+// went; an update already in the KB's log is not applied twice).
+void textual_gradient_update(loop_context& ctx, kb::knowledge_base& kb, int k) {
+  const auto mine = kb.attempts_of(ctx.task.name, iteration_prefix(ctx.run_id, k));  // oldest first
+  json g{{"iteration", k}, {"attempts", mine.size()}};
+  if (!mine.empty() && !gradient_already_applied(kb, mine)) {
+    ctx.emit({"gradient", k, 0, 0, 0, 0, 0, 1, "learning from this iteration (updating the knowledge base)"});
+    auto out = agents::run_textual_gradient(*ctx.env.model, kb, mine);
+    std::int64_t tokens = 0;
+    json by_role = json::object();
+    for (const auto& tr : out.traces) {
+      const auto n = tr.prompt_tokens + tr.completion_tokens;
+      tokens += n;
+      by_role[tr.role] = by_role.value(tr.role, std::int64_t{0}) + n;
     }
-
-    // The numeric update: this iteration's attempts (all of them, or those finished before a
-    // stop) join the replay buffer and the statistics in one transaction.
-    auto batch = attempts_to_commit(ctx, kb, k);
-    if (!batch.empty()) kb.record_attempts(batch);
-    for (const auto& rec : journal.steps())
-      if (rec.value("iteration", -1) == k)
-        for (const auto& c : rec["candidates"])
-          if (auto v = ctx.cached(c.value("hash", "")); v && better(*v, best)) best = *v;
-    if (ctx.stopped()) break;
-    journal.mark(k, "committed");
-
-    // The textual-gradient update, once per iteration.
-    if (env.model && options.textual_gradient && !journal.reached(k, "gradient")) {
-      const auto mine = kb.attempts_of(task.name, iteration_prefix(run_id, k));  // oldest first
-      json g{{"iteration", k}, {"attempts", mine.size()}};
-      if (!mine.empty() && !gradient_already_applied(kb, mine)) {
-        ctx.emit({"gradient", k, 0, 0, 0, 0, 0, 1, "learning from this iteration (updating the knowledge base)"});
-        auto out = agents::run_textual_gradient(*env.model, kb, mine);
-        std::int64_t tokens = 0;
-        json by_role = json::object();
-        for (const auto& tr : out.traces) {
-          const auto n = tr.prompt_tokens + tr.completion_tokens;
-          tokens += n;
-          by_role[tr.role] = by_role.value(tr.role, std::int64_t{0}) + n;
-        }
-        g["status"] = agents::to_string(out.status);
-        g["tokens"] = by_role;
-        g["tokens_total"] = tokens;
-        if (out.evaluation) {
-          g["summary"] = out.evaluation->summary;
-          g["departures"] = out.evaluation->departures.size();
-        }
-        if (out.gaps) g["gaps"] = out.gaps->size();
-        if (out.update) g["update"] = {{"update_id", out.update->applied.update_id}, {"operations", out.update->applied.operations}};
-        ctx.account(0, 0, tokens);
-        if (out.status == agents::agent_status::budget_exhausted) ctx.stop(stop_kind::budget_tokens);
-      } else {
-        g["status"] = mine.empty() ? "skipped: no attempts" : "already applied";
-      }
-      journal.set_record("gradient_" + std::to_string(k), g);
-      if (ctx.stopped()) break;
-      journal.mark(k, "gradient");
+    g["status"] = agents::to_string(out.status);
+    g["tokens"] = by_role;
+    g["tokens_total"] = tokens;
+    if (out.evaluation) {
+      g["summary"] = out.evaluation->summary;
+      g["departures"] = out.evaluation->departures.size();
     }
+    if (out.gaps) g["gaps"] = out.gaps->size();
+    if (out.update) g["update"] = {{"update_id", out.update->applied.update_id}, {"operations", out.update->applied.operations}};
+    ctx.account(0, 0, tokens);
+    if (out.status == agents::agent_status::budget_exhausted) ctx.stop(stop_kind::budget_tokens);
+  } else {
+    g["status"] = mine.empty() ? "skipped: no attempts" : "already applied";
   }
+  ctx.journal.set_record("gradient_" + std::to_string(k), g);
+}
 
+// The result: figures, the KB attempts of this run, the diff and the report, written beside
+// the checkpoint.
+optimize_result finish_run(loop_context& ctx, kb::knowledge_base& kb, const fs::path& input_path,
+                           const std::string& input_source, const version& baseline, const version& best,
+                           const std::string& error) {
   optimize_result r;
-  r.run_id = run_id;
+  r.run_id = ctx.run_id;
   r.input_source = input_source;
   r.best_source = best.source;
   r.input_ms = baseline.eval.runtime_ms;
@@ -306,7 +312,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
   r.tokens = ctx.tokens();
   r.gpu_seconds = ctx.gpu_seconds();
   r.wall_seconds = ctx.wall_seconds();
-  for (const auto& a : kb.attempts_of(task.name, run_id + "/")) {
+  for (const auto& a : kb.attempts_of(ctx.task.name, ctx.run_id + "/")) {
     r.attempt_ids.push_back(a.id);
     if (a.correct) ++r.correct_candidates;
   }
@@ -314,12 +320,58 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
   r.diff = unified_diff(input_source, best.source, "a/" + name, "b/" + name);
   r.report = build_run_report(ctx, r, baseline, best);
   r.report_markdown = render_run_report(r.report);
-  write_file_atomically(env.out_dir / ("best" + input_path.extension().string()), best.source);
-  write_file_atomically(env.out_dir / "best.diff", r.diff);
-  write_file_atomically(env.out_dir / "report.json", r.report.dump(2) + "\n");
-  write_file_atomically(env.out_dir / "report.md", r.report_markdown);
+  const auto& out = ctx.env.out_dir;
+  support::write_file_atomically(out / ("best" + input_path.extension().string()), best.source);
+  support::write_file_atomically(out / "best.diff", r.diff);
+  support::write_file_atomically(out / "report.json", r.report.dump(2) + "\n");
+  support::write_file_atomically(out / "report.md", r.report_markdown);
   ctx.emit({"done", 0, 0, 0, 0, 0, 0, r.best_speedup, "done: " + r.stop_reason.to_string()});
   return r;
+}
+
+}  // namespace
+
+optimize_result run_optimization(const task_spec& task, const loop_options& options, run_environment& env) {
+  validate(options, env);
+  const fs::path input_path = env.input.empty() ? fs::path(task.kernel) : env.input;
+  if (input_path.empty()) throw std::invalid_argument("the task names no kernel to optimize");
+  const std::string input_source = read_kernel(input_path);
+  const json identity = identity_of(task, source_hash(task.name, input_source), options, env.model != nullptr);
+  const std::string run_id = "run-" + source_hash("run", identity.dump()).substr(0, 12);
+  run_journal journal(env.out_dir, identity);
+  loop_context ctx(task, options, env, journal, run_id);
+  auto kb = kb::knowledge_base::open(env.kb_path);
+
+  const auto measured = measure_baseline(ctx, journal, input_source);
+  if (!measured) {
+    // Stopped before the input was measured: nothing to report, nothing recorded.
+    optimize_result r;
+    r.run_id = run_id;
+    r.input_source = r.best_source = input_source;
+    r.stop_reason = {stop_kind::cancelled, ""};
+    r.wall_seconds = ctx.wall_seconds();
+    return r;
+  }
+  const version baseline = *measured;
+  ctx.arch = !options.arch.empty() ? options.arch : baseline.eval.arch;
+  step_accounting accounting(ctx, baseline.hash);
+  replay_checkpoint(ctx, journal, baseline, accounting);
+
+  version best = baseline;
+  std::string error;
+  const int jobs = std::max(1, std::min(options.jobs > 0 ? options.jobs : options.breadth, options.breadth));
+  for (int k = 0; k < options.iterations && !ctx.stopped(); ++k) {
+    error = run_iteration(ctx, accounting, baseline, best, k, jobs);
+    commit_iteration(ctx, kb, k, best);
+    if (ctx.stopped()) break;
+    journal.mark(k, "committed");
+    if (env.model && options.textual_gradient && !journal.reached(k, "gradient")) {
+      textual_gradient_update(ctx, kb, k);
+      if (ctx.stopped()) break;
+      journal.mark(k, "gradient");
+    }
+  }
+  return finish_run(ctx, kb, input_path, input_source, baseline, best, error);
 }
 
 }  // namespace kblaster::engine::optimize

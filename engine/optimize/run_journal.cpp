@@ -37,18 +37,6 @@ void append_durably(const fs::path& path, const std::string& line) {
 
 }  // namespace
 
-void write_file_atomically(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
-}
-
 run_journal::run_journal(fs::path dir, json identity) : dir_(std::move(dir)) {
   fs::create_directories(dir_ / "sources");
   const auto manifest_path = dir_ / "manifest.json";
@@ -139,7 +127,7 @@ void run_journal::mark(int iteration, const std::string& milestone) {
 void run_journal::put_source(const std::string& hash, const std::string& source) {
   const auto path = dir_ / "sources" / (hash + ".cu");
   std::lock_guard lock(mutex_);
-  if (!fs::exists(path)) write_file_atomically(path, source);
+  if (!fs::exists(path)) support::write_file_atomically(path, source);
 }
 
 std::string run_journal::source(const std::string& hash) const {
@@ -148,6 +136,6 @@ std::string run_journal::source(const std::string& hash) const {
   return read_all(path);
 }
 
-void run_journal::write_manifest() { write_file_atomically(dir_ / "manifest.json", manifest_.dump(2) + "\n"); }
+void run_journal::write_manifest() { support::write_file_atomically(dir_ / "manifest.json", manifest_.dump(2) + "\n"); }
 
 }  // namespace kblaster::engine::optimize

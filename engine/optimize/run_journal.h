@@ -55,7 +55,4 @@ class run_journal {
   std::map<std::tuple<int, int, int>, nlohmann::json> steps_;
 };
 
-/// Writes `text` to `path` through a temporary file and a rename, so readers never see half.
-void write_file_atomically(const std::filesystem::path& path, const std::string& text);
-
 }  // namespace kblaster::engine::optimize

@@ -95,6 +95,100 @@ void add_tokens(json& tokens, const agents::agent_trace& trace) {
   if (n > 0) tokens[trace.role] = tokens.value(trace.role, std::int64_t{0}) + n;
 }
 
+// The first choice not yet tried on this very version; a mechanical one must also apply (its
+// variants come back in `variants`). Null when nothing is left to try.
+const kb::choice* pick_choice(const loop_context& ctx, const std::vector<kb::choice>& choices, const version& start,
+                              const std::set<std::string>& tried, mechanical_result& variants) {
+  mechanical_context mctx;
+  mctx.atol = ctx.task.atol;
+  mctx.rtol = ctx.task.rtol;
+  mctx.arch = ctx.arch;
+  mctx.max_variants = ctx.env.model ? 2 : 4;
+  for (const auto& c : choices) {
+    if (tried.count(c.opt.technique + "@" + start.hash)) continue;
+    if (is_mechanical(c.opt.technique) && (ctx.options.mechanical_first || !ctx.env.model)) {
+      auto v = mechanical_variants(start.source, c.opt.technique, mctx);
+      if (!v.variants.empty()) {
+        variants = std::move(v);
+        return &c;
+      }
+      if (!ctx.env.model) continue;  // the tier cannot apply it; the model could
+    }
+    return &c;
+  }
+  return nullptr;
+}
+
+// The mechanical tier: every variant evaluated; the best that improves on `start` is returned.
+version run_mechanical(loop_context& ctx, kb::knowledge_base& kb, const version& start, const mechanical_result& variants,
+                       json& rec) {
+  rec["tier"] = "mechanical";
+  version best = start;
+  for (const auto& var : variants.variants) {
+    if (ctx.stopped()) break;
+    const auto v = ctx.evaluate(var.source);
+    rec["candidates"].push_back(
+        candidate_record(v, var.technique, var.label, var.parameters, start, state_of(kb, v.eval, ctx.arch)));
+    if (improves(v, best)) best = v;
+  }
+  return best;
+}
+
+// The soft verifier reads a candidate that would become the new version, beside the task's
+// input: a second opinion on shortcuts the harness cannot see. A rejection marks it incorrect.
+void soft_verify_candidate(loop_context& ctx, const std::string& technique, version& v, json& cand, json& rec) {
+  agents::verifier_input vin{ctx.journal.source(ctx.journal.record("baseline")->at("hash").get<std::string>()), v.source,
+                             "kb_forward", technique};
+  auto verdict = agents::soft_verify(*ctx.env.model, vin);
+  add_tokens(rec["tokens"], verdict.trace);
+  if (!verdict.value) return;
+  cand["soft_verifier"] = {{"pass", verdict.value->pass}, {"summary", verdict.value->summary}};
+  if (verdict.value->pass) return;
+  v.eval.correct = false;
+  cand["evaluation"]["correct"] = false;
+  cand["evaluation"]["check"] = "soft_verifier";
+  cand["evaluation"]["reason"] = verdict.value->summary;
+  cand["state_after"] = "";
+  cand.erase("measured_speedup");
+}
+
+// The model tier: the lowering agent writes the kernel and repairs it on the harness's
+// verdicts; the last candidate it produced is kept, if it improves on `start` once verified.
+version run_model(loop_context& ctx, kb::knowledge_base& kb, const version& start, const kb::choice& chosen,
+                  const state_of_version& before, json& rec) {
+  rec["tier"] = "llm";
+  agents::lowering_input in;
+  in.source = start.source;
+  in.entry_point = "kb_forward";
+  in.state = before.name;
+  in.technique = chosen.opt;
+  in.profile_summary = prompt_summary(start.eval, ctx.options.cycles_only);
+  in.arch = ctx.arch;
+  std::optional<version> last;
+  auto check = [&](const std::string& source) -> std::optional<std::string> {
+    last = ctx.evaluate(source);
+    if (last->eval.correct) return std::nullopt;
+    if (!last->eval.compile_ok) return "The candidate does not compile:\n" + last->eval.compile_log;
+    return "The candidate failed verification (" + last->eval.check + "): " + last->eval.reason;
+  };
+  auto outcome = agents::lower_with_repair(*ctx.env.model, kb, in, check, ctx.options.max_repairs);
+  add_tokens(rec["tokens"], outcome.trace);
+  rec["repairs"] = outcome.repairs;
+  rec["failures"] = outcome.failures;
+  rec["agent_status"] = agents::to_string(outcome.trace.status);
+  if (outcome.trace.status == agents::agent_status::budget_exhausted) ctx.stop(stop_kind::budget_tokens);
+  if (outcome.trace.status == agents::agent_status::llm_failed) rec["note"] = "the model failed: " + outcome.trace.error;
+  if (!last) {
+    rec["note"] = "the lowering agent gave no usable kernel";
+    return start;
+  }
+  auto v = *last;
+  auto cand = candidate_record(v, chosen.opt.technique, "llm", json::object(), start, state_of(kb, v.eval, ctx.arch));
+  if (improves(v, start)) soft_verify_candidate(ctx, chosen.opt.technique, v, cand, rec);
+  rec["candidates"].push_back(cand);
+  return improves(v, start) ? v : start;
+}
+
 }  // namespace
 
 json run_step(loop_context& ctx, kb::knowledge_base& kb, const version& start, int iteration, int trajectory, int step,
@@ -105,30 +199,8 @@ json run_step(loop_context& ctx, kb::knowledge_base& kb, const version& start, i
            {"state_score", before.score}, {"candidates", json::array()}, {"tokens", json::object()},
            {"result", start.hash}, {"end", false}};
   const auto choices = choose_techniques(ctx, kb, before.name, step_seed(ctx.options.seed, iteration, trajectory, step));
-
-  mechanical_context mctx;
-  mctx.atol = ctx.task.atol;
-  mctx.rtol = ctx.task.rtol;
-  mctx.arch = ctx.arch;
-  mctx.max_variants = ctx.env.model ? 2 : 4;
-
-  // The first choice not yet tried on this very version; mechanical ones must also apply.
-  const kb::choice* chosen = nullptr;
   mechanical_result variants;
-  for (const auto& c : choices) {
-    if (tried.count(c.opt.technique + "@" + start.hash)) continue;
-    if (is_mechanical(c.opt.technique) && (ctx.options.mechanical_first || !ctx.env.model)) {
-      auto v = mechanical_variants(start.source, c.opt.technique, mctx);
-      if (!v.variants.empty()) {
-        chosen = &c;
-        variants = std::move(v);
-        break;
-      }
-      if (!ctx.env.model) continue;  // the tier cannot apply it; the model could
-    }
-    chosen = &c;
-    break;
-  }
+  const kb::choice* chosen = pick_choice(ctx, choices, start, tried, variants);
   if (!chosen) {
     rec["end"] = true;
     rec["note"] = ctx.env.model ? "the KB has no technique left to try in state " + before.name
@@ -139,72 +211,8 @@ json run_step(loop_context& ctx, kb::knowledge_base& kb, const version& start, i
   rec["reason"] = chosen->reason;
   rec["predicted"] = chosen->opt.predicted_speedup;
   rec["confidence"] = chosen->opt.confidence;
-
-  version best = start;
-  auto consider = [&](const version& v) {
-    if (improves(v, best)) best = v;
-  };
-
-  if (!variants.variants.empty()) {
-    rec["tier"] = "mechanical";
-    for (const auto& var : variants.variants) {
-      if (ctx.stopped()) break;
-      const auto v = ctx.evaluate(var.source);
-      rec["candidates"].push_back(
-          candidate_record(v, var.technique, var.label, var.parameters, start, state_of(kb, v.eval, ctx.arch)));
-      consider(v);
-    }
-  } else {
-    rec["tier"] = "llm";
-    agents::lowering_input in;
-    in.source = start.source;
-    in.entry_point = "kb_forward";
-    in.state = before.name;
-    in.technique = chosen->opt;
-    in.profile_summary = prompt_summary(start.eval, ctx.options.cycles_only);
-    in.arch = ctx.arch;
-    std::optional<version> last;
-    auto check = [&](const std::string& source) -> std::optional<std::string> {
-      last = ctx.evaluate(source);
-      if (last->eval.correct) return std::nullopt;
-      if (!last->eval.compile_ok) return "The candidate does not compile:\n" + last->eval.compile_log;
-      return "The candidate failed verification (" + last->eval.check + "): " + last->eval.reason;
-    };
-    auto outcome = agents::lower_with_repair(*ctx.env.model, kb, in, check, ctx.options.max_repairs);
-    add_tokens(rec["tokens"], outcome.trace);
-    rec["repairs"] = outcome.repairs;
-    rec["failures"] = outcome.failures;
-    rec["agent_status"] = agents::to_string(outcome.trace.status);
-    if (outcome.trace.status == agents::agent_status::budget_exhausted) ctx.stop(stop_kind::budget_tokens);
-    if (outcome.trace.status == agents::agent_status::llm_failed) rec["note"] = "the model failed: " + outcome.trace.error;
-    if (last) {
-      auto v = *last;
-      auto cand = candidate_record(v, chosen->opt.technique, "llm", json::object(), start, state_of(kb, v.eval, ctx.arch));
-      // The soft verifier reads a candidate that would become the new version, beside the
-      // task's input: a second opinion on shortcuts the harness cannot see.
-      if (improves(v, start)) {
-        agents::verifier_input vin{ctx.journal.source(ctx.journal.record("baseline")->at("hash").get<std::string>()),
-                                   v.source, "kb_forward", chosen->opt.technique};
-        auto verdict = agents::soft_verify(*ctx.env.model, vin);
-        add_tokens(rec["tokens"], verdict.trace);
-        if (verdict.value) {
-          cand["soft_verifier"] = {{"pass", verdict.value->pass}, {"summary", verdict.value->summary}};
-          if (!verdict.value->pass) {
-            v.eval.correct = false;
-            cand["evaluation"]["correct"] = false;
-            cand["evaluation"]["check"] = "soft_verifier";
-            cand["evaluation"]["reason"] = verdict.value->summary;
-            cand["state_after"] = "";
-            cand.erase("measured_speedup");
-          }
-        }
-      }
-      rec["candidates"].push_back(cand);
-      consider(v);
-    } else {
-      rec["note"] = "the lowering agent gave no usable kernel";
-    }
-  }
+  const version best = !variants.variants.empty() ? run_mechanical(ctx, kb, start, variants, rec)
+                                                  : run_model(ctx, kb, start, *chosen, before, rec);
   rec["result"] = best.hash;
   double gpu = 0;
   for (const auto& c : rec["candidates"]) gpu += c["evaluation"].value("gpu_seconds", 0.0);

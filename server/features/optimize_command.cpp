@@ -104,19 +104,19 @@ std::string result_message(const std::string& kernel, const opt::optimize_result
 
 }  // namespace
 
-json optimize_command(const command_args& args, request_context& ctx, editor_state& state) {
-  auto& server = ctx.server();
-  const auto settings = read_editor_settings(server.settings());
-  // Not watched: the run may take hours, and its own edit at the end must not cancel it. An
-  // edit made meanwhile is noticed before applying (the result then stays in the run folder).
-  const auto doc = server.documents().get(args.uri);
-  if (!doc) throw rpc_error(error_code::invalid_params, "kblaster.optimize: " + args.uri + " is not open");
-  const auto task_of = engine::find_task_for(document_path(*doc), doc->text());
-  if (!task_of.task)
-    throw rpc_error(error_code::invalid_params, "kblaster.optimize: no task for " + args.uri +
-                                                    (task_of.error.empty() ? ": create one first (kblaster.createTask)" : ": " + task_of.error));
-  const auto& task = *task_of.task;
+// The task of the document the command names; the reason as an InvalidParams error otherwise.
+engine::task_spec task_of_document(const document_snapshot& doc, const std::string& uri) {
+  const auto found = engine::find_task_for(document_path(doc), doc.text());
+  if (!found.task)
+    throw rpc_error(error_code::invalid_params, "kblaster.optimize: no task for " + uri +
+                                                    (found.error.empty() ? ": create one first (kblaster.createTask)"
+                                                                         : ": " + found.error));
+  return *found.task;
+}
 
+// The evaluators and the model the settings ask for; what cannot be had is an InvalidParams error.
+std::pair<std::unique_ptr<opt::evaluator_stack>, opt::model_choice> run_setup_of(const editor_settings& settings,
+                                                                                 const engine::task_spec& task) {
   std::unique_ptr<opt::evaluator_stack> evaluators;
   try {
     evaluators = std::make_unique<opt::evaluator_stack>(evaluator_settings_of(settings), std::vector<engine::task_spec>{task});
@@ -125,21 +125,19 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   } catch (const opt::evaluation_error& e) {
     throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: cannot evaluate candidates: ") + e.what());
   }
-  const bool replayed = evaluators->replayed();
-  opt::evaluator* eval = &evaluators->top();
-  opt::model_choice chosen;
   try {
-    chosen = opt::choose_model(model_settings_of(settings));
+    return {std::move(evaluators), opt::choose_model(model_settings_of(settings))};
   } catch (const std::exception& e) {
     throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: the model cannot be used: ") + e.what());
   }
-  const std::string& model_note = chosen.note;
-  llm::llm_client* model = chosen.client.get();
+}
 
+// The loop's shape and budgets from the settings; "Apply technique" is one step of one technique.
+opt::loop_options loop_options_of(const editor_settings& settings, const std::string& technique) {
   opt::loop_options loop;
-  loop.breadth = args.technique.empty() ? settings.breadth : 1;
-  loop.depth = args.technique.empty() ? settings.depth : 1;
-  loop.iterations = args.technique.empty() ? settings.iterations : 1;
+  loop.breadth = technique.empty() ? settings.breadth : 1;
+  loop.depth = technique.empty() ? settings.depth : 1;
+  loop.iterations = technique.empty() ? settings.iterations : 1;
   loop.limits.tokens = settings.budget_tokens;
   loop.limits.gpu_seconds = settings.budget_gpu_seconds;
   loop.limits.wall_seconds = settings.budget_wall_seconds;
@@ -148,26 +146,69 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   loop.top_k = settings.top_k;
   loop.policy = settings.policy;
   loop.seed = static_cast<std::uint64_t>(settings.seed);
-  loop.only_technique = args.technique;
+  loop.only_technique = technique;
+  return loop;
+}
 
-  const std::string title = "KernelBlaster: optimizing " + args.kernel + (replayed ? " (REPLAYED results)" : "");
-  // The first thing the notification says: where the numbers come from, in a few words (the
-  // report has the details).
+// The first thing the notification says: where the numbers come from, in a few words (the
+// report has the details).
+std::string provenance_line(const editor_settings& settings, bool replayed, const opt::model_choice& model) {
   const std::string where_measured =
       replayed ? "GPU results replayed from " + fs::path(settings.replay_harness).filename().string() + " (no GPU is used)"
                : "measuring on this machine's GPU";
   const std::string which_model = !settings.llm_replay.empty()
                                       ? "model answers replayed from " + fs::path(settings.llm_replay).filename().string()
-                                      : model ? model_note : "no model: the mechanical tier only";
-  work_done_progress progress(ctx, title, where_measured + "; " + which_model);
+                                      : model.client ? model.note : "no model: the mechanical tier only";
+  return where_measured + "; " + which_model;
+}
+
+// Runs the loop, translating its failures into JSON-RPC errors.
+opt::optimize_result run_loop(const engine::task_spec& task, const opt::loop_options& loop, opt::run_environment& env) {
+  try {
+    return opt::run_optimization(task, loop, env);
+  } catch (const std::invalid_argument& e) {
+    throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: ") + e.what());
+  } catch (const opt::evaluation_error& e) {
+    throw rpc_error(error_code::request_failed, std::string("kblaster.optimize: ") + e.what());
+  } catch (const llm::llm_error& e) {
+    throw rpc_error(error_code::request_failed, std::string("kblaster.optimize: model: ") + e.what());
+  }
+}
+
+// Replaces the document's text with the best version, unless the user edited it during the run
+// (the result then stays in the run folder). True when the client applied the edit.
+bool apply_best(lsp_server& server, const document_snapshot& doc, const std::string& kernel,
+                const opt::optimize_result& r, bool edited_meanwhile) {
+  if (r.best_source == r.input_source || r.best_source.empty() || edited_meanwhile) return false;
+  const auto end = doc.lines().position_of(doc.text().size());
+  const json edit = {{"changes", {{doc.uri(), json::array({{{"range", protocol::range{{0, 0}, end}}, {"newText", r.best_source}}})}}}};
+  const auto answer = server.call_client("workspace/applyEdit", {{"label", "KernelBlaster: best " + kernel}, {"edit", edit}},
+                                         apply_timeout);
+  return answer && answer->is_object() && answer->value("applied", false);
+}
+
+json optimize_command(const command_args& args, request_context& ctx, editor_state& state) {
+  auto& server = ctx.server();
+  const auto settings = read_editor_settings(server.settings());
+  // Not watched: the run may take hours, and its own edit at the end must not cancel it. An
+  // edit made meanwhile is noticed before applying (the result then stays in the run folder).
+  const auto doc = server.documents().get(args.uri);
+  if (!doc) throw rpc_error(error_code::invalid_params, "kblaster.optimize: " + args.uri + " is not open");
+  const auto task = task_of_document(*doc, args.uri);
+  const auto [evaluators, model] = run_setup_of(settings, task);
+  const bool replayed = evaluators->replayed();
+  const auto loop = loop_options_of(settings, args.technique);
+
+  work_done_progress progress(ctx, "KernelBlaster: optimizing " + args.kernel + (replayed ? " (REPLAYED results)" : ""),
+                              provenance_line(settings, replayed, model));
   opt::run_environment env;
   env.kb_path = settings.kb_path.empty() ? kb::default_kb_path() : fs::path(settings.kb_path);
-  env.eval = eval;
-  env.model = model;
+  env.eval = &evaluators->top();
+  env.model = model.client.get();
   // One run directory per (input, options): running again after a cancel resumes, and an
   // optimized kernel (a new input) or other settings start a fresh run beside the old ones.
   const std::string run_key = doc->text() + "\n" + json({loop.breadth, loop.depth, loop.iterations, loop.top_k, loop.policy,
-                                                           loop.seed, loop.only_technique, model_note, eval->describe()}).dump();
+                                                           loop.seed, loop.only_technique, model.note, env.eval->describe()}).dump();
   env.out_dir = opt::run_folder(settings.output_dir.empty() ? fs::path(task.dir) / ".kblaster" / "runs"
                                                             : fs::path(settings.output_dir),
                                 task.name, run_key, args.technique.empty() ? "" : args.technique + "-");
@@ -190,20 +231,10 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   // The buffer is what the user sees: when it differs from the file on disk (unsaved edits),
   // the run starts from a snapshot of it.
   if (same_file(task.kernel, document_path(*doc)) && support::read_file_if_exists(task.kernel).value_or("") != doc->text()) {
-    fs::create_directories(env.out_dir);
     env.input = env.out_dir / ("editor-input" + fs::path(task.kernel).extension().string());
-    std::ofstream(env.input, std::ios::binary) << doc->text();
+    support::write_file_atomically(env.input, doc->text());
   }
-  opt::optimize_result r;
-  try {
-    r = opt::run_optimization(task, loop, env);
-  } catch (const std::invalid_argument& e) {
-    throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: ") + e.what());
-  } catch (const opt::evaluation_error& e) {
-    throw rpc_error(error_code::request_failed, std::string("kblaster.optimize: ") + e.what());
-  } catch (const llm::llm_error& e) {
-    throw rpc_error(error_code::request_failed, std::string("kblaster.optimize: model: ") + e.what());
-  }
+  const auto r = run_loop(task, loop, env);
   watcher.request_stop();
   ctx.check_cancelled();
   const std::string report_path = (env.out_dir / "report.md").string();
@@ -211,15 +242,9 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   std::snprintf(speed, sizeof speed, "%.2fx measured", r.best_speedup);
   progress.end(std::string(speed) + (replayed ? " (replayed)" : ""));
 
-  bool applied = false;
   const auto now = server.documents().get(args.uri);
   const bool edited_meanwhile = !now || now->version() != doc->version();
-  if (r.best_source != r.input_source && !r.best_source.empty() && !edited_meanwhile) {
-    const auto end = doc->lines().position_of(doc->text().size());
-    const json edit = {{"changes", {{args.uri, json::array({{{"range", protocol::range{{0, 0}, end}}, {"newText", r.best_source}}})}}}};
-    const auto answer = server.call_client("workspace/applyEdit", {{"label", "KernelBlaster: best " + args.kernel}, {"edit", edit}}, apply_timeout);
-    applied = answer && answer->is_object() && answer->value("applied", false);
-  }
+  const bool applied = apply_best(server, *doc, args.kernel, r, edited_meanwhile);
   // On the kernel's name in the text the user now has: the applied version's when applied.
   const document_snapshot shown(args.uri, doc->language_id(), doc->version(), applied ? r.best_source : doc->text());
   const auto names = kernel_name_ranges(shown);
