@@ -10,6 +10,7 @@
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
 #include "engine/toolchain/nvcc_driver.h"
+#include "cli/evaluator_flags.h"
 #include "engine/optimize/run_setup.h"
 
 #include <iostream>
@@ -29,9 +30,8 @@ struct bench_cli_options {
   int gpus = 1;
   bool report = true;
   std::string llm_config;
-  std::vector<std::string> harness_replay;
-  std::string harness_record, recorded, harness, device = "auto", ncu;
-  double watchdog_s = 120;
+  kblaster::cli::evaluator_flags evaluator{{}, 0, "", "", "auto", "", 120};
+  std::string recorded;
 };
 
 /// `bench report` and `bench merge`.
@@ -69,17 +69,6 @@ optimize::model_settings model_settings_of(const bench_cli_options& o) {
   return m;
 }
 
-optimize::evaluator_settings evaluator_settings_of(const bench_cli_options& o) {
-  optimize::evaluator_settings e;
-  e.replay.assign(o.harness_replay.begin(), o.harness_replay.end());
-  e.record = o.harness_record;
-  e.harness = o.harness;
-  e.ncu = o.ncu;
-  e.device = o.device;
-  e.watchdog = std::chrono::milliseconds(static_cast<long long>(o.watchdog_s * 1000));
-  return e;
-}
-
 int run(bench_cli_options o) {
   if (!o.shard.empty()) {
     if (auto err = bench::parse_shard(o.shard, o.bench.shard_index, o.bench.shard_count); !err.empty()) {
@@ -106,7 +95,7 @@ int run(bench_cli_options o) {
       model_note = "recorded outcomes from " + o.recorded;
     } else {
       try {
-        evaluators = std::make_unique<optimize::evaluator_stack>(evaluator_settings_of(o), std::vector<kblaster::engine::task_spec>{});
+        evaluators = std::make_unique<optimize::evaluator_stack>(o.evaluator.settings(), std::vector<kblaster::engine::task_spec>{});
       } catch (const optimize::no_gpu_error& e) {
         say(std::string(e.what()) + ", or recorded outcomes with --recorded DIR.");
         return 3;
@@ -180,15 +169,8 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--budget-gpu-seconds", o->bench.loop.limits.gpu_seconds, "per problem: stop after this much GPU time");
   app->add_option("--budget-candidates", o->bench.loop.limits.candidates, "per problem: stop after this many candidates");
   app->add_option("--llm", o->llm_config, "model config file; without it, the mechanical tier only");
-  app->add_option("--harness-replay", o->harness_replay, "serve GPU results from these recordings");
-  app->add_option("--harness-record", o->harness_record, "record every GPU result to this file");
+  o->evaluator.add_to(*app, "seconds one harness request may take beyond timing (KernelBench inputs reach gigabytes; default 120)");
   app->add_option("--recorded", o->recorded, "replay whole-problem outcomes recorded earlier (DIR/L1_NAME.json)");
-  app->add_option("--harness", o->harness, "the kblaster-harness executable");
-  app->add_option("--device", o->device, "cuda, cpu or auto")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  app->add_option("--ncu", o->ncu, "ncu executable, or none for static profiles");
-  app->add_option("--watchdog", o->watchdog_s,
-                  "seconds one harness request may take beyond timing (KernelBench inputs reach gigabytes; default 120)")
-      ->check(CLI::Range(1.0, 3600.0));
   app->add_option("--import-device", o->bench.import_device, "where problems are exported and timed (default cuda)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--timing-seconds", o->bench.timing_seconds, "exporter timing per side; 0: none")->check(CLI::Range(0.0, 600.0));

@@ -8,6 +8,7 @@
 #include "engine/toolchain/nvcc_driver.h"
 #include "engine/evaluate/harness_evaluator.h"
 #include "engine/optimize/optimize.h"
+#include "cli/evaluator_flags.h"
 #include "engine/optimize/run_setup.h"
 #include "engine/task/task.h"
 #include "kb/location.h"
@@ -35,14 +36,7 @@ struct optimize_options {
   std::string llm_config;
   llm::llm_flags llm_flags;
   std::string record, replay;
-  // evaluator
-  std::vector<std::string> harness_replay;
-  std::string harness_record;
-  double replay_pace = 0;
-  std::string harness;
-  std::string device = "auto";
-  std::string ncu;
-  double watchdog_s = 10;
+  kblaster::cli::evaluator_flags evaluator;
   bool json = false;
   bool quiet = false;
 };
@@ -81,18 +75,6 @@ optimize::model_settings model_settings_of(const optimize_options& o, const std:
   return m;
 }
 
-optimize::evaluator_settings evaluator_settings_of(const optimize_options& o) {
-  optimize::evaluator_settings e;
-  e.replay.assign(o.harness_replay.begin(), o.harness_replay.end());
-  e.replay_pace = o.replay_pace;
-  e.record = o.harness_record;
-  e.harness = o.harness;
-  e.ncu = o.ncu;
-  e.device = o.device;
-  e.watchdog = std::chrono::milliseconds(static_cast<long long>(o.watchdog_s * 1000));
-  return e;
-}
-
 int run_optimize(optimize_options o) {
   task_spec task;
   try {
@@ -106,7 +88,7 @@ int run_optimize(optimize_options o) {
     const std::string& model_note = chosen.note;
     std::unique_ptr<optimize::evaluator_stack> evaluators;
     try {
-      evaluators = std::make_unique<optimize::evaluator_stack>(evaluator_settings_of(o), std::vector<task_spec>{task});
+      evaluators = std::make_unique<optimize::evaluator_stack>(o.evaluator.settings(), std::vector<task_spec>{task});
     } catch (const optimize::no_gpu_error& e) {
       std::cerr << "kblaster optimize: " << e.what() << ".\n";
       return 3;
@@ -202,16 +184,7 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--record", o->record, "record the model's exchanges to this cassette")->excludes(no_llm);
   app->add_option("--replay", o->replay, "replay model answers from this cassette (or answer book) instead of a model")
       ->excludes(no_llm)->check(CLI::ExistingFile);
-  app->add_option("--harness-replay", o->harness_replay, "serve GPU results from these recordings instead of measuring")
-      ->check(CLI::ExistingFile);
-  app->add_option("--replay-pace", o->replay_pace,
-                  "with --harness-replay: take this fraction of each recorded GPU time (1: as recorded)")
-      ->check(CLI::Range(0.0, 10.0));
-  app->add_option("--harness-record", o->harness_record, "record every GPU result to this file (for --harness-replay)");
-  app->add_option("--harness", o->harness, "the kblaster-harness executable");
-  app->add_option("--device", o->device, "cuda, cpu (host C++ candidates) or auto")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  app->add_option("--ncu", o->ncu, "ncu executable, or none for static profiles");
-  app->add_option("--watchdog", o->watchdog_s, "seconds a candidate may run before it is killed")->check(CLI::Range(0.1, 3600.0));
+  o->evaluator.add_to(*app, "seconds a candidate may run before it is killed (default 10)");
   app->add_flag("--json", o->json, "print the run report as JSON");
   app->add_flag("--quiet", o->quiet, "no progress line");
   return kblaster::cli::command{app, [o] { return run_optimize(*o); }};
