@@ -107,6 +107,16 @@ document_uri_params document_uri_params::from(const json& params) {
   return {required_string(params, "textDocument.uri")};
 }
 
+code_action_params code_action_params::from(const json& params) {
+  code_action_params p{required_string(params, "textDocument.uri"), {}};
+  try {
+    p.where = required_field(params, "range").get<range>();
+  } catch (const nlohmann::json::exception&) {
+    throw rpc_error(error_code::invalid_params, "invalid params: 'range' must be a Range");
+  }
+  return p;
+}
+
 client_capabilities client_capabilities::from(const json& params) {
   client_capabilities c;
   auto flag = [&](std::string_view path) {

@@ -50,9 +50,15 @@ struct did_change_params {
   static did_change_params from(const json& params);
 };
 
-struct document_uri_params {  // didClose, didSave, documentSymbol
+struct document_uri_params {  // didClose, didSave, documentSymbol, codeLens
   std::string uri;
   static document_uri_params from(const json& params);
+};
+
+struct code_action_params {  // textDocument/codeAction (the context is not read)
+  std::string uri;
+  range where;
+  static code_action_params from(const json& params);
 };
 
 struct client_capabilities {

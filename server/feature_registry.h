@@ -33,6 +33,20 @@ class feature_registry {
     notifications_[method] = std::move(handler);
   }
 
+  /// The typed binder (clangd's LSPBinder): `Params::from(json)` reads the params before the
+  /// handler runs, so a handler sees only typed values, and a bad field is an InvalidParams
+  /// error naming it ("'textDocument.uri' must be a string"), raised in one place.
+  template <class Params, class Handler>
+  void on_typed_request(const std::string& method, execution mode, Handler handler) {
+    on_request(method, mode, [handler = std::move(handler)](const protocol::json& params, request_context& ctx) {
+      return protocol::json(handler(Params::from(params), ctx));
+    });
+  }
+  template <class Params, class Handler>
+  void on_typed_notification(const std::string& method, Handler handler) {
+    on_notification(method, [handler = std::move(handler)](const protocol::json& params) { handler(Params::from(params)); });
+  }
+
   const request_entry* find_request(const std::string& method) const {
     const auto it = requests_.find(method);
     return it == requests_.end() ? nullptr : &it->second;

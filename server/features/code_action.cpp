@@ -30,16 +30,11 @@ json command_action(const std::string& title, const std::string& command, const 
 }  // namespace
 
 void register_code_action(feature_registry& registry, lsp_server& server, editor_state& state) {
-  registry.on_request("textDocument/codeAction", execution::concurrent,
-                      [&server, &state](const json& params, request_context& ctx) -> json {
-    const std::string uri = lsp::required_string(params, "textDocument.uri");
+  registry.on_typed_request<lsp::code_action_params>("textDocument/codeAction", execution::concurrent,
+                      [&server, &state](const lsp::code_action_params& p, request_context& ctx) -> json {
+    const std::string& uri = p.uri;
     const auto doc = ctx.watch_document(uri);
-    protocol::range r;
-    try {
-      r = lsp::required_field(params, "range").get<protocol::range>();
-    } catch (const nlohmann::json::exception&) {
-      throw protocol::rpc_error(protocol::error_code::invalid_params, "invalid params: 'range' must be a Range");
-    }
+    const protocol::range& r = p.where;
     const engine::cuda_symbol* kernel = kernel_at(*doc, doc->lines().offset_of(r.start));
     json actions = json::array();
     if (!kernel || kernel->kind != engine::cuda_symbol_kind::global_kernel) return actions;

@@ -10,9 +10,9 @@ using protocol::json;
 namespace lsp = protocol::lsp;
 
 void register_code_lens(feature_registry& registry, lsp_server& server, editor_state& state) {
-  registry.on_request("textDocument/codeLens", execution::concurrent,
-                      [&server, &state](const json& params, request_context& ctx) -> json {
-    const auto doc = ctx.watch_document(lsp::document_uri_params::from(params).uri);
+  registry.on_typed_request<lsp::document_uri_params>("textDocument/codeLens", execution::concurrent,
+                      [&server, &state](const lsp::document_uri_params& p, request_context& ctx) -> json {
+    const auto doc = ctx.watch_document(p.uri);
     const auto settings = read_editor_settings(server.settings());
     json lenses = json::array();
     for (const auto& s : doc->symbols()) {

@@ -9,8 +9,9 @@ using protocol::json;
 namespace lsp = protocol::lsp;
 
 void register_document_symbol(feature_registry& registry, lsp_server&) {
-  registry.on_request("textDocument/documentSymbol", execution::concurrent, [](const json& params, request_context& ctx) {
-    const auto doc = ctx.watch_document(lsp::document_uri_params::from(params).uri);
+  registry.on_typed_request<lsp::document_uri_params>("textDocument/documentSymbol", execution::concurrent,
+                                                      [](const lsp::document_uri_params& p, request_context& ctx) {
+    const auto doc = ctx.watch_document(p.uri);
     json symbols = json::array();
     for (const auto& s : doc->symbols()) {
       ctx.check_cancelled();

@@ -19,9 +19,8 @@ bool identifier_char(char c) {
 }  // namespace
 
 void register_hover(feature_registry& registry, lsp_server& server, editor_state& state) {
-  registry.on_request("textDocument/hover", execution::concurrent,
-                      [&server, &state](const json& params, request_context& ctx) -> json {
-    const auto p = lsp::text_document_position_params::from(params);
+  registry.on_typed_request<lsp::text_document_position_params>("textDocument/hover", execution::concurrent,
+                      [&server, &state](const lsp::text_document_position_params& p, request_context& ctx) -> json {
     const auto doc = ctx.watch_document(p.uri);
     const std::size_t offset = doc->lines().offset_of(p.pos);
     const engine::cuda_symbol* symbol = engine::symbol_at(doc->symbols(), doc->text(), offset);

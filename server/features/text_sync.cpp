@@ -17,23 +17,22 @@ void warm(lsp_server& server, document_ptr doc) {
 }  // namespace
 
 void register_text_sync(feature_registry& registry, lsp_server& server, editor_state& state) {
-  registry.on_notification("textDocument/didOpen", [&server, &state](const json& params) {
-    auto p = lsp::did_open_params::from(params);
+  registry.on_typed_notification<lsp::did_open_params>("textDocument/didOpen", [&server, &state](lsp::did_open_params p) {
     auto doc = server.documents().open(std::move(p.uri), std::move(p.language_id), p.version, std::move(p.text));
     warm(server, doc);
     publish_analysis(server, state, std::move(doc));
   });
-  registry.on_notification("textDocument/didChange", [&server](const json& params) {
-    const auto p = lsp::did_change_params::from(params);
+  registry.on_typed_notification<lsp::did_change_params>("textDocument/didChange", [&server](const lsp::did_change_params& p) {
     warm(server, server.documents().change(p.uri, p.version, p.changes));
   });
-  registry.on_notification("textDocument/didSave", [&server, &state](const json& params) {
-    const auto p = lsp::document_uri_params::from(params);
+  registry.on_typed_notification<lsp::document_uri_params>("textDocument/didSave",
+                                                           [&server, &state](const lsp::document_uri_params& p) {
     server.log().debug("saved " + p.uri);
     if (auto doc = server.documents().get(p.uri)) publish_analysis(server, state, std::move(doc));
   });
-  registry.on_notification("textDocument/didClose", [&server, &state](const json& params) {
-    const auto uri = lsp::document_uri_params::from(params).uri;
+  registry.on_typed_notification<lsp::document_uri_params>("textDocument/didClose",
+                                                           [&server, &state](const lsp::document_uri_params& p) {
+    const auto& uri = p.uri;
     const auto doc = server.documents().get(uri);
     server.documents().close(uri);
     if (doc && is_cuda_document(*doc) && read_editor_settings(server.settings()).analyze) clear_analysis(server, state, uri);
