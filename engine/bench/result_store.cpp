@@ -1,5 +1,6 @@
 // result_store: atomic JSON files in a run directory.
 #include "engine/bench/result_store.h"
+#include "support/files.h"
 
 #include <unistd.h>
 
@@ -14,26 +15,10 @@ namespace fs = std::filesystem;
 namespace kblaster::engine::bench {
 
 void write_json_atomic(const fs::path& path, const nlohmann::json& j) {
-  static std::atomic<unsigned> counter{0};
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  // pid + thread + counter: unique among processes on one host and threads in one; the rename is
-  // atomic on one filesystem (the temporary sits beside the target).
-  std::ostringstream tmp_name;
-  tmp_name << "." << path.filename().string() << ".tmp." << ::getpid() << "."
-           << std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000 << "." << counter++;
-  const auto tmp = path.parent_path() / tmp_name.str();
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw store_error("cannot write " + tmp.string());
-    out << j.dump(1) << "\n";
-    out.flush();
-    if (!out) throw store_error("cannot write " + tmp.string() + " (disk full?)");
-  }
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw store_error("cannot rename a temporary onto " + path.string());
+  try {
+    support::write_file_atomically(path, j.dump(1) + "\n");
+  } catch (const support::file_error& e) {
+    throw store_error(e.what());
   }
 }
 

@@ -1,6 +1,7 @@
 // The live evaluator: work directory, builds, the per-GPU harness pool, the in-memory cache and
 // the turn of a harness reply into an evaluation. Profiling lives in harness_evaluator_profile.cpp.
 #include "engine/evaluate/harness_evaluator.h"
+#include "support/files.h"
 
 #include "engine/evaluate/harness_client.h"
 #include "engine/profile/ncu_runner.h"
@@ -278,16 +279,11 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
   fs::create_directories(dir, ec);
   const auto path = dir / (device_ == "cpu" ? "kernel.cpp" : "kernel.cu");
   if (!fs::exists(path, ec) || fs::file_size(path, ec) != source.size()) {
-    std::ostringstream tmp_name;  // unique per process and thread: the rename makes it appear whole
-    tmp_name << path.string() << ".tmp" << ::getpid() << "." << std::this_thread::get_id();
-    const auto tmp = tmp_name.str();
-    {
-      std::ofstream out(tmp, std::ios::binary);
-      out << source;
-      if (!out) throw evaluation_error("cannot write the candidate to " + tmp);
+    try {
+      support::write_file_atomically(path, source);  // the rename makes it appear whole
+    } catch (const support::file_error& error) {
+      throw evaluation_error("cannot write the candidate: " + std::string(error.what()));
     }
-    fs::rename(tmp, path, ec);
-    if (ec) throw evaluation_error("cannot write the candidate to " + path.string() + ": " + ec.message());
   }
 
   const auto build_start = clock_type::now();
