@@ -12,10 +12,13 @@
 namespace kblaster::cli {
 
 struct evaluator_flags {
+  /// `watchdog_default`: seconds a harness request may take beyond timing, unless --watchdog.
+  explicit evaluator_flags(double watchdog_default = 10) : watchdog_s(watchdog_default) {}
+
   std::vector<std::string> replay;
   double replay_pace = 0;
   std::string record, harness, device = "auto", ncu;
-  double watchdog_s = 10;
+  double watchdog_s;
 
   /// Adds --harness-replay, --replay-pace, --harness-record, --harness, --device, --ncu and
   /// --watchdog to `app`; `watchdog_help` says what the default is for.

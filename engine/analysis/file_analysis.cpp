@@ -8,8 +8,6 @@
 #include "support/files.h"
 
 #include <chrono>
-#include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <thread>
