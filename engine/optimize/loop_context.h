@@ -5,6 +5,7 @@
 
 #include "engine/optimize/optimize.h"
 #include "engine/optimize/run_journal.h"
+#include "engine/optimize/step_record.h"
 
 #include "kb/knowledge_base.h"
 
@@ -111,9 +112,9 @@ std::uint64_t step_seed(std::uint64_t seed, int iteration, int trajectory, int s
 std::string trajectory_name(const std::string& run_id, int iteration, int trajectory);
 
 /// Runs step (k, b, t) from `start`: choose a technique, apply it (mechanical tier or the
-/// lowering agent), evaluate. Returns the step's journal record; "result" is the hash of the
-/// version the trajectory continues from, "end" is true when nothing applies any more.
-nlohmann::json run_step(loop_context& ctx, kb::knowledge_base& kb, const version& start, int iteration,
-                        int trajectory, int step, const std::set<std::string>& tried);
+/// lowering agent), evaluate. Returns the step's journal record; `result` is the hash of the
+/// version the trajectory continues from, `end` is true when nothing applies any more.
+step_record run_step(loop_context& ctx, kb::knowledge_base& kb, const version& start, int iteration, int trajectory,
+                     int step, const std::set<std::string>& tried);
 
 }  // namespace kblaster::engine::optimize

@@ -68,35 +68,33 @@ std::vector<kb::attempt> attempts_to_commit(loop_context& ctx, kb::knowledge_bas
   std::set<std::string> seen;
   std::vector<kb::attempt> out;
   for (const auto& rec : ctx.journal.steps()) {
-    if (rec.value("iteration", -1) != iteration) continue;
-    const auto trajectory = trajectory_name(ctx.run_id, iteration, rec.value("trajectory", 0));
+    if (rec.iteration != iteration) continue;
+    const auto trajectory = trajectory_name(ctx.run_id, iteration, rec.trajectory);
     bool first = true;
-    for (const auto& c : rec["candidates"]) {
-      const auto ev = evaluation_from_json(c["evaluation"]);
-      const std::string technique = c.value("technique", "");
-      const auto hash = c.value("hash", "");
-      if (!seen.insert(rec.value("start", "") + "#" + technique + "#" + hash).second) continue;
-      if (existing.count(attempt_key(trajectory, rec.value("step", 0), technique, hash))) continue;
+    for (const auto& c : rec.candidates) {
+      const auto& ev = c.eval;
+      if (!seen.insert(rec.start + "#" + c.technique + "#" + c.hash).second) continue;
+      if (existing.count(attempt_key(trajectory, rec.step, c.technique, c.hash))) continue;
       kb::attempt a;
       a.task = ctx.task.name;
       a.trajectory = trajectory;
       a.iteration = iteration;
-      a.step = rec.value("step", 0);
-      a.state_before = rec.value("state_before", "unknown");
-      a.state_after = c.value("state_after", "");
-      a.technique = technique;
-      if (rec.contains("predicted")) a.predicted_speedup = rec["predicted"].get<double>();
-      if (c.contains("measured_speedup")) a.measured_speedup = c["measured_speedup"].get<double>();
+      a.step = rec.step;
+      a.state_before = rec.state_before;
+      a.state_after = c.state_after;
+      a.technique = c.technique;
+      a.predicted_speedup = rec.predicted;
+      a.measured_speedup = c.measured_speedup;
       a.compile_ok = ev.compile_ok;
-      a.correct = c["evaluation"].value("correct", false);
+      a.correct = ev.correct;
       if (ev.profile) a.elapsed_cycles = ev.profile->elapsed_cycles;
       a.runtime_ms = ev.runtime_ms;
       if (first)
-        for (const auto& [role, n] : rec["tokens"].items()) a.tokens_by_role[role] = n.get<std::int64_t>();
+        for (const auto& [role, n] : rec.tokens) a.tokens_by_role[role] = n;
       first = false;
       a.gpu_name = ev.gpu_name;
       a.arch = ctx.arch;
-      a.code_hash = hash;
+      a.code_hash = c.hash;
       out.push_back(std::move(a));
     }
   }
@@ -121,19 +119,19 @@ class step_accounting {
  public:
   step_accounting(loop_context& ctx, const std::string& baseline_hash) : ctx_(ctx), counted_{baseline_hash} {}
 
-  void account(const json& rec) {
+  void account(const step_record& rec) {
     int candidates = 0;
     double gpu_seconds = 0;
     std::int64_t tokens = 0;
     {
       std::lock_guard lock(mutex_);
-      for (const auto& c : rec["candidates"])
-        if (counted_.insert(c.value("hash", "")).second) {
+      for (const auto& c : rec.candidates)
+        if (counted_.insert(c.hash).second) {
           ++candidates;
-          gpu_seconds += c["evaluation"].value("gpu_seconds", 0.0);
+          gpu_seconds += c.eval.gpu_seconds;
         }
     }
-    for (const auto& [role, n] : rec["tokens"].items()) tokens += n.get<std::int64_t>();
+    for (const auto& [role, n] : rec.tokens) tokens += n;
     ctx_.account(candidates, gpu_seconds, tokens);
   }
 
@@ -174,21 +172,19 @@ void replay_checkpoint(loop_context& ctx, run_journal& journal, const version& b
   if (!journal.resumed()) return;
   ctx.account(1, baseline.eval.gpu_seconds, 0);
   for (const auto& rec : journal.steps()) {
-    for (const auto& c : rec["candidates"])
-      ctx.remember(journal.source(c.value("hash", "")), evaluation_from_json(c["evaluation"]));
+    for (const auto& c : rec.candidates) ctx.remember(journal.source(c.hash), c.eval);
     accounting.account(rec);
   }
   for (int k = 0; k < ctx.options.iterations; ++k)
     if (auto g = journal.record("gradient_" + std::to_string(k))) ctx.account(0, 0, g->value("tokens_total", 0));
 }
 
-std::string step_message(const loop_options& o, int k, int b, int t, const json& rec) {
+std::string step_message(const loop_options& o, int k, int b, int t, const step_record& rec) {
   std::string message = "iteration " + std::to_string(k + 1) + "/" + std::to_string(o.iterations) + ", trajectory " +
                         std::to_string(b + 1) + "/" + std::to_string(o.breadth) + ", step " + std::to_string(t + 1) +
                         "/" + std::to_string(o.depth) + ": ";
-  return message + (rec.value("end", false) ? rec.value("note", std::string("nothing left to try"))
-                                             : rec.value("technique", std::string("?")) + " in " +
-                                                   rec.value("state_before", ""));
+  return message + (rec.end ? rec.note.value_or("nothing left to try")
+                           : rec.technique.value_or("?") + " in " + rec.state_before);
 }
 
 // One trajectory of iteration k from `start`: its steps, each taken from the checkpoint when
@@ -200,7 +196,7 @@ void run_trajectory(loop_context& ctx, kb::knowledge_base& tkb, step_accounting&
   version cur = start;
   std::set<std::string> tried;
   for (int t = 0; t < options.depth; ++t) {
-    json rec;
+    step_record rec;
     if (auto memo = journal.find_step(k, b, t)) {
       rec = *memo;
     } else {
@@ -211,10 +207,10 @@ void run_trajectory(loop_context& ctx, kb::knowledge_base& tkb, step_accounting&
       journal.append_step(rec);
       accounting.account(rec);
     }
-    if (rec.contains("technique")) tried.insert(rec["technique"].get<std::string>() + "@" + rec.value("start", ""));
-    if (auto v = ctx.cached(rec.value("result", ""))) cur = *v;
+    if (rec.technique) tried.insert(*rec.technique + "@" + rec.start);
+    if (auto v = ctx.cached(rec.result)) cur = *v;
     ctx.set_best_speedup(*baseline.eval.runtime_ms / cur.ms());
-    const bool end = rec.value("end", false);
+    const bool end = rec.end;
     ctx.step_done(k, b, t, end ? options.depth - t : 1, step_message(options, k, b, t, rec));
     if (end) break;
   }
@@ -256,9 +252,9 @@ void commit_iteration(loop_context& ctx, kb::knowledge_base& kb, int k, version&
   auto batch = attempts_to_commit(ctx, kb, k);
   if (!batch.empty()) kb.record_attempts(batch);
   for (const auto& rec : ctx.journal.steps())
-    if (rec.value("iteration", -1) == k)
-      for (const auto& c : rec["candidates"])
-        if (auto v = ctx.cached(c.value("hash", "")); v && better(*v, best)) best = *v;
+    if (rec.iteration == k)
+      for (const auto& c : rec.candidates)
+        if (auto v = ctx.cached(c.hash); v && better(*v, best)) best = *v;
 }
 
 // The textual-gradient update of iteration k, once (its record in the checkpoint says how it
@@ -293,6 +289,15 @@ void textual_gradient_update(loop_context& ctx, kb::knowledge_base& kb, int k) {
   ctx.journal.set_record("gradient_" + std::to_string(k), g);
 }
 
+// The first step (in iteration, trajectory, step order) whose candidate is `best`.
+std::optional<best_step> best_step_in(const run_journal& journal, const version& baseline, const version& best) {
+  if (best.hash == baseline.hash) return std::nullopt;
+  for (const auto& rec : journal.steps())
+    for (const auto& c : rec.candidates)
+      if (c.hash == best.hash) return best_step{rec.state_before, c.technique, rec.predicted, c.measured_speedup};
+  return std::nullopt;
+}
+
 // The result: figures, the KB attempts of this run, the diff and the report, written beside
 // the checkpoint.
 optimize_result finish_run(loop_context& ctx, kb::knowledge_base& kb, const fs::path& input_path,
@@ -318,6 +323,7 @@ optimize_result finish_run(loop_context& ctx, kb::knowledge_base& kb, const fs::
   }
   const std::string name = input_path.filename().string();
   r.diff = unified_diff(input_source, best.source, "a/" + name, "b/" + name);
+  r.best_step = best_step_in(ctx.journal, baseline, best);
   r.report = build_run_report(ctx, r, baseline, best);
   r.report_markdown = render_run_report(r.report);
   const auto& out = ctx.env.out_dir;

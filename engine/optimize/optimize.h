@@ -91,6 +91,15 @@ struct stop_reason {
   std::string to_string() const;
 };
 
+/// The step whose candidate became the run's best version: what the user is shown next to the
+/// overall speedup, so that the KB's prediction and the measurement can be compared.
+struct best_step {
+  std::string state;      ///< the state the step started from
+  std::string technique;
+  std::optional<double> predicted_speedup;  ///< the KB's expectation when it chose the technique
+  std::optional<double> measured_speedup;   ///< over the version the step started from
+};
+
 struct optimize_result {
   std::string run_id;
   std::string input_source, best_source;
@@ -102,6 +111,7 @@ struct optimize_result {
   std::int64_t tokens = 0;
   double gpu_seconds = 0, wall_seconds = 0;
   std::vector<std::int64_t> attempt_ids;  ///< KB attempts recorded by this run
+  std::optional<optimize::best_step> best_step;  ///< absent when no candidate beat the input
   nlohmann::json report;                  ///< the run report (trajectory tree) as JSON
   std::string report_markdown;
 };

@@ -61,35 +61,45 @@ run_journal::run_journal(fs::path dir, json identity) : dir_(std::move(dir)) {
   if (!fs::exists(journal)) return;
   const std::string text = read_all(journal);
   std::size_t pos = 0, good = 0;
+  int line = 0;
   while (pos < text.size()) {
     const auto end = text.find('\n', pos);
     if (end == std::string::npos) break;
+    ++line;
     const json j = json::parse(text.substr(pos, end - pos), nullptr, false);
     if (j.is_discarded() || !j.is_object()) break;
-    steps_[{j.value("iteration", 0), j.value("trajectory", 0), j.value("step", 0)}] = j;
+    try {
+      auto rec = step_record_from_json(j);
+      steps_[{rec.iteration, rec.trajectory, rec.step}] = std::move(rec);
+    } catch (const std::invalid_argument& e) {
+      // Whole JSON that is no step record was not torn by a kill: someone edited the journal,
+      // or another program wrote it. Resuming from a guess could teach the KB wrong attempts.
+      throw std::invalid_argument(journal.string() + " line " + std::to_string(line) + ": " + e.what() +
+                                  "; delete the run folder or choose another --out");
+    }
     pos = good = end + 1;
   }
   if (good < text.size()) fs::resize_file(journal, good);
 }
 
-std::optional<json> run_journal::find_step(int iteration, int trajectory, int step) const {
+std::optional<step_record> run_journal::find_step(int iteration, int trajectory, int step) const {
   std::lock_guard lock(mutex_);
   const auto it = steps_.find({iteration, trajectory, step});
   if (it == steps_.end()) return std::nullopt;
   return it->second;
 }
 
-std::vector<json> run_journal::steps() const {
+std::vector<step_record> run_journal::steps() const {
   std::lock_guard lock(mutex_);
-  std::vector<json> out;
-  for (const auto& [key, j] : steps_) out.push_back(j);
+  std::vector<step_record> out;
+  for (const auto& [key, rec] : steps_) out.push_back(rec);
   return out;
 }
 
-void run_journal::append_step(const json& step) {
+void run_journal::append_step(const step_record& step) {
   std::lock_guard lock(mutex_);
-  append_durably(dir_ / "steps.jsonl", step.dump() + "\n");
-  steps_[{step.at("iteration").get<int>(), step.at("trajectory").get<int>(), step.at("step").get<int>()}] = step;
+  append_durably(dir_ / "steps.jsonl", to_json(step).dump() + "\n");
+  steps_[{step.iteration, step.trajectory, step.step}] = step;
 }
 
 std::optional<json> run_journal::record(const std::string& name) const {

@@ -4,6 +4,8 @@
 // (the kill came mid-write) is dropped. Sources live beside it, one file per hash.
 #pragma once
 
+#include "engine/optimize/step_record.h"
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -21,18 +23,19 @@ class run_journal {
  public:
   /// Opens `dir` for a run described by `identity` (task, input hash, options, seed). An empty
   /// or new directory starts a run; one holding a run of the same identity resumes it; one
-  /// holding another run is refused (std::invalid_argument naming the differing field).
+  /// holding another run is refused (std::invalid_argument naming the differing field), and so
+  /// is a journal line that parses but is not a step record (naming the line and the field).
   run_journal(std::filesystem::path dir, nlohmann::json identity);
 
   bool resumed() const noexcept { return resumed_; }
   const std::filesystem::path& dir() const noexcept { return dir_; }
 
   /// The finished step (iteration, trajectory, step), when the journal has it.
-  std::optional<nlohmann::json> find_step(int iteration, int trajectory, int step) const;
+  std::optional<step_record> find_step(int iteration, int trajectory, int step) const;
   /// Every finished step, in (iteration, trajectory, step) order.
-  std::vector<nlohmann::json> steps() const;
-  /// Appends a finished step (must hold "iteration", "trajectory", "step") durably.
-  void append_step(const nlohmann::json& step);
+  std::vector<step_record> steps() const;
+  /// Appends a finished step durably.
+  void append_step(const step_record& step);
 
   /// A named record outside the steps (the baseline evaluation), stored in the manifest.
   std::optional<nlohmann::json> record(const std::string& name) const;
@@ -52,7 +55,7 @@ class run_journal {
   nlohmann::json manifest_;
   bool resumed_ = false;
   mutable std::mutex mutex_;
-  std::map<std::tuple<int, int, int>, nlohmann::json> steps_;
+  std::map<std::tuple<int, int, int>, step_record> steps_;
 };
 
 }  // namespace kblaster::engine::optimize

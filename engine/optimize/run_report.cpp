@@ -18,17 +18,16 @@ std::string num(double v, int digits = 2) {
 
 std::string ms_text(const json& v) { return v.is_number() ? num(v.get<double>(), 4) + " ms" : "-"; }
 
-json candidate_summary(const json& c) {
-  const auto& e = c["evaluation"];
-  json out{{"label", c.value("label", "")},        {"technique", c.value("technique", "")},
-           {"hash", c.value("hash", "")},          {"compile_ok", e.value("compile_ok", false)},
-           {"correct", e.value("correct", false)}, {"check", e.value("check", "")},
-           {"state_after", c.value("state_after", "")}};
-  if (e.contains("runtime_ms")) out["runtime_ms"] = e["runtime_ms"];
-  if (c.contains("measured_speedup")) out["measured_speedup"] = c["measured_speedup"];
-  if (c.contains("parameters") && !c["parameters"].empty()) out["parameters"] = c["parameters"];
-  if (c.contains("soft_verifier")) out["soft_verifier"] = c["soft_verifier"];
-  out["gpu_seconds"] = e.value("gpu_seconds", 0.0);
+json candidate_summary(const candidate_record& c) {
+  const auto& e = c.eval;
+  json out{{"label", c.label},     {"technique", c.technique}, {"hash", c.hash},
+           {"compile_ok", e.compile_ok}, {"correct", e.correct}, {"check", e.check},
+           {"state_after", c.state_after}};
+  if (e.runtime_ms) out["runtime_ms"] = *e.runtime_ms;
+  if (c.measured_speedup) out["measured_speedup"] = *c.measured_speedup;
+  if (!c.parameters.empty()) out["parameters"] = c.parameters;
+  if (c.soft_verifier) out["soft_verifier"] = {{"pass", c.soft_verifier->pass}, {"summary", c.soft_verifier->summary}};
+  out["gpu_seconds"] = e.gpu_seconds;
   return out;
 }
 
@@ -69,18 +68,18 @@ json build_run_report(loop_context& ctx, const optimize_result& r, const version
         const auto rec = ctx.journal.find_step(k, b, t);
         if (!rec) continue;
         json s{{"step", t},
-               {"start", rec->value("start", "")},
-               {"state_before", rec->value("state_before", "")},
-               {"technique", rec->value("technique", "")},
-               {"tier", rec->value("tier", "")},
-               {"reason", rec->value("reason", "")},
-               {"result", rec->value("result", "")},
-               {"tokens", rec->value("tokens", json::object())},
+               {"start", rec->start},
+               {"state_before", rec->state_before},
+               {"technique", rec->technique.value_or("")},
+               {"tier", to_string(rec->tier)},
+               {"reason", rec->reason},
+               {"result", rec->result},
+               {"tokens", rec->tokens},
                {"candidates", json::array()}};
-        if (rec->contains("predicted")) s["predicted_speedup"] = (*rec)["predicted"];
-        if (rec->contains("note")) s["note"] = (*rec)["note"];
-        if (rec->contains("repairs")) s["repairs"] = (*rec)["repairs"];
-        for (const auto& c : (*rec)["candidates"]) s["candidates"].push_back(candidate_summary(c));
+        if (rec->predicted) s["predicted_speedup"] = *rec->predicted;
+        if (rec->note) s["note"] = *rec->note;
+        if (rec->repairs) s["repairs"] = *rec->repairs;
+        for (const auto& c : rec->candidates) s["candidates"].push_back(candidate_summary(c));
         tr["steps"].push_back(s);
       }
       if (!tr["steps"].empty()) it["trajectories"].push_back(tr);
@@ -90,24 +89,6 @@ json build_run_report(loop_context& ctx, const optimize_result& r, const version
   }
   rep["iterations"] = iterations;
   return rep;
-}
-
-std::optional<best_step> best_step_of(const json& rep) {
-  const std::string best = rep.value("/best/hash"_json_pointer, std::string());
-  if (best.empty() || best == rep.value("/input/hash"_json_pointer, std::string())) return std::nullopt;
-  for (const auto& it : rep.value("iterations", json::array()))
-    for (const auto& tr : it.value("trajectories", json::array()))
-      for (const auto& s : tr.value("steps", json::array()))
-        for (const auto& c : s.value("candidates", json::array())) {
-          if (c.value("hash", "") != best) continue;
-          best_step out{s.value("state_before", ""), s.value("technique", ""), std::nullopt, std::nullopt};
-          if (s.contains("predicted_speedup") && s["predicted_speedup"].is_number())
-            out.predicted_speedup = s["predicted_speedup"].get<double>();
-          if (c.contains("measured_speedup") && c["measured_speedup"].is_number())
-            out.measured_speedup = c["measured_speedup"].get<double>();
-          return out;
-        }
-  return std::nullopt;
 }
 
 std::string stop_reason::to_string() const {

@@ -15,17 +15,6 @@ namespace kblaster::engine::optimize {
 nlohmann::json build_run_report(loop_context& ctx, const optimize_result& result, const version& baseline,
                                 const version& best);
 
-/// The step whose candidate became the run's best version: what the user is shown next to the
-/// overall speedup, so that the KB's prediction and the measurement can be compared.
-struct best_step {
-  std::string state;      ///< the state the step started from
-  std::string technique;
-  std::optional<double> predicted_speedup;  ///< the KB's expectation when it chose the technique
-  std::optional<double> measured_speedup;   ///< over the version the step started from
-};
-/// nullopt when no candidate beat the input.
-std::optional<best_step> best_step_of(const nlohmann::json& report);
-
 /// Why a run stopped, in words for the user; empty for a run that finished its iterations.
 std::string describe_stop(const stop_reason& reason);
 

@@ -10,7 +10,6 @@
 
 namespace kblaster::engine::optimize {
 namespace {
-using json = nlohmann::json;
 
 // A candidate must beat the version it started from by this much to replace it: below that,
 // timing noise would have the trajectory chase its own tail.
@@ -76,12 +75,12 @@ std::vector<kb::choice> choose_techniques(loop_context& ctx, kb::knowledge_base&
   return kb::choose(std::move(cands), request);
 }
 
-json candidate_record(const version& v, const std::string& technique, const std::string& label, const json& parameters,
-                      const version& start, const state_of_version& after) {
-  json c{{"technique", technique}, {"label", label}, {"hash", v.hash}, {"parameters", parameters},
-         {"evaluation", to_json(v.eval)}, {"state_after", v.eval.correct ? after.name : ""}};
+candidate_record record_of(const version& v, const std::string& technique, const std::string& label,
+                           const nlohmann::json& parameters, const version& start, const state_of_version& after) {
+  candidate_record c{technique, label, v.hash, parameters, v.eval, v.eval.correct ? after.name : "", std::nullopt,
+                     std::nullopt};
   if (v.eval.correct && v.eval.runtime_ms && start.eval.runtime_ms && *v.eval.runtime_ms > 0)
-    c["measured_speedup"] = *start.eval.runtime_ms / *v.eval.runtime_ms;
+    c.measured_speedup = *start.eval.runtime_ms / *v.eval.runtime_ms;
   return c;
 }
 
@@ -90,9 +89,8 @@ bool improves(const version& candidate, const version& current) {
          *candidate.eval.runtime_ms * min_gain < *current.eval.runtime_ms;
 }
 
-void add_tokens(json& tokens, const agents::agent_trace& trace) {
-  const auto n = trace.prompt_tokens + trace.completion_tokens;
-  if (n > 0) tokens[trace.role] = tokens.value(trace.role, std::int64_t{0}) + n;
+void add_tokens(step_record& rec, const agents::agent_trace& trace) {
+  rec.add_tokens(trace.role, trace.prompt_tokens + trace.completion_tokens);
 }
 
 // The first choice not yet tried on this very version; a mechanical one must also apply (its
@@ -121,14 +119,14 @@ const kb::choice* pick_choice(const loop_context& ctx, const std::vector<kb::cho
 
 // The mechanical tier: every variant evaluated; the best that improves on `start` is returned.
 version run_mechanical(loop_context& ctx, kb::knowledge_base& kb, const version& start, const mechanical_result& variants,
-                       json& rec) {
-  rec["tier"] = "mechanical";
+                       step_record& rec) {
+  rec.tier = step_tier::mechanical;
   version best = start;
   for (const auto& var : variants.variants) {
     if (ctx.stopped()) break;
     const auto v = ctx.evaluate(var.source);
-    rec["candidates"].push_back(
-        candidate_record(v, var.technique, var.label, var.parameters, start, state_of(kb, v.eval, ctx.arch)));
+    rec.candidates.push_back(
+        record_of(v, var.technique, var.label, var.parameters, start, state_of(kb, v.eval, ctx.arch)));
     if (improves(v, best)) best = v;
   }
   return best;
@@ -136,27 +134,28 @@ version run_mechanical(loop_context& ctx, kb::knowledge_base& kb, const version&
 
 // The soft verifier reads a candidate that would become the new version, beside the task's
 // input: a second opinion on shortcuts the harness cannot see. A rejection marks it incorrect.
-void soft_verify_candidate(loop_context& ctx, const std::string& technique, version& v, json& cand, json& rec) {
+void soft_verify_candidate(loop_context& ctx, const std::string& technique, version& v, candidate_record& cand,
+                           step_record& rec) {
   agents::verifier_input vin{ctx.journal.source(ctx.journal.record("baseline")->at("hash").get<std::string>()), v.source,
                              "kb_forward", technique};
   auto verdict = agents::soft_verify(*ctx.env.model, vin);
-  add_tokens(rec["tokens"], verdict.trace);
+  add_tokens(rec, verdict.trace);
   if (!verdict.value) return;
-  cand["soft_verifier"] = {{"pass", verdict.value->pass}, {"summary", verdict.value->summary}};
+  cand.soft_verifier = soft_verdict{verdict.value->pass, verdict.value->summary};
   if (verdict.value->pass) return;
   v.eval.correct = false;
-  cand["evaluation"]["correct"] = false;
-  cand["evaluation"]["check"] = "soft_verifier";
-  cand["evaluation"]["reason"] = verdict.value->summary;
-  cand["state_after"] = "";
-  cand.erase("measured_speedup");
+  cand.eval.correct = false;
+  cand.eval.check = "soft_verifier";
+  cand.eval.reason = verdict.value->summary;
+  cand.state_after.clear();
+  cand.measured_speedup.reset();
 }
 
 // The model tier: the lowering agent writes the kernel and repairs it on the harness's
 // verdicts; the last candidate it produced is kept, if it improves on `start` once verified.
 version run_model(loop_context& ctx, kb::knowledge_base& kb, const version& start, const kb::choice& chosen,
-                  const state_of_version& before, json& rec) {
-  rec["tier"] = "llm";
+                  const state_of_version& before, step_record& rec) {
+  rec.tier = step_tier::llm;
   agents::lowering_input in;
   in.source = start.source;
   in.entry_point = "kb_forward";
@@ -172,51 +171,54 @@ version run_model(loop_context& ctx, kb::knowledge_base& kb, const version& star
     return "The candidate failed verification (" + last->eval.check + "): " + last->eval.reason;
   };
   auto outcome = agents::lower_with_repair(*ctx.env.model, kb, in, check, ctx.options.max_repairs);
-  add_tokens(rec["tokens"], outcome.trace);
-  rec["repairs"] = outcome.repairs;
-  rec["failures"] = outcome.failures;
-  rec["agent_status"] = agents::to_string(outcome.trace.status);
+  add_tokens(rec, outcome.trace);
+  rec.repairs = outcome.repairs;
+  rec.failures = outcome.failures;
+  rec.agent_status = agents::to_string(outcome.trace.status);
   if (outcome.trace.status == agents::agent_status::budget_exhausted) ctx.stop(stop_kind::budget_tokens);
-  if (outcome.trace.status == agents::agent_status::llm_failed) rec["note"] = "the model failed: " + outcome.trace.error;
+  if (outcome.trace.status == agents::agent_status::llm_failed) rec.note = "the model failed: " + outcome.trace.error;
   if (!last) {
-    rec["note"] = "the lowering agent gave no usable kernel";
+    rec.note = "the lowering agent gave no usable kernel";
     return start;
   }
   auto v = *last;
-  auto cand = candidate_record(v, chosen.opt.technique, "llm", json::object(), start, state_of(kb, v.eval, ctx.arch));
+  auto cand = record_of(v, chosen.opt.technique, "llm", nlohmann::json::object(), start, state_of(kb, v.eval, ctx.arch));
   if (improves(v, start)) soft_verify_candidate(ctx, chosen.opt.technique, v, cand, rec);
-  rec["candidates"].push_back(cand);
+  rec.candidates.push_back(std::move(cand));
   return improves(v, start) ? v : start;
 }
 
 }  // namespace
 
-json run_step(loop_context& ctx, kb::knowledge_base& kb, const version& start, int iteration, int trajectory, int step,
-              const std::set<std::string>& tried) {
+step_record run_step(loop_context& ctx, kb::knowledge_base& kb, const version& start, int iteration, int trajectory,
+                     int step, const std::set<std::string>& tried) {
   const auto before = state_of(kb, start.eval, ctx.arch);
-  json rec{{"iteration", iteration}, {"trajectory", trajectory}, {"step", step}, {"start", start.hash},
-           {"start_ms", start.eval.runtime_ms.value_or(0)}, {"state_before", before.name},
-           {"state_score", before.score}, {"candidates", json::array()}, {"tokens", json::object()},
-           {"result", start.hash}, {"end", false}};
+  step_record rec;
+  rec.iteration = iteration;
+  rec.trajectory = trajectory;
+  rec.step = step;
+  rec.start = start.hash;
+  rec.start_ms = start.eval.runtime_ms.value_or(0);
+  rec.state_before = before.name;
+  rec.state_score = before.score;
+  rec.result = start.hash;
   const auto choices = choose_techniques(ctx, kb, before.name, step_seed(ctx.options.seed, iteration, trajectory, step));
   mechanical_result variants;
   const kb::choice* chosen = pick_choice(ctx, choices, start, tried, variants);
   if (!chosen) {
-    rec["end"] = true;
-    rec["note"] = ctx.env.model ? "the KB has no technique left to try in state " + before.name
-                                : "no mechanical transformation applies any more";
+    rec.end = true;
+    rec.note = ctx.env.model ? "the KB has no technique left to try in state " + before.name
+                             : "no mechanical transformation applies any more";
     return rec;
   }
-  rec["technique"] = chosen->opt.technique;
-  rec["reason"] = chosen->reason;
-  rec["predicted"] = chosen->opt.predicted_speedup;
-  rec["confidence"] = chosen->opt.confidence;
+  rec.technique = chosen->opt.technique;
+  rec.reason = chosen->reason;
+  rec.predicted = chosen->opt.predicted_speedup;
+  rec.confidence = chosen->opt.confidence;
   const version best = !variants.variants.empty() ? run_mechanical(ctx, kb, start, variants, rec)
                                                   : run_model(ctx, kb, start, *chosen, before, rec);
-  rec["result"] = best.hash;
-  double gpu = 0;
-  for (const auto& c : rec["candidates"]) gpu += c["evaluation"].value("gpu_seconds", 0.0);
-  rec["gpu_seconds"] = gpu;
+  rec.result = best.hash;
+  rec.gpu_seconds = rec.candidates_gpu_seconds();
   return rec;
 }
 

@@ -82,7 +82,7 @@ std::string result_message(const std::string& kernel, const opt::optimize_result
   } else {
     std::snprintf(buf, sizeof buf, "%.2fx", r.best_speedup);
     m += "optimized " + kernel + ": " + buf + " faster, measured";
-    if (const auto step = opt::best_step_of(r.report)) {
+    if (const auto& step = r.best_step) {
       m += " (" + step->technique;
       if (step->predicted_speedup) {
         std::snprintf(buf, sizeof buf, "%.2fx", *step->predicted_speedup);

@@ -36,6 +36,7 @@ class temp_dir {
   temp_dir(const temp_dir&) = delete;
   temp_dir& operator=(const temp_dir&) = delete;
   fs::path operator/(const std::string& name) const { return path_ / name; }
+  const fs::path& path() const { return path_; }
 
  private:
   fs::path path_;
