@@ -161,7 +161,8 @@ def test_client_process_id(binary, workspace):
     try:
         code = c.proc.wait(timeout=10)
         took = time.monotonic() - started
-        check(took < 3, f"the daemon exits when its client process dies ({took:.2f} s, code {code})")
+        # The watch polls about twice a second; the bound leaves room for a loaded CI machine.
+        check(took < 5, f"the daemon exits when its client process dies ({took:.2f} s, code {code})")
         check(code == 1, "exit without shutdown is code 1", str(code))
     except subprocess.TimeoutExpired:
         check(False, "the daemon exits when its client process dies", "still running after 10 s")
@@ -201,7 +202,9 @@ def test_exit_stops_children(binary, workspace, nvcc_available):
         c.proc.kill()
     took = time.monotonic() - started
     check(code == 0, "shutdown then exit: code 0", str(code))
-    check(took < 1.5, f"exit with nvcc in flight ends the process at once ({took:.2f} s)")
+    # A cold nvcc of matmul takes several seconds here; an exit that waited for it would be
+    # slower than this bound, which still leaves room for a loaded CI machine.
+    check(took < 3, f"exit with nvcc in flight ends the process at once ({took:.2f} s)")
     time.sleep(0.2)
     left = [p for p in below if alive(p)]
     check(not left, "nothing the daemon started outlives it", ", ".join(f"{p} {command_of(p)}" for p in left))
