@@ -30,6 +30,7 @@ struct classifier_thresholds {
   double saturated_pct = 80;       // ncu SOLBottleneck "high"
   double low_pct = 60;             // ncu SOLBottleneck "low"
   double heavy_gap_pct = 10;       // ncu SOLBottleneck gap between compute and memory
+  double memory_level_tie_pct = 5;  // DRAM this close to the busiest cache level is the limit
   double rule_speedup_pct = 5;     // an OPT rule's estimate that makes its issue a characteristic
   double access_pattern_speedup_pct = 20;  // MemoryCacheAccessPattern (global) is noisier
   double local_pattern_speedup_pct = 10;   // MemoryCacheAccessPattern (local loads/stores)

@@ -129,6 +129,8 @@ TEST_CASE("SOL thresholds: each band reached from synthetic figures") {
   };
   CHECK(make(85, 30, 20, 20, 30, 10).primary == "compute_bound");
   CHECK(make(30, 85, 20, 85, 30, 10).primary == "memory_bound_l2");
+  CHECK(make(30, 64, 62.6, 64, 30, 10).primary == "memory_bound_dram");  // DRAM within the tie of L2
+  CHECK(make(30, 70, 62, 70, 30, 10).primary == "memory_bound_l2");      // L2 clearly busier
   CHECK(make(75, 62, 60, 10, 10, 10).primary == "compute_heavy");
   CHECK(make(62, 75, 10, 10, 75, 10).primary == "memory_heavy");
   CHECK(make(65, 70, 70, 10, 10, 10).primary == "balanced");
