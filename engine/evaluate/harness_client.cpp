@@ -2,7 +2,9 @@
 // reading how the child died.
 #include "engine/evaluate/harness_client.h"
 
+#include "support/files.h"
 #include "support/run_process.h"
+#include "support/sandbox.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -24,6 +26,7 @@ struct harness_client::child {
   std::mutex err_mutex;
   std::string err_tail;  // last few KB of stderr
   std::thread err_reader;
+  std::optional<support::sandbox_scratch> scratch;  // removed once the harness is gone
 
   explicit child(support::child_process p) : process(std::move(p)) {}
   ~child() { kill_and_reap(); }
@@ -119,15 +122,25 @@ harness_reply harness_client::start() {
   const std::string exe = options_.executable.empty() ? find_harness() : options_.executable;
   if (exe.empty())
     return {{}, "start_failed", "kblaster-harness not found (build it with LibTorch installed, or set KBLASTER_HARNESS)", ""};
-  // Its own process group: a kill reaches anything the candidate started. The options'
-  // environment entries replace variables of the same name.
+  // Its own process group: a kill reaches anything the candidate started. Inside the sandbox
+  // the harness (and the candidate it loads) writes only to its scratch folder, sees no network,
+  // no secret and no other process; the options' environment entries join the allow-listed one.
   support::spawn_options spawn;
   spawn.in = support::stream::pipe;
-  spawn.set_environment = options_.environment;
+  std::optional<support::sandbox_scratch> scratch;
   try {
-    child_ = std::make_unique<child>(support::child_process::spawn({exe, "--device", options_.device}, spawn));
+    scratch.emplace(support::user_scratch_root() / "jobs", "harness");
+    support::sandbox_policy policy;
+    policy.scratch = scratch->path();
+    policy.environment = options_.environment;
+    policy.gpu = options_.device != "cpu";
+    const auto argv = support::sandboxed_command({exe, "--device", options_.device}, policy);
+    child_ = std::make_unique<child>(support::child_process::spawn(argv, spawn));
+    child_->scratch = std::move(scratch);
   } catch (const support::spawn_error& e) {
     return {{}, "start_failed", e.what(), ""};
+  } catch (const std::exception& e) {  // no scratch folder, or the sandbox required and missing
+    return {{}, "start_failed", std::string("cannot sandbox the harness: ") + e.what(), ""};
   }
   auto* c = child_.get();
   c->err_reader = std::thread([c] {
@@ -179,8 +192,7 @@ harness_reply harness_client::lost(const std::string& during, bool timed_out) {
     status = child_->kill_and_reap();
     const std::string tail = child_->tail();
     const bool oom_text = tail.find("out of memory") != std::string::npos || tail.find("bad_alloc") != std::string::npos;
-    if (WIFSIGNALED(status)) {
-      const int sig = WTERMSIG(status);
+    if (const int sig = support::job_signal(status); sig != 0) {
       r.error = oom_text || sig == SIGKILL ? "out_of_memory" : sig == SIGABRT ? "abort" : "crash";
       r.message = std::string("the harness died of signal ") + std::to_string(sig) + " (" + strsignal(sig) + ") during " +
                   during + (r.error == "out_of_memory" ? " (out of memory?)" : "") + "; it will be restarted";

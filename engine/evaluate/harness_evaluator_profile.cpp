@@ -5,6 +5,7 @@
 #include "engine/evaluate/harness_client.h"
 #include "engine/profile/ncu_csv_parser.h"
 #include "engine/profile/ncu_runner.h"
+#include "support/files.h"
 #include "engine/evaluate/harness_evaluator.h"
 #include "engine/profile/profile_pipeline.h"
 #include "engine/profile/profile_summary.h"
@@ -87,6 +88,16 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   n.report_base = (dir / "profile").string();
   n.timeout = options_.profile_timeout;
   n.stop = stop;
+  // The candidate runs again here, under ncu: sandboxed like the harness, writing only the
+  // report beside its request.
+  std::optional<support::sandbox_scratch> scratch;
+  try {
+    scratch.emplace(support::user_scratch_root() / "jobs", "ncu");
+    n.sandbox = support::sandbox_policy{scratch->path(), {dir}, {}, true, {}};
+  } catch (const std::exception& x) {
+    profile_static(task, source_path, e, std::string("cannot sandbox ncu: ") + x.what());
+    return;
+  }
   // ncu profiles a program, not this process's harness: a second harness on the same GPU, run
   // while this GPU's lease is held so nothing else runs there. env sets the GPU and execs in
   // place, so ncu's injection follows.

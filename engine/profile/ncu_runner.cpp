@@ -79,7 +79,8 @@ ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, 
     return out;
   }
   const auto started = std::chrono::steady_clock::now();
-  const auto cmd = build_ncu_command(ncu_path, options, program);
+  auto cmd = build_ncu_command(ncu_path, options, program);
+  if (options.sandbox) cmd = support::sandboxed_command(cmd, *options.sandbox);
   const auto r = support::run_process(cmd, options.timeout, std::nullopt, options.stop);
   out.log = r.out + r.err;
   out.report_path = options.report_base + ".ncu-rep";

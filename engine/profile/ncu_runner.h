@@ -4,6 +4,7 @@
 #pragma once
 
 #include "support/run_process.h"
+#include "support/sandbox.h"
 
 #include <chrono>
 #include <optional>
@@ -27,6 +28,8 @@ struct ncu_options {
   bool import_source = true;
   std::chrono::seconds timeout{600};
   std::stop_token stop;         // a stop kills ncu and its program (the run comes back cancelled)
+  /// Profiles inside this sandbox (candidate code: the report's folder must be writable in it).
+  std::optional<support::sandbox_policy> sandbox;
 };
 
 /// The ncu command line that profiles `program` (argv) with `options`, starting with `ncu_path`.

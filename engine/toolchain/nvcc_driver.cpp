@@ -5,6 +5,7 @@
 
 #include "engine/profile/ncu_csv_parser.h"
 #include "support/run_process.h"
+#include "support/sandbox.h"
 
 #include <unistd.h>
 
@@ -149,6 +150,16 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
     std::vector<std::string> cmd = r.command;
     const std::string tmp = r.output_path + ".tmp" + std::to_string(::getpid());
     cmd[cmd.size() - 2] = tmp;
+    std::optional<support::sandbox_scratch> scratch;
+    if (options.sandboxed) {
+      try {
+        scratch.emplace(fs::path(cache_dir_) / ".jobs", "nvcc");
+        cmd = support::sandboxed_command(cmd, {scratch->path(), {cache_dir_}, {}, false, {}});
+      } catch (const std::exception& e) {
+        r.diagnostics.push_back({"", 0, 0, diagnostic_severity::error, "", std::string("cannot sandbox nvcc: ") + e.what(), "nvcc", ""});
+        return r;
+      }
+    }
     const auto p = support::run_process(cmd, options.timeout);
     r.seconds = p.seconds;
     r.log = p.out + p.err;

@@ -26,6 +26,9 @@ struct nvcc_options {
   bool lineinfo = true;
   std::chrono::seconds timeout{180};
   bool use_cache = true;
+  /// Compile inside the sandbox (model-written sources: an #include of ~/.ssh/id_rsa would put
+  /// the key into the diagnostics the model reads). Only the cache folder is writable.
+  bool sandboxed = false;
 };
 
 /// The outcome of one compilation.

@@ -4,6 +4,7 @@
 #include "support/hash.h"
 
 #include "support/run_process.h"
+#include "support/sandbox.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -58,6 +59,15 @@ candidate_build build_host_candidate(const std::string& source, const std::strin
   }
   const auto tmp = b.library + ".tmp" + std::to_string(::getpid());
   argv.insert(argv.end(), {"-o", tmp, source});
+  // Model-written source: compiled in the sandbox, with only the cache folder writable.
+  std::optional<support::sandbox_scratch> scratch;
+  try {
+    scratch.emplace(fs::path(cache_dir) / ".jobs", "cxx");
+    argv = support::sandboxed_command(argv, {scratch->path(), {cache_dir}, {}, false, {}});
+  } catch (const std::exception& e) {
+    b.log = std::string("cannot sandbox the compiler: ") + e.what();
+    return b;
+  }
   const auto r = support::run_process(argv, std::chrono::seconds(180));
   b.log = r.out + r.err;
   b.diagnostics = parse_nvcc_diagnostics(b.log);
@@ -80,6 +90,7 @@ candidate_build build_candidate(const std::string& source, const std::string& ar
   nvcc_options o;
   o.arch = arch;
   o.use_cache = use_cache;
+  o.sandboxed = true;
   if (const auto dl = dlpack_include_dir(); !dl.empty()) o.extra_flags.push_back("-I" + dl);
   const auto r = nvcc.compile(source, output_kind::shared_object, o);
   candidate_build b;

@@ -3,14 +3,31 @@
 // in a `kblaster-expect:` line) and every isolation candidate (the harness dies, the client
 // reports how and starts a fresh one). --device cpu uses the .cpp host-code versions (CI);
 // --device cuda the .cu versions (the GPU machine). --bench N prints candidates evaluated per
-// minute (fresh compile, verify, time) over the examples. Exit status: the number of failures.
+// minute (fresh compile, verify, time) over the examples. The escape candidates (escape/*.cpp,
+// host code that never touches its tensors, so the same files serve both devices) each try one
+// way out of the sandbox; harness_check plants what they look for (API keys in its environment,
+// a secret under ~/.config, listeners on loopback and on a Unix socket) and checks from outside
+// that nothing got out and that it, the engine, lives on. Exit status: the number of failures.
 #include "engine/evaluate/harness_client.h"
 #include "engine/task/task.h"
 #include "engine/toolchain/task_build.h"
+#include "support/files.h"
+#include "support/sandbox.h"
 
 #include <nlohmann/json.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <thread>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -181,6 +198,123 @@ struct checker {
     }
   }
 
+  // A listener that counts the connections it accepts (a candidate that reached it escaped).
+  struct listener {
+    int fd = -1;
+    std::atomic<int> accepted{0};
+    std::thread thread;
+    explicit listener(int f) : fd(f) {
+      thread = std::thread([this] {
+        for (;;) {
+          const int c = ::accept(fd, nullptr, nullptr);
+          if (c < 0) return;  // closed by the destructor
+          ++accepted;
+          ::close(c);
+        }
+      });
+    }
+    ~listener() {
+      ::shutdown(fd, SHUT_RDWR);
+      ::close(fd);
+      thread.join();
+    }
+  };
+
+  static std::vector<int> escapees() {
+    std::vector<int> out;
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      const std::string cmd = read(e.path() / "cmdline");
+      if (cmd.rfind("kblaster-escapee", 0) == 0) out.push_back(std::atoi(e.path().filename().c_str()));
+    }
+    return out;
+  }
+
+  void escape() {
+    const auto& sb = kblaster::support::sandbox_support();
+    std::cout << "escape (" << opt.device << "): each candidate tries one way out; " << sb.summary << "\n";
+    const fs::path probe = "/tmp/kblaster-escape-probe";
+    fs::remove_all(probe);
+    fs::create_directories(probe);
+    fs::permissions(probe, fs::perms::all);  // whoever the harness runs as may try to write here
+    const std::string secret = "sk-kblaster-escape-" + std::to_string(::getpid());
+    // Planted where a careless daemon would leave them: in its environment (the harness is
+    // restarted below so that it inherits them) and in the user's configuration folder.
+    ::setenv("OPENAI_API_KEY", secret.c_str(), 1);
+    ::setenv("ANTHROPIC_API_KEY", secret.c_str(), 1);
+    ::setenv("KBLASTER_ESCAPE_SECRET", secret.c_str(), 1);
+    const passwd* pw = ::getpwuid(::getuid());
+    const fs::path home = pw ? pw->pw_dir : "/nonexistent";
+    const fs::path planted = home / ".config/kblaster-escape-probe";
+    std::error_code ec;
+    fs::create_directories(planted, ec);
+    std::ofstream(planted / "secret") << secret << "\n";
+    // Listeners: loopback TCP, and a Unix socket in the user's scratch folder.
+    const int tcp = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ::bind(tcp, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(tcp, 8);
+    ::getsockname(tcp, reinterpret_cast<sockaddr*>(&a), &len);
+    std::ofstream(probe / "port") << ntohs(a.sin_port) << "\n";
+    const fs::path unix_path = kblaster::support::user_scratch_root() / "escape-probe.sock";
+    fs::remove(unix_path, ec);
+    const int ux = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un u{};
+    u.sun_family = AF_UNIX;
+    std::snprintf(u.sun_path, sizeof u.sun_path, "%s", unix_path.c_str());
+    ::bind(ux, reinterpret_cast<sockaddr*>(&u), sizeof u);
+    ::listen(ux, 8);
+    std::ofstream(probe / "unix_socket") << unix_path.string() << "\n";
+    auto tcp_listener = std::make_unique<listener>(tcp);
+    auto unix_listener = std::make_unique<listener>(ux);
+    client->stop();  // the next harness starts with the planted environment
+
+    const auto good_task = task_named("vector_add");
+    const auto good = build(source_of(good_task));
+    for (const auto& e : fs::directory_iterator(fs::path(opt.root) / "tests/harness/escape")) {
+      if (e.path().extension() != ".cpp") continue;
+      const auto f = e.path();
+      const auto b = build_host_candidate(f.string(), opt.cache, true);
+      if (!b.ok) {
+        record("escape", f.filename().string(), false, "does not build: " + b.log.substr(0, 300), {});
+        continue;
+      }
+      const int tcp_before = tcp_listener->accepted, unix_before = unix_listener->accepted;
+      const auto r = evaluate(good_task, b.library);
+      const auto after = evaluate(good_task, good.library);
+      client->stop();  // the harness ends: nothing it started may outlive it
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      std::vector<std::string> out;
+      if (r.dump().find("returned 77") != std::string::npos) out.push_back("the candidate saw its way out (returned 77)");
+      if (tcp_listener->accepted > tcp_before) out.push_back("it connected to loopback TCP");
+      if (unix_listener->accepted > unix_before) out.push_back("it connected to the Unix socket");
+      const fs::path lib_dir = fs::path(b.library).parent_path();
+      for (const auto& w : {probe / "written", lib_dir / "kblaster-escape-written", home / "kblaster-escape-written"})
+        if (fs::exists(w, ec)) {
+          out.push_back("it wrote " + w.string());
+          fs::remove(w, ec);
+        }
+      for (const int pid : escapees()) {
+        out.push_back("process " + std::to_string(pid) + " outlived the harness");
+        ::kill(pid, SIGKILL);
+      }
+      if (after.value("verdict", "") != "pass") out.push_back("the next good candidate did not pass: " + after.dump().substr(0, 200));
+      std::string detail = r.value("verdict", "") + " (" + r.value("check", "") + "); next request " + after.value("verdict", "");
+      for (const auto& o : out) detail += "; ESCAPED: " + o;
+      record("escape", f.filename().string(), out.empty(), detail, r);
+    }
+    // harness_check itself is the engine here: being alive to report is the last check.
+    record("escape", "engine alive", true, "harness_check (pid " + std::to_string(::getpid()) + ") survived every case", {});
+    tcp_listener.reset();
+    unix_listener.reset();
+    fs::remove(unix_path, ec);
+    fs::remove_all(planted, ec);
+    fs::remove_all(probe, ec);
+    for (const char* n : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KBLASTER_ESCAPE_SECRET"}) ::unsetenv(n);
+  }
+
   // Candidates fully evaluated per minute: a fresh compile (cache off), verify on three seeds,
   // time candidate and reference.
   void bench() {
@@ -237,7 +371,7 @@ int main(int argc, char** argv) {
   }
   if (o.harness.empty() || o.root.empty()) {
     std::cerr << "usage: harness_check --harness PATH --root SOURCE_DIR [--device cpu|cuda] [--cache DIR] "
-                 "[--only examples|adversarial|isolation|bench] [--watchdog S] [--max-seconds S] [--bench N] [--bench-task NAME] [--json-out F]\n";
+                 "[--only examples|adversarial|isolation|escape|bench] [--watchdog S] [--max-seconds S] [--bench N] [--bench-task NAME] [--json-out F]\n";
     return 100;
   }
   if (o.cache.empty()) o.cache = (fs::temp_directory_path() / "kblaster-harness-check").string();
@@ -251,6 +385,7 @@ int main(int argc, char** argv) {
     if (o.only.empty() || o.only == "examples") c.examples();
     if (o.only.empty() || o.only == "adversarial") c.adversarial();
     if (o.only.empty() || o.only == "isolation") c.isolation();
+    if (o.only.empty() || o.only == "escape") c.escape();
     if (o.bench > 0) c.bench();
   } catch (const std::exception& e) {
     std::cout << "harness_check: " << e.what() << "\n";
