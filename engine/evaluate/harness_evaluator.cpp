@@ -7,6 +7,7 @@
 #include "engine/profile/ncu_runner.h"
 #include "engine/toolchain/nvcc_driver.h"
 #include "support/run_process.h"
+#include "support/sandbox.h"
 #include "engine/toolchain/task_build.h"
 
 #include <unistd.h>
@@ -197,7 +198,8 @@ int harness_evaluator::harness_starts() const {
 }
 
 std::string harness_evaluator::describe() const {
-  if (device_ == "cpu") return "live: kblaster-harness on the CPU (host C++ candidates)";
+  const std::string sandbox = ", " + support::sandbox_support().summary;
+  if (device_ == "cpu") return "live: kblaster-harness on the CPU (host C++ candidates)" + sandbox;
   std::map<std::string, int> names;
   std::lock_guard lock(pool_mutex_);
   for (const auto& s : slots_) ++names[s->device_name.empty() ? "GPU " + s->visible : s->device_name];
@@ -207,7 +209,7 @@ std::string harness_evaluator::describe() const {
     out += (first ? "" : " + ") + std::to_string(n) + " x " + name;
     first = false;
   }
-  return out + " (" + arch_ + ")" + (ncu_.empty() ? ", static profiles (no ncu)" : ", ncu profiles");
+  return out + " (" + arch_ + ")" + (ncu_.empty() ? ", static profiles (no ncu)" : ", ncu profiles") + sandbox;
 }
 
 evaluation harness_evaluator::evaluate(const std::string& task_name, const std::string& source,
