@@ -70,11 +70,21 @@ elf_imports parse_elf_imports(std::string_view data) {
   }
 
   elf_imports out;
+  if (eh.e_phnum > 0 && eh.e_phentsize >= sizeof(Elf64_Phdr))
+    for (unsigned i = 0; i < eh.e_phnum; ++i) {
+      const std::uint64_t at = std::uint64_t(i) * eh.e_phentsize;  // < 2^32: no overflow
+      if (eh.e_phoff > std::numeric_limits<std::uint64_t>::max() - at) throw std::runtime_error("truncated ELF file");
+      const auto ph = read_at<Elf64_Phdr>(data, eh.e_phoff + at);
+      if (ph.p_type == PT_LOAD && (ph.p_flags & PF_W) && (ph.p_flags & PF_X)) out.writable_executable = true;
+      if (ph.p_type == PT_GNU_STACK && (ph.p_flags & PF_X)) out.executable_stack = true;
+    }
   // A library loaded by name at run time must have its name in the file (in .rodata).
   for (const char* lib : {"libcublas", "libcudnn", "libtorch", "libc10", "libopenblas", "libblas.so", "libmkl_",
                           "libcusparse", "libcufft", "libcusolver"})
     if (data.find(lib) != std::string_view::npos) out.library_strings.push_back(lib);
   for (const auto& sh : sections) {
+    if (sh.sh_type == SHT_INIT_ARRAY) out.init_array_entries += sh.sh_size / sizeof(std::uint64_t);
+    if (sh.sh_type == SHT_FINI_ARRAY) out.fini_array_entries += sh.sh_size / sizeof(std::uint64_t);
     if (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB) {
       // Entries smaller than a symbol would read overlapping symbols, one per byte.
       if (sh.sh_link >= sections.size() || sh.sh_entsize < sizeof(Elf64_Sym)) continue;

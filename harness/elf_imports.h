@@ -5,6 +5,7 @@
 // cannot be refused: nvcc's static CUDA runtime uses it to load the driver.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,10 @@ struct elf_imports {
   std::vector<std::string> undefined;  // undefined symbols in .dynsym
   std::vector<std::string> symbols;    // every name in .dynsym and .symtab
   std::vector<std::string> library_strings;  // forbidden library names found anywhere in the file
+  std::uint64_t init_array_entries = 0;  // functions run when the object is loaded (.init_array)
+  std::uint64_t fini_array_entries = 0;  // ... and when it is unloaded (.fini_array)
+  bool writable_executable = false;      // a PT_LOAD segment both writable and executable
+  bool executable_stack = false;         // PT_GNU_STACK asks for an executable stack
 };
 
 /// Reads `path` (64-bit little-endian ELF). Throws std::runtime_error on anything else.

@@ -52,7 +52,7 @@ reference_model::reference_model(const engine::task_spec& task, device_context& 
     case engine::reference_kind::kernel:
       if (kernel_library.empty()) throw std::runtime_error("the reference is a kernel but no built reference library was given");
       try {
-        kernel_ = std::make_unique<candidate_library>(kernel_library, true);
+        kernel_ = std::make_unique<candidate_library>(kernel_library, true, false);  // the task's own code
       } catch (const candidate_rejected& e) {
         throw std::runtime_error(std::string("reference kernel: ") + e.what());
       }

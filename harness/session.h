@@ -33,7 +33,7 @@ class session {
   std::map<std::string, std::unique_ptr<reference_model>> references_;
   std::uint64_t requests_ = 0;
 
-  candidate_library& library(const std::string& path, bool allow_libraries);
+  candidate_library& library(const std::string& path, bool allow_libraries, bool screen);
   reference_model& reference(const engine::task_spec& task, const std::string& kernel_library);
   nlohmann::json verify(const engine::task_spec& task, kb_forward_fn fn, reference_model& ref, std::uint64_t seed_base);
   nlohmann::json time(const engine::task_spec& task, kb_forward_fn fn, reference_model& ref, std::uint64_t seed,

@@ -59,6 +59,8 @@ class nvcc_driver {
 
   /// `nvcc --version`'s release line, e.g. "Cuda compilation tools, release 13.0, V13.0.88".
   const std::string& version();
+  /// The nvcc executable this driver runs.
+  const std::string& path() const { return nvcc_; }
 
   /// The architecture a build with `configured` uses: configured, else the local GPU's, else sm_90.
   std::string target_arch(const std::string& configured);

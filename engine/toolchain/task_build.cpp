@@ -92,6 +92,12 @@ candidate_build build_candidate(const std::string& source, const std::string& ar
   o.use_cache = use_cache;
   o.sandboxed = true;
   if (const auto dl = dlpack_include_dir(); !dl.empty()) o.extra_flags.push_back("-I" + dl);
+  // The shared CUDA runtime: the harness's own instance serves the candidate (one runtime, one
+  // context), and the candidate's imports show exactly what it calls, where the static runtime
+  // would add its own dlopen and dlsym for the screening to wave through. The rpath finds this
+  // toolkit's runtime when the harness has not loaded one yet.
+  const auto toolkit_lib = fs::path(nvcc.path()).parent_path().parent_path() / "lib64";
+  o.extra_flags.insert(o.extra_flags.end(), {"-cudart", "shared", "-Xlinker", "-rpath=" + toolkit_lib.string()});
   const auto r = nvcc.compile(source, output_kind::shared_object, o);
   candidate_build b;
   b.ok = r.ok;

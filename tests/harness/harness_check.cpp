@@ -69,9 +69,10 @@ struct checker {
     return build_candidate(src, "", *nvcc, use_cache);
   }
 
-  nlohmann::json evaluate(const task_spec& task, const std::string& library) {
+  // `screening` off: for candidates that test what stands behind the static screening.
+  nlohmann::json evaluate(const task_spec& task, const std::string& library, bool screening = true) {
     nlohmann::json req{{"op", "evaluate"}, {"task", to_json(task)}, {"candidate", library},
-                       {"timing", {{"max_seconds", opt.max_seconds}}}};
+                       {"timing", {{"max_seconds", opt.max_seconds}}}, {"screening", screening}};
     return client->request(req).to_json();
   }
 
@@ -156,9 +157,15 @@ struct checker {
         record("adversarial", f.filename().string(), false, "does not build: " + b.log.substr(0, 300), {});
         continue;
       }
-      const auto r = evaluate(task, b.library);
+      // A candidate written to exercise a dynamic check (a thread, a side stream) says so with
+      // `kblaster-screening: off`; the screening would refuse it before that check ran.
+      const auto r = evaluate(task, b.library, tag(text, "kblaster-screening") != "off");
       const std::string verdict = r.value("verdict", ""), check = r.value("check", "");
       bool ok = verdict != "pass" && check == expect;
+      if (ok && expect == "screening") {
+        // The refusal must name the rule the file says it breaks.
+        ok = r.value("reason", "").find("(rule " + tag(text, "kblaster-rule") + ")") != std::string::npos;
+      }
       if (ok && expect == "tolerance") {
         // The reply must name the first mismatching element (the candidate spoils index 12345).
         ok = r.dump().find("\"first_mismatch\":12345") != std::string::npos;
@@ -282,7 +289,11 @@ struct checker {
         continue;
       }
       const int tcp_before = tcp_listener->accepted, unix_before = unix_listener->accepted;
-      const auto r = evaluate(good_task, b.library);
+      const auto screened = evaluate(good_task, b.library);  // the outer wall first
+      if (screened.value("check", "") != "screening")
+        record("escape", f.filename().string() + " (screening)", false,
+               "the static screening let it through: " + screened.dump().substr(0, 200), screened);
+      const auto r = evaluate(good_task, b.library, false);  // then the sandbox behind it
       const auto after = evaluate(good_task, good.library);
       client->stop();  // the harness ends: nothing it started may outlive it
       std::this_thread::sleep_for(std::chrono::milliseconds(300));

@@ -1,6 +1,7 @@
 // side_thread: returns at once and does the work on a detached thread (the CPU's 'other stream').
 // kblaster-expect: side_work
 // kblaster-task: vector_add
+// kblaster-screening: off
 // Adversarial candidate for the harness's CPU path (host code, the kb_forward ABI); written for
 // KernelBlaster's tests. The harness must reject it with the check named above.
 #include <dlpack/dlpack.h>
