@@ -7,6 +7,8 @@
 #include "support/files.h"
 #include "support/unique_fd.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -58,15 +60,23 @@ void check_folder(const fs::path& path) {
                                             "(the default, `--listen unix`, is $XDG_RUNTIME_DIR/kblaster/kblaster.sock)");
 }
 
-// A socket file left by a daemon that died is removed; one that still answers is another
-// daemon's, and is left alone.
-void clear_stale_socket(const fs::path& path, const sockaddr_un& addr) {
+// One daemon per socket path: the listening daemon holds an exclusive lock on PATH.lock (never
+// removed, so that two daemons never lock two different files of one name). Asking the socket
+// itself whether someone listens would not do: that someone would take the question for its
+// client. The lock is released when the listener closes, with the descriptor.
+support::unique_fd lock_socket_path(const fs::path& path) {
+  const fs::path lock_path = path.string() + ".lock";
+  support::unique_fd lock(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!lock) throw listen_error(path, "cannot open " + lock_path.string() + ": " + std::strerror(errno));
+  if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) throw listen_error(path, "another daemon is listening there");
+  return lock;
+}
+
+// A socket file left by a daemon that died (we hold the lock now) is removed.
+void clear_stale_socket(const fs::path& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return;
   if (!S_ISSOCK(st.st_mode)) throw listen_error(path, "the path exists and is not a socket");
-  support::unique_fd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (probe && ::connect(probe.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0)
-    throw listen_error(path, "another daemon is listening there");
   if (::unlink(path.c_str()) != 0) throw listen_error(path, std::string("cannot remove the stale socket: ") + std::strerror(errno));
 }
 
@@ -81,7 +91,8 @@ struct socket_file {
 std::unique_ptr<transport> make_unix_transport(const fs::path& path, logger& log, const std::function<void()>& on_listening) {
   const sockaddr_un addr = address_of(path);
   check_folder(path);
-  clear_stale_socket(path, addr);
+  const support::unique_fd lock = lock_socket_path(path);
+  clear_stale_socket(path);
   support::unique_fd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!listener) throw listen_error(path, std::string("socket: ") + std::strerror(errno));
   if (::bind(listener.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0)
