@@ -105,7 +105,7 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
   else
     // An untrusted workspace's full reason is the hover's last paragraph; here, its gist.
     md += "\nLast runtime: not measured yet" +
-          std::string(a.live_refused ? " (the workspace is not trusted)"
+          std::string(a.live_refused ? " (the workspace was not trusted at the last save)"
                       : a.live_skipped.empty() ? ""
                                                : " (" + a.live_skipped + ")") +
           "\n";
