@@ -1,5 +1,6 @@
 // Unit tests of the extension's settings mapping and status text (node --test, no VS Code).
 import { strict as assert } from 'assert';
+import { readFileSync } from 'fs';
 import { test } from 'node:test';
 import { ConfigReader, daemonSettings, expandPath, initializationOptions, statusText } from '../settings';
 
@@ -72,4 +73,15 @@ test('an untrusted workspace shows in the status bar', () => {
   assert.match(untrusted.text, /shield/);
   assert.match(untrusted.tooltip, /compile-only.*Manage Workspace Trust/);
   assert.match(statusText({ daemon: 'running', trusted: true }).tooltip, /ready$/);
+});
+
+test('the manifest declares limited support for untrusted workspaces, restricting what runs', () => {
+  // Run from editors/vscode (npm test, ctest e2e.vscode_extension_unit).
+  const manifest = JSON.parse(readFileSync('package.json', 'utf8'));
+  const untrusted = manifest.capabilities?.untrustedWorkspaces;
+  assert.equal(untrusted?.supported, 'limited');
+  assert.match(untrusted?.description ?? '', /trust/i);
+  for (const key of ['kblaster.path', 'kblaster.arguments', 'kblaster.ncuPath', 'kblaster.optimize.harness']) {
+    assert.ok(untrusted.restrictedConfigurations.includes(key), `${key} is not restricted`);
+  }
 });
