@@ -380,7 +380,7 @@ local function main()
   -- daemon; the next save profiles.
   vim.cmd('KblasterTrust')
   check(require('kblaster.trust').is_trusted(project), ':KblasterTrust did not trust %s', project)
-  if vim.fn.has('nvim-0.11') == 1 then
+  if vim.fn.has('nvim-0.12') == 1 then  -- a directory in vim.secure's database
     local db = table.concat(vim.fn.readfile(vim.fn.stdpath('state') .. '/trust'), '\n')
     check(db:find('directory ' .. (uv_realpath(project)), 1, true) ~= nil, 'vim.secure does not hold %s: %s', project, db)
   end

@@ -1,7 +1,7 @@
 -- kblaster.trust: whether the user trusts a project root, so that the daemon may build and RUN
 -- its code (profiling on save, Optimize). Asked once per project and remembered:
 --   * in Neovim's own trust database (vim.secure.trust, the one `:trust` manages) where it can
---     hold directories (0.11+: it says "directory" for an allowed one);
+--     hold a directory ("directory" for an allowed one; 0.12 can, and we try rather than guess);
 --   * else (0.7-0.10) in stdpath('state')/kblaster/trust (stdpath('data') on 0.7), one
 --     "allow PATH" or "deny PATH" a line.
 -- An answer of "Not now" is not remembered: the next session asks again.
