@@ -39,12 +39,7 @@ std::unique_ptr<kblaster::server::transport> open_transport(const serve_options&
     if (!opts.token_file.empty()) throw std::runtime_error("--token-file is for --listen HOST:PORT");
     return make_stdio_transport();
   }
-  listen_address address;
-  try {
-    address = parse_listen_address(opts.listen);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(e.what());
-  }
+  const listen_address address = parse_listen_address(opts.listen);  // throws naming --listen
   // On stderr so that scripts (and tests using port 0) can read where we listen.
   if (const auto* unix_socket = std::get_if<unix_address>(&address)) {
     if (!opts.token_file.empty()) throw std::runtime_error("--token-file is for TCP; a Unix socket checks the peer's uid instead");
@@ -64,7 +59,7 @@ std::unique_ptr<kblaster::server::transport> open_transport(const serve_options&
     kblaster::support::write_secret_file(token_file.path, secret.token + "\n");
     // The path, never the token: stderr may end up in a log.
     std::cerr << "kblaster: token in " << token_file.path.string() << std::endl;
-    std::cerr << "kblaster: listening on " << tcp.host << ":" << port << std::endl;
+    std::cerr << "kblaster: listening on " << to_string(tcp_address{tcp.host, port}) << std::endl;
   });
 }
 
