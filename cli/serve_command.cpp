@@ -1,8 +1,12 @@
-// `kblaster serve`: the LSP daemon, on stdio (default) or TCP on loopback.
+// `kblaster serve`: the LSP daemon, on stdio (default), a Unix socket, or TCP on loopback with
+// a token (server/transport.h says who each admits).
 #include "cli/command_registry.h"
+#include "server/connection_auth.h"
+#include "server/listen_address.h"
 #include "server/logger.h"
 #include "server/lsp_server.h"
 #include "support/child_process.h"
+#include "support/files.h"
 
 #include <csignal>
 #include <iostream>
@@ -11,13 +15,53 @@
 namespace {
 
 struct serve_options {
-  std::string listen;  // HOST:PORT, empty for stdio
+  std::string listen;  // unix, unix:PATH or HOST:PORT; empty for stdio
+  std::string token_file;  // TCP: where the token is written (default in the runtime folder)
   bool stdio = false;  // --stdio: what LSP clients pass; stdio is the default anyway
   int client_process_id = 0;
   std::string log_file;
   std::string log_level = "info";
   std::size_t max_message_mib = 64;
 };
+
+// Removes the token file when the listener no longer needs it (the client has proven it).
+struct token_file_guard {
+  std::filesystem::path path;
+  ~token_file_guard() {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+};
+
+std::unique_ptr<kblaster::server::transport> open_transport(const serve_options& opts, kblaster::server::logger& log) {
+  using namespace kblaster::server;
+  if (opts.listen.empty()) {
+    if (!opts.token_file.empty()) throw std::runtime_error("--token-file is for --listen HOST:PORT");
+    return make_stdio_transport();
+  }
+  const listen_address address = parse_listen_address(opts.listen);  // throws naming --listen
+  // On stderr so that scripts (and tests using port 0) can read where we listen.
+  if (const auto* unix_socket = std::get_if<unix_address>(&address)) {
+    if (!opts.token_file.empty()) throw std::runtime_error("--token-file is for TCP; a Unix socket checks the peer's uid instead");
+    return make_unix_transport(unix_socket->path, log, [&] {
+      std::cerr << "kblaster: listening on unix:" << unix_socket->path.string() << std::endl;
+    });
+  }
+  const auto& tcp = std::get<tcp_address>(address);
+  const tcp_secret secret{random_token(), std::chrono::seconds(10)};
+  token_file_guard token_file;
+  return make_tcp_transport(tcp.host, tcp.port, secret, log, [&](std::uint16_t port) {
+    // The port is known only now (port 0), and the default file is named after it, so that
+    // two daemons never share one.
+    token_file.path = opts.token_file.empty()
+                          ? kblaster::support::user_runtime_dir() / ("tcp-" + std::to_string(port) + ".token")
+                          : std::filesystem::path(opts.token_file);
+    kblaster::support::write_secret_file(token_file.path, secret.token + "\n");
+    // The path, never the token: stderr may end up in a log.
+    std::cerr << "kblaster: token in " << token_file.path.string() << std::endl;
+    std::cerr << "kblaster: listening on " << to_string(tcp_address{tcp.host, port}) << std::endl;
+  });
+}
 
 int run_serve(const serve_options& opts) {
   // A client that disappears must not kill the daemon with SIGPIPE mid-write.
@@ -28,24 +72,7 @@ int run_serve(const serve_options& opts) {
   if (!level) throw std::runtime_error("--log-level: unknown level '" + opts.log_level + "'");
   logger log(*level, opts.log_file.empty() ? logger::default_file() : std::filesystem::path(opts.log_file));
 
-  std::unique_ptr<transport> io;
-  if (opts.listen.empty()) {
-    io = make_stdio_transport();
-  } else {
-    const auto colon = opts.listen.rfind(':');
-    if (colon == std::string::npos) throw std::runtime_error("--listen wants HOST:PORT, e.g. 127.0.0.1:7878");
-    const std::string host = opts.listen.substr(0, colon);
-    int port = -1;
-    try {
-      port = std::stoi(opts.listen.substr(colon + 1));
-    } catch (const std::exception&) {
-    }
-    if (port < 0 || port > 65535) throw std::runtime_error("--listen: bad port in '" + opts.listen + "'");
-    io = make_tcp_transport(host, static_cast<std::uint16_t>(port), [&](std::uint16_t real) {
-      // On stderr so that scripts (and tests using port 0) can read where we listen.
-      std::cerr << "kblaster: listening on " << host << ":" << real << std::endl;
-    });
-  }
+  const auto io = open_transport(opts, log);
   server_options options;
   options.worker_threads = std::max(4u, std::thread::hardware_concurrency());
   options.max_message_bytes = opts.max_message_mib << 20;
@@ -62,7 +89,11 @@ int run_serve(const serve_options& opts) {
 const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   auto opts = std::make_shared<serve_options>();
   auto* app = root.add_subcommand("serve", "Run the language server (stdio unless --listen)");
-  app->add_option("--listen", opts->listen, "Listen on HOST:PORT (loopback only) instead of stdio");
+  app->add_option("--listen", opts->listen,
+                  "Listen on a Unix socket (unix, or unix:PATH; only this user may connect) or on HOST:PORT "
+                  "(loopback only; the client first sends `KBLASTER-TOKEN <token>` from the token file) instead of stdio");
+  app->add_option("--token-file", opts->token_file,
+                  "With --listen HOST:PORT: write the token here (mode 0600; default $XDG_RUNTIME_DIR/kblaster/tcp-PORT.token)");
   // What LSP clients append to the server's command line (vscode-languageclient: `--stdio`
   // for TransportKind.stdio, and `--clientProcessId=PID`).
   app->add_flag("--stdio", opts->stdio, "Speak LSP on stdin/stdout (the default)");

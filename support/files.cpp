@@ -1,11 +1,15 @@
 // Whole-file reads and atomic writes; the per-user scratch folder.
 #include "support/files.h"
 
+#include "support/unique_fd.h"
+
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -53,16 +57,61 @@ void write_file_atomically(const fs::path& path, std::string_view bytes) {
   }
 }
 
+void write_secret_file(const fs::path& path, std::string_view bytes) {
+  static std::atomic<unsigned> sequence{0};
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(sequence++);
+  const auto fail = [&](const std::string& why) {
+    fs::remove(tmp, ec);
+    return file_error("cannot write " + path.string() + ": " + why);
+  };
+  {
+    // O_EXCL: a name planted beforehand (a link to elsewhere) is refused, not followed.
+    unique_fd out(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+    if (!out) throw fail(std::strerror(errno));
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(out.get(), bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw fail(std::strerror(errno));
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) throw fail(ec.message());
+}
+
+fs::path private_directory(const fs::path& dir) {
+  std::error_code ec;
+  if (dir.has_parent_path() && !fs::exists(dir.parent_path(), ec)) fs::create_directories(dir.parent_path(), ec);
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw file_error("cannot create " + dir.string() + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw file_error(dir.string() + " is not a folder: remove it");
+  if (st.st_uid != ::geteuid()) throw file_error(dir.string() + " belongs to another user (uid " + std::to_string(st.st_uid) + ")");
+  if ((st.st_mode & 077) != 0 && ::chmod(dir.c_str(), 0700) != 0)
+    throw file_error(dir.string() + " is open to other users and cannot be closed: " + std::strerror(errno));
+  return dir;
+}
+
 fs::path user_scratch_root() {
   std::error_code ec;
   const fs::path root = fs::temp_directory_path(ec) / ("kblaster-" + std::to_string(::getuid()));
-  if (::mkdir(root.c_str(), 0700) != 0 && errno != EEXIST)
-    throw file_error("cannot create " + root.string() + ": " + std::strerror(errno));
-  struct stat st {};
-  if (::lstat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid())
-    throw file_error(root.string() + " is not a folder of this user's: remove it or set TMPDIR");
-  if ((st.st_mode & 077) != 0) ::chmod(root.c_str(), 0700);
-  return root;
+  try {
+    return private_directory(root);
+  } catch (const file_error& e) {
+    throw file_error(std::string(e.what()) + " (the scratch folder; or set TMPDIR)");
+  }
+}
+
+fs::path user_runtime_dir() {
+  // XDG_RUNTIME_DIR is the user's own 0700 folder where a session manager made one; a daemon
+  // started elsewhere (ssh without systemd, a container) falls back to the scratch folder.
+  if (const char* run = std::getenv("XDG_RUNTIME_DIR"); run && *run && fs::path(run).is_absolute())
+    return private_directory(fs::path(run) / "kblaster");
+  return private_directory(user_scratch_root() / "run");
 }
 
 void remove_entries_older_than(const fs::path& dir, std::chrono::hours age) {

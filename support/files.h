@@ -26,10 +26,26 @@ std::optional<std::string> read_file_if_exists(const std::filesystem::path& path
 /// half of one. Creates the folder. Throws file_error.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
 
+/// Like write_file_atomically, but the file is created with mode 0600 (read and write by this
+/// user only) from its first byte: for secrets such as the daemon's connection token, which must
+/// never be readable by others, not even between a create and a chmod. Throws file_error.
+void write_secret_file(const std::filesystem::path& path, std::string_view bytes);
+
+/// Makes `dir` a folder only this user can enter: creates it (mode 0700, parents as needed) or
+/// checks the one there, which must be a real folder (not a link) owned by this user and not
+/// writable by others; a group or other bit left on it is cleared. Returns `dir`. Throws
+/// file_error naming the folder and what is wrong (another user could otherwise plant or
+/// replace what we keep there).
+std::filesystem::path private_directory(const std::filesystem::path& dir);
+
 /// $TMPDIR/kblaster-<uid>: this user's folder for scratch files, created with mode 0700.
 /// Throws file_error when it exists but is not a directory owned by this user (another user
 /// could otherwise plant files that we compile).
 std::filesystem::path user_scratch_root();
+
+/// This user's folder for the daemon's sockets and token files: $XDG_RUNTIME_DIR/kblaster,
+/// else user_scratch_root()/run; mode 0700, checked as private_directory does.
+std::filesystem::path user_runtime_dir();
 
 /// Removes the entries of `dir` (files or whole folders) not modified for `age`; errors are
 /// ignored. For content-addressed scratch that is never removed while in use.

@@ -90,7 +90,7 @@ analysis_capabilities detect_capabilities(const std::string& ncu_override) {
 }
 
 std::string file_analysis_options::key() const {
-  std::string k = arch + "|" + std::to_string(profile_live) + "|" + std::to_string(assumed_block_size);
+  std::string k = arch + "|" + std::to_string(profile_live) + "|" + std::to_string(assumed_block_size) + "|" + live_refusal;
   for (const auto& f : nvcc_flags) k += "|" + f;
   return k;
 }
@@ -237,6 +237,10 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
     result->live_skipped = "live profiling on save is off (profileOnSave)";
   } else if (!caps.can_profile_live()) {
     result->live_skipped = caps.gpu_arch.empty() ? "no GPU on this machine" : "ncu not found";
+  } else if (!options.live_refusal.empty()) {
+    // After the machine's limits: where no GPU could profile anyway, trust is not the reason.
+    result->live_skipped = options.live_refusal;
+    result->live_refused = true;
   } else if (!result->static_profile.error.empty()) {
     result->live_skipped = "the file does not compile";
   } else if (!result->task.task && !defines_main(text) && !live_) {

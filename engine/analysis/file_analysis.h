@@ -41,6 +41,9 @@ struct file_analysis_options {
   std::string arch;                        ///< nvcc target; empty: the GPU's, else sm_90
   std::vector<std::string> nvcc_flags;
   bool profile_live = true;                ///< profile on a GPU when a task (or main) allows
+  /// Why the caller forbids running the file's code (the daemon's: an untrusted workspace);
+  /// non-empty means no live profile, with this as the reason. Compiling still happens.
+  std::string live_refusal;
   std::chrono::milliseconds debounce{250}; ///< wait for more saves before starting
   int assumed_block_size = 256;            ///< static occupancy is computed for this block size
 
@@ -71,6 +74,7 @@ struct file_analysis {
   std::optional<profile_outcome> live_profile;
   task_lookup task;
   std::string live_skipped;    ///< why no live profile was made (empty when one was)
+  bool live_refused = false;   ///< live_skipped is the caller's live_refusal: it alone stood in the way
   std::string analysed_at;     ///< ISO 8601 UTC
   double seconds = 0;          ///< wall time of the analysis
 

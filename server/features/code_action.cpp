@@ -1,8 +1,10 @@
 // textDocument/codeAction on a kernel: "Optimize `k`", "Apply `technique`" for the KB's top
-// three strategies in its state, and "Create a task for `k`" when it has none.
+// three strategies in its state, and "Create a task for `k`" when it has none. Optimize and the
+// techniques run code: in an untrusted workspace they are disabled with the reason.
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
 #include "server/features/kernel_text.h"
+#include "server/features/workspace_trust.h"
 #include "server/lsp_server.h"
 
 #include <cstdio>
@@ -44,29 +46,36 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
     const std::string& name = kernel->name;  // titles are plain text: no Markdown backticks
     const bool has_task = k.analysis && k.analysis->task.task;
 
-    if (has_task) {
+    // Why Optimize cannot run here, empty when it can. Never silently absent: the editor shows
+    // why, or offers the step that unblocks it.
+    std::string why_not;
+    if (!state.workspace_trusted()) why_not = untrusted_message("Optimize is off");
+    else if (!has_task)
+      why_not = k.analysis && !k.analysis->task.error.empty() ? "the task cannot be read: " + k.analysis->task.error
+                                                              : "no task for this file: create one first";
+    if (why_not.empty()) {
       actions.push_back(command_action("Optimize " + name, "kblaster.optimize", args, "refactor.rewrite"));
+    } else if (state.code_action_disabled_support()) {
+      json a = command_action("Optimize " + name, "kblaster.optimize", args, "refactor.rewrite");
+      a["disabled"] = {{"reason", why_not}};
+      actions.push_back(std::move(a));
+    } else if (!has_task) {
+      actions.push_back(command_action("Create a task for " + name + " first", "kblaster.createTask", args, "refactor"));
     } else {
-      // Never silently absent: the editor shows why, or offers the step that unblocks it.
-      const std::string why = k.analysis && !k.analysis->task.error.empty()
-                                  ? "the task cannot be read: " + k.analysis->task.error
-                                  : "no task for this file: create one first";
-      if (state.code_action_disabled_support()) {
-        json a = command_action("Optimize " + name, "kblaster.optimize", args, "refactor.rewrite");
-        a["disabled"] = {{"reason", why}};
-        actions.push_back(std::move(a));
-      } else {
-        actions.push_back(command_action("Create a task for " + name + " first", "kblaster.createTask", args, "refactor"));
-      }
+      // The command answers with the whole reason and how to trust the workspace.
+      actions.push_back(command_action("Optimize " + name + " (off: workspace not trusted)", "kblaster.optimize", args,
+                                       "refactor.rewrite"));
     }
-    if (k.view) {
+    if (k.view && (state.workspace_trusted() || state.code_action_disabled_support())) {
       for (const auto& s : k.insight.strategies) {
         char predicted[32];
         std::snprintf(predicted, sizeof predicted, "%.2f", s.predicted_speedup);
         json a = args;
         a["technique"] = s.technique;
-        actions.push_back(command_action("Apply " + s.technique + " (predicted " + predicted + "×)",
-                                         "kblaster.applyTechnique", a, "refactor.rewrite"));
+        json action = command_action("Apply " + s.technique + " (predicted " + predicted + "×)", "kblaster.applyTechnique",
+                                     a, "refactor.rewrite");
+        if (!state.workspace_trusted()) action["disabled"] = {{"reason", untrusted_message("Optimize is off")}};
+        actions.push_back(std::move(action));
       }
     }
     if (!has_task && state.code_action_disabled_support())

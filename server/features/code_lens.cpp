@@ -1,7 +1,9 @@
-// textDocument/codeLens above each kernel: its state and last runtime, and "Optimize".
+// textDocument/codeLens above each kernel: its state and last runtime, and "Optimize" (which
+// says so when the workspace is not trusted: a lens cannot be disabled, only titled).
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
 #include "server/features/kernel_text.h"
+#include "server/features/workspace_trust.h"
 #include "server/lsp_server.h"
 
 namespace kblaster::server {
@@ -14,6 +16,7 @@ void register_code_lens(feature_registry& registry, lsp_server& server, editor_s
                       [&server, &state](const lsp::document_uri_params& p, request_context& ctx) -> json {
     const auto doc = ctx.watch_document(p.uri);
     const auto settings = read_editor_settings(server.settings());
+    const std::string optimize_title = state.workspace_trusted() ? "Optimize" : "Optimize (off: workspace not trusted)";
     json lenses = json::array();
     for (const auto& s : doc->symbols()) {
       ctx.check_cancelled();
@@ -27,7 +30,7 @@ void register_code_lens(feature_registry& registry, lsp_server& server, editor_s
                                                      : std::string("does not compile: see Problems"))
                                               : "not analysed yet (save to analyse)";
       lenses.push_back({{"range", range}, {"command", {{"title", title}, {"command", "kblaster.profile"}, {"arguments", args}}}});
-      lenses.push_back({{"range", range}, {"command", {{"title", "Optimize"}, {"command", "kblaster.optimize"}, {"arguments", args}}}});
+      lenses.push_back({{"range", range}, {"command", {{"title", optimize_title}, {"command", "kblaster.optimize"}, {"arguments", args}}}});
     }
     return lenses;
   });

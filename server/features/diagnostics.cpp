@@ -4,6 +4,7 @@
 #include "server/features/diagnostics.h"
 
 #include "server/features/uri_path.h"
+#include "server/features/workspace_trust.h"
 #include "server/lsp_server.h"
 
 #include <cstdio>
@@ -170,9 +171,14 @@ std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& ser
   engine::file_analysis_options options;
   options.arch = settings.arch;
   options.profile_live = settings.profile_on_save;
+  // Profiling runs the workspace's program: not before the user trusts the workspace.
+  if (!state.workspace_trusted()) options.live_refusal = untrusted_message("profiling is off");
   options.debounce = std::chrono::milliseconds(wait_for_debounce ? settings.debounce_ms : 0);
   auto result = analyzer.analyze(document_path(*doc), doc->text(), options, {}, ticket);
   if (!result) return nullptr;  // a newer save took over
+  // Said once, and only where trust is what stands between this file and a profile.
+  if (result->live_refused && state.first_time("untrusted"))
+    server.notify("window/showMessage", {{"type", 3}, {"message", "KernelBlaster: " + result->live_skipped}});
   // A document closed meanwhile keeps no diagnostics.
   if (!server.documents().get(doc->uri())) return result;
   state.diagnostics().publish(server, doc->uri(), doc->version(), diagnostics_origin::analysis,

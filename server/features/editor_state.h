@@ -35,6 +35,11 @@ class editor_state {
   /// True when the client's WorkspaceEdit may create files.
   bool can_create_files() const;
 
+  /// Whether the user trusts the workspace, so that its code may be built and run (profiling,
+  /// Optimize); false until the client says so (workspace_trust.h).
+  bool workspace_trusted() const { return trusted_.load(); }
+  void set_workspace_trusted(bool trusted) { trusted_.store(trusted); }
+
   /// True the first time it is called for `what`: for messages shown once per session.
   bool first_time(const std::string& what);
 
@@ -46,6 +51,7 @@ class editor_state {
   mutable std::mutex mutex_;
   protocol::json client_caps_ = protocol::json::object();
   std::vector<std::string> shown_;
+  std::atomic<bool> trusted_{false};
 };
 
 }  // namespace kblaster::server

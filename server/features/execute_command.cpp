@@ -1,8 +1,11 @@
 // workspace/executeCommand: kblaster.selfTest (a cancellable job that reports progress, for
 // editors and tests), and the kernel commands (profile, createTask, optimize, applyTechnique),
-// each implemented in its own file.
+// each implemented in its own file. The commands that run the workspace's code (profile,
+// optimize, applyTechnique) wait for workspace trust (workspace_trust.h); createTask only
+// proposes an edit and runs nothing.
 #include "server/features/commands.h"
 #include "server/features/features.h"
+#include "server/features/workspace_trust.h"
 #include "server/lsp_server.h"
 #include "server/work_done_progress.h"
 
@@ -86,11 +89,17 @@ void register_execute_command(feature_registry& registry, lsp_server&, editor_st
     const std::string command = protocol::lsp::required_string(params, "command");
     const json arguments = params.value("arguments", json::array());
     if (command == "kblaster.selfTest") return self_test(arguments, ctx);
-    if (command == "kblaster.profile") return profile_command(command_args::from(command, arguments, false), ctx, state);
+    if (command == "kblaster.profile") {
+      const auto args = command_args::from(command, arguments, false);
+      require_trust(state, "profiling is off");
+      return profile_command(args, ctx, state);
+    }
     if (command == "kblaster.createTask") return create_task_command(command_args::from(command, arguments, true), ctx, state);
-    if (command == "kblaster.optimize") return optimize_command(command_args::from(command, arguments, true), ctx, state);
-    if (command == "kblaster.applyTechnique")
-      return optimize_command(command_args::from(command, arguments, true, true), ctx, state);
+    if (command == "kblaster.optimize" || command == "kblaster.applyTechnique") {
+      const auto args = command_args::from(command, arguments, true, command == "kblaster.applyTechnique");
+      require_trust(state, "Optimize is off");
+      return optimize_command(args, ctx, state);
+    }
     throw rpc_error(error_code::invalid_params, "invalid params: unknown command '" + command + "'");
   });
 }

@@ -19,6 +19,7 @@ void register_hover(feature_registry& registry, lsp_server& server, editor_state
 void register_code_lens(feature_registry& registry, lsp_server& server, editor_state& state);
 void register_code_action(feature_registry& registry, lsp_server& server, editor_state& state);
 void register_execute_command(feature_registry& registry, lsp_server& server, editor_state& state);
+void register_workspace_trust(feature_registry& registry, lsp_server& server, editor_state& state);
 
 /// Registers every feature. The shared editor state lives as long as the registry: a handler
 /// keeps it alive (the server joins its workers before the registry goes).
@@ -34,6 +35,7 @@ inline void register_all_features(feature_registry& registry, lsp_server& server
   register_code_lens(registry, server, *state);
   register_code_action(registry, server, *state);
   register_execute_command(registry, server, *state);
+  register_workspace_trust(registry, server, *state);
 }
 
 }  // namespace kblaster::server

@@ -1,10 +1,12 @@
 // textDocument/hover on a kernel name: its signature and template parameters, then (once the
 // file has been analysed) its performance state with the evidence, the KB's top strategies for
-// that state and the last measured runtime.
+// that state and the last measured runtime; in an untrusted workspace, why profiling is off and
+// how to turn it on.
 #include "server/features/cuda_symbol_text.h"
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
 #include "server/features/kernel_text.h"
+#include "server/features/workspace_trust.h"
 #include "server/lsp_server.h"
 
 namespace kblaster::server {
@@ -37,6 +39,7 @@ void register_hover(feature_registry& registry, lsp_server& server, editor_state
       if (k.view) md += "\n" + performance_markdown(*k.analysis, *k.view, k.insight);
       else if (k.analysis && !k.analysis->static_profile.error.empty())
         md += "\n---\n\n_No performance figures: " + k.analysis->static_profile.error + "_\n";
+      if (!state.workspace_trusted()) md += "\n---\n\n_" + untrusted_message("Profiling and Optimize are off") + "_\n";
     }
     return lsp::hover(md, doc->to_range({begin, end}));
   });

@@ -103,7 +103,12 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
   if (const auto rt = last_runtime(a, v, insight))
     md += "\nLast runtime: **" + format_ms(rt->runtime_ms) + "** (" + rt->source + ", " + utc_in_words(rt->when) + ")\n";
   else
-    md += "\nLast runtime: not measured yet" + std::string(a.live_skipped.empty() ? "" : " (" + a.live_skipped + ")") + "\n";
+    // An untrusted workspace's full reason is the hover's last paragraph; here, its gist.
+    md += "\nLast runtime: not measured yet" +
+          std::string(a.live_refused ? " (the workspace was not trusted at the last save)"
+                      : a.live_skipped.empty() ? ""
+                                               : " (" + a.live_skipped + ")") +
+          "\n";
   return md;
 }
 

@@ -3,6 +3,7 @@
 #include "server/features/commands.h"
 #include "server/features/editor_settings.h"
 #include "server/features/features.h"
+#include "server/features/workspace_trust.h"
 #include "server/lsp_server.h"
 
 namespace kblaster::server {
@@ -29,11 +30,15 @@ void register_lifecycle(feature_registry& registry, lsp_server& server, editor_s
       throw protocol::rpc_error(protocol::error_code::invalid_params, "invalid params: initialize needs an object");
     server.mark_initialized(params);
     state.set_client_capabilities(params.value("capabilities", json::object()));
-    if (const auto it = params.find("initializationOptions"); it != params.end() && it->is_object()) {
+    const json options = params.value("initializationOptions", json::object());
+    apply_initial_trust(server, state, options);
+    if (options.is_object()) {
       // Accept our section ({"kblaster": {...}}) or the settings themselves, as for
-      // workspace/didChangeConfiguration.
-      const auto ours = it->find("kblaster");
-      server.merge_settings(ours != it->end() && ours->is_object() ? *ours : *it);
+      // workspace/didChangeConfiguration; trust sits beside the settings and is not one.
+      const auto ours = options.find("kblaster");
+      json settings = ours != options.end() && ours->is_object() ? *ours : options;
+      settings.erase(std::string(workspace_trusted_key));
+      server.merge_settings(settings);
       apply_settings(server);
     }
     server.log().info("initialized by " + params.value("/clientInfo/name"_json_pointer, std::string("an unnamed client")));

@@ -110,7 +110,8 @@ round_figures run_round(const options& o, int round) {
                      {"workspace", {{"applyEdit", true}}},
                      {"textDocument", {{"codeAction", {{"disabledSupport", true}}}}}};
   daemon.call(0, "initialize", {{"processId", nullptr}, {"rootUri", file_uri(workspace)}, {"capabilities", caps},
-                                {"initializationOptions", {{"kblaster", settings}}}});
+                                // The editor trusts the workspace: Optimize runs its code.
+                                {"initializationOptions", {{"kblaster", settings}, {"workspaceTrusted", true}}}});
   daemon.send(kblaster::protocol::make_notification("initialized", json::object()));
   daemon.send(kblaster::protocol::make_notification(
       "textDocument/didOpen", {{"textDocument", {{"uri", uri}, {"languageId", "cuda"}, {"version", 1}, {"text", text}}}}));

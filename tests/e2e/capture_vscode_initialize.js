@@ -65,7 +65,8 @@ const { LanguageClient } = require(clientPath);
 
 const client = new LanguageClient('kblaster', 'KernelBlaster', { command: 'kblaster', args: ['serve'] }, {
   documentSelector: [{ scheme: 'file', language: 'cuda-cpp' }],
-  initializationOptions: { logLevel: 'info' },
+  // As our extension sends them in a trusted workspace (workspaceTrusted: vscode.workspace.isTrusted).
+  initializationOptions: { logLevel: 'info', workspaceTrusted: true },
   outputChannel: stub('outputChannel'),
 });
 

@@ -11,6 +11,11 @@
 -- and on newer ones (e2e.neovim_modern: tests/e2e/install-nvim-modern's), and checks that the
 -- plugin took this version's start path: vim.lsp.enable on 0.11+, vim.lsp.start on 0.8-0.10,
 -- vim.lsp.start_client on 0.7. KBLASTER_E2E_MIN_NVIM=0.11 fails an older Neovim.
+--
+-- Workspace trust, as a user meets it: the plugin asks once whether to trust the project (the
+-- answer here is "Not now"), the session runs untrusted (diagnostics, hovers, actions work; a
+-- profile is refused with how to trust it), then :KblasterTrust, and the next save profiles
+-- (from the recorded ncu report profile.replay names, where this machine has no GPU).
 
 local script = debug.getinfo(1, 'S').source:gsub('^@', '')
 local root = vim.fn.fnamemodify(script, ':p:h:h:h')
@@ -25,6 +30,7 @@ local timeout_ms = tonumber(os.getenv('KBLASTER_E2E_TIMEOUT_MS') or '') or 15000
 -- The kernel the hover is asked about: matmul_tiled, else the file's first __global__ kernel.
 local hover_name = os.getenv('KBLASTER_E2E_HOVER')
 local min_nvim = os.getenv('KBLASTER_E2E_MIN_NVIM')
+local profile_replay = root .. '/tests/fixtures/ncu-h100/matmul_tiled.details.csv'
 
 local failures = {}
 
@@ -114,6 +120,10 @@ local function expected_api()
   return 'vim.lsp.start_client'
 end
 
+local function uv_realpath(path)
+  return (vim.uv or vim.loop).fs_realpath(path) or path
+end
+
 local function range_str(r)
   return string.format('%d:%d-%d:%d', r.start.line + 1, r.start.character + 1, r['end'].line + 1,
     r['end'].character + 1)
@@ -139,9 +149,16 @@ local function main()
 
   local exit_code, init_result
   local published, messages = {}, {}
+  -- The trust question, answered "Not now" (the default vim.ui.select would wait for a key).
+  local asked = {}
+  vim.ui.select = function(items, opts, on_choice)
+    table.insert(asked, { items = items, prompt = opts.prompt })
+    on_choice('Not now', 2)
+  end
   local kb = require('kblaster')
   kb.setup({
     cmd = { binary, 'serve' },
+    settings = { kblaster = { profile = { replay = profile_replay } } },
     -- Count what the daemon publishes, then let Neovim's own handlers show it.
     handlers = {
       ['textDocument/publishDiagnostics'] = function(err, result, ctx, config)
@@ -343,6 +360,41 @@ local function main()
     end
     check(has_optimize, 'no Optimize (or "create a task first") action among %s', vim.inspect(titles))
     check(commands['kblaster.createTask'] == true, 'no kblaster.createTask action among %s', vim.inspect(titles))
+  end
+
+  -- Workspace trust: asked once, "Not now"; untrusted, nothing of the project runs.
+  local project = kb.find_root(file)
+  check(#asked == 1 and asked[1].prompt:find(project, 1, true) ~= nil and vim.tbl_contains(asked[1].items, 'Trust'),
+    'the trust question was asked %d times (%s), expected once about %s', #asked, vim.inspect(asked), project)
+  check(require('kblaster.trust').decision(project) == nil, '"Not now" was remembered')
+  local said = messages[1] and messages[1].message or ''
+  check(said:find('profiling is off: this workspace is not trusted', 1, true) ~= nil,
+    'no message that profiling waits for trust: %s', vim.inspect(messages))
+  local perr = request('workspace/executeCommand', { command = 'kblaster.profile', arguments = { { uri = uri } } })
+  local refusal = perr and perr.message or ''
+  out('\nuntrusted kblaster.profile: %s', refusal)
+  check(refusal:find('not trusted', 1, true) ~= nil and refusal:find(':KblasterTrust', 1, true) ~= nil,
+    'kblaster.profile in an untrusted project answered %s', vim.inspect(perr))
+
+  -- :KblasterTrust: remembered (vim.secure's database where it holds directories), told to the
+  -- daemon; the next save profiles.
+  vim.cmd('KblasterTrust')
+  check(require('kblaster.trust').is_trusted(project), ':KblasterTrust did not trust %s', project)
+  if vim.fn.has('nvim-0.12') == 1 then  -- a directory in vim.secure's database
+    local db = table.concat(vim.fn.readfile(vim.fn.stdpath('state') .. '/trust'), '\n')
+    check(db:find('directory ' .. (uv_realpath(project)), 1, true) ~= nil, 'vim.secure does not hold %s: %s', project, db)
+  end
+  local before_trusted_save = #published
+  timeout_ms = math.max(timeout_ms, 120000)
+  vim.cmd('silent write')
+  wait_for('diagnostics after the trusted save', function() return #published > before_trusted_save end)
+  if target and hover_name == 'matmul_tiled' then
+    local _, hover = request('textDocument/hover',
+      { textDocument = { uri = uri }, position = { line = target.line, character = target.col + 1 } })
+    local value = hover and hover.contents and hover.contents.value or ''
+    out('\ntrusted hover: %s', value:match('(%*%*Performance%*%*[^\n]*)') or value)
+    check(value:find('(ncu profile', 1, true) ~= nil and value:find('not trusted', 1, true) == nil,
+      'after trusting and saving, the hover shows no profile: %s', value)
   end
 
   -- Clean shutdown: shutdown, exit, exit code 0.

@@ -5,8 +5,9 @@
 -- For each task (default examples/tasks/vector_add; KBLASTER_E2E_TASKS="dir1 dir2" for more)
 -- the task directory is copied into a temporary workspace, so that nothing in the checkout is
 -- edited, and its kernel is opened. The test then saves the file and waits for diagnostics,
--- hovers the kernel (performance section), lists the code actions (an enabled "Optimize"),
--- runs kblaster.optimize through the plugin's execute(), and checks: $/progress begin ->
+-- hovers the kernel (performance section), lists the code actions (Optimize disabled: the
+-- project is not trusted yet), trusts it with :KblasterTrust (an enabled "Optimize"), runs
+-- kblaster.optimize through the plugin's execute(), and checks: $/progress begin ->
 -- reports -> end; the workspace/applyEdit request; the result (replayed, candidates, speedup);
 -- the buffer's new text, equal to the run's best.cu and different from the input; the final
 -- diagnostic naming the speedup and the report.
@@ -149,7 +150,10 @@ local function optimize_task(task_dir, workspace)
 
   local kb = require('kblaster')
   -- setup() again with this task's settings (on 0.11+ they go to vim.lsp.config).
-  kb.setup({ cmd = { binary, 'serve' }, handlers = handlers(), settings = settings_for(workspace, task_name) })
+  -- No question: this session trusts the project itself, with :KblasterTrust, once it has seen
+  -- Optimize refused.
+  kb.setup({ cmd = { binary, 'serve' }, handlers = handlers(), settings = settings_for(workspace, task_name),
+             ask_trust = false })
   local first_diag, first_progress, first_edit = #published, #progress, #apply_edits
   vim.cmd('edit ' .. vim.fn.fnameescape(file))
   local buf = vim.api.nvim_get_current_buf()
@@ -196,12 +200,26 @@ local function optimize_task(task_dir, workspace)
     '%s: hover has no performance section: %s', task_name, value)
   out('hover on %s: %s', kernel, (value:match('(%*%*Performance%*%*[^\n]*)') or value):sub(1, 160))
 
-  -- Code actions: an enabled Optimize (the task exists).
-  local _, actions = request('textDocument/codeAction', {
-    textDocument = { uri = uri },
-    range = { start = { line = line, character = col }, ['end'] = { line = line, character = col } },
-    context = { diagnostics = {} },
-  })
+  -- Code actions before trust: Optimize says why it cannot run (disabled, or in its title).
+  local function code_actions()
+    local _, found = request('textDocument/codeAction', {
+      textDocument = { uri = uri },
+      range = { start = { line = line, character = col }, ['end'] = { line = line, character = col } },
+      context = { diagnostics = {} },
+    })
+    return found or {}
+  end
+  local untrusted
+  for _, a in ipairs(code_actions()) do
+    if a.title:find('Optimize ' .. kernel, 1, true) then untrusted = a end
+  end
+  check(untrusted ~= nil and ((untrusted.disabled and untrusted.disabled.reason:find('not trusted', 1, true))
+    or untrusted.title:find('not trusted', 1, true)) ~= nil,
+    '%s: before trust, Optimize does not say the project is untrusted: %s', task_name, vim.inspect(untrusted))
+  vim.cmd('KblasterTrust')
+
+  -- Code actions once trusted: an enabled Optimize (the task exists).
+  local actions = code_actions()
   local optimize_action
   for _, a in ipairs(actions or {}) do
     out('action: %s%s', a.title, a.disabled and (' (disabled: ' .. a.disabled.reason .. ')') or '')

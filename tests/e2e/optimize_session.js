@@ -105,7 +105,8 @@ async function optimizeSession(taskDir, args, h) {
     params.rootPath = workspace;
     params.rootUri = `file://${workspace}`;
     params.workspaceFolders = [{ uri: `file://${workspace}`, name: path.basename(workspace) }];
-    params.initializationOptions = settings;
+    // As the extension sends them in a trusted workspace: Optimize runs the workspace's code.
+    params.initializationOptions = { ...settings, workspaceTrusted: true };
     await withTimeout(connection.sendRequest('initialize', params), 'initialize');
     await connection.sendNotification('initialized', {});
     await connection.sendNotification('workspace/didChangeConfiguration', { settings: { kblaster: settings } });

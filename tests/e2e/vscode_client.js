@@ -117,7 +117,7 @@ async function connectWithRetry(port, ms) {
 /** Starts the daemon and returns {child, connection, exited (promise of the exit code), stderr()}. */
 async function startDaemon(tcp) {
   // TCP: port 0, so the kernel picks a free port (no race with other tests), which the daemon
-  // reports on stderr as "listening on HOST:PORT".
+  // reports on stderr as "listening on HOST:PORT", after "token in FILE".
   const argv = tcp ? ['serve', '--listen', '127.0.0.1:0'] : ['serve'];
   const child = spawn(args.binary, argv, { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
@@ -134,7 +134,12 @@ async function startDaemon(tcp) {
     const m = /listening on [^\s]*:(\d+)/.exec(stderr);
     if (!m) throw new Error(`kblaster serve --listen 127.0.0.1:0 exited: ${stderr}`);
     port = Number(m[1]);
+    // The daemon serves only a client that proves the token from its 0600 file, first thing.
+    const tokenFile = /token in (\S+)/.exec(stderr);
+    if (!tokenFile) throw new Error(`kblaster serve --listen did not say where its token is: ${stderr}`);
+    const token = fs.readFileSync(tokenFile[1], 'utf8').trim();
     const sock = await connectWithRetry(port, 10000);
+    sock.write(`KBLASTER-TOKEN ${token}\n`);
     // vscode-jsonrpc writes a message's header and body in two writes; with Nagle's algorithm on,
     // the body then waits for the daemon's delayed ACK, ~40 ms per message (session 1150 ms
     // instead of 270 ms). The daemon sets TCP_NODELAY on its side; a client should too.

@@ -19,7 +19,10 @@ closes stdin after the session and checks the exit code. `!! reply-to-server` an
 server->client request received with a null result.
 
 `{{tmpdir}}` anywhere in the file is replaced by a fresh temporary directory (the session's
-files; XDG_DATA_HOME points there too, so the knowledge base is a fresh seeded one).
+files; XDG_DATA_HOME points there too, so the knowledge base is a fresh seeded one), and
+`{{srcdir}}` by the repository's root (fixtures). `!! write PATH TEXT` writes TEXT ('\\n' and
+other escapes expanded, as in raw:) to PATH, for sessions that need the file on disk (a live
+profile runs only a saved file).
 
 Usage: run_transcript.py KBLASTER_BINARY FILE.transcript
 """
@@ -126,7 +129,9 @@ def run(binary, path):
 
 
 def run_in(binary, path, tmp):
-    blocks = parse_blocks(open(path, encoding="utf-8").read().replace("{{tmpdir}}", tmp))
+    srcdir = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    text = open(path, encoding="utf-8").read().replace("{{tmpdir}}", tmp).replace("{{srcdir}}", srcdir)
+    blocks = parse_blocks(text)
     env = dict(os.environ, XDG_DATA_HOME=tmp)
     proc = subprocess.Popen([binary, "serve", "--log-file", os.devnull, "--log-level", "error"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
@@ -150,6 +155,10 @@ def run_in(binary, path, tmp):
             words = body.split()
             if words[0] == "sleep":
                 time.sleep(int(words[1]) / 1000)
+            elif words[0] == "write":
+                _, target, content = body.split(None, 2)
+                with open(target, "wb") as f:
+                    f.write(content.encode().decode("unicode_escape").encode("latin-1"))
             elif words[0] == "exit":
                 expected_exit = int(words[1])
             elif words[0] == "reply-to-server":

@@ -1,7 +1,9 @@
 // KernelBlaster for VS Code: starts `kblaster serve` for CUDA files and wires it to VS Code
 // through vscode-languageclient (diagnostics, hover, code lenses, code actions, edits, progress
-// and cancellation come from the library; this file finds the daemon, passes settings, shows
-// the daemon and its jobs in the status bar, and adds commands).
+// and cancellation come from the library; this file finds the daemon, passes settings and the
+// workspace's trust, shows the daemon and its jobs in the status bar, and adds commands).
+// In an untrusted workspace (package.json: untrustedWorkspaces "limited") the daemon is told so
+// and runs nothing of the workspace's until the user grants trust, which it is then told too.
 import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
@@ -15,7 +17,7 @@ import {
   TransportKind,
   WorkDoneProgress,
 } from 'vscode-languageclient/node';
-import { daemonSettings as mapSettings, StatusInput, statusText } from './settings';
+import { daemonSettings as mapSettings, initializationOptions, setTrustNotification, StatusInput, statusText } from './settings';
 
 const section = 'kblaster';
 let client: LanguageClient | undefined;
@@ -78,7 +80,13 @@ async function runLongCommand(command: string, args: unknown[]): Promise<unknown
           return result;
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
-          if (!cancel.isCancellationRequested) void vscode.window.showErrorMessage(`KernelBlaster ${title}: ${message}`);
+          if (!cancel.isCancellationRequested) {
+            // The daemon refuses to run an untrusted workspace's code: offer the way to trust it.
+            const trustIt = vscode.workspace.isTrusted ? [] : ['Manage Workspace Trust'];
+            void vscode.window.showErrorMessage(`KernelBlaster ${title}: ${message}`, ...trustIt).then((choice) => {
+              if (choice) void vscode.commands.executeCommand('workbench.trust.manage');
+            });
+          }
           return undefined;
         } finally {
           sub.dispose();
@@ -111,7 +119,7 @@ function clientOptions(): LanguageClientOptions {
       { scheme: 'file', language: 'cuda' },
       { scheme: 'untitled', language: 'cuda-cpp' },
     ],
-    initializationOptions: daemonSettings(),
+    initializationOptions: initializationOptions(daemonSettings(), vscode.workspace.isTrusted),
     outputChannel: output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     synchronize: { configurationSection: section },
@@ -175,6 +183,7 @@ async function runSelfTest(): Promise<void> {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel('KernelBlaster');
   statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
+  status.trusted = vscode.workspace.isTrusted;
   showStatus();
   // The daemon's kernel commands, for the palette: the kernel is the word under the cursor.
   const onKernel = (command: string) => async () => {
@@ -195,6 +204,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       vscode.commands.registerCommand('kblaster.runSelfTest', runSelfTest),
       // The command line depends on these settings, so a change needs a new daemon; the
       // others reach the running daemon through workspace/didChangeConfiguration.
+      // Trust is granted once per window (withdrawing it reloads the window): the running daemon
+      // may profile on the next save and optimize from now on.
+      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+        status.trusted = true;
+        showStatus();
+        // A daemon still starting got isTrusted in its initializationOptions already, or gets
+        // this once it runs (the library queues it); a stopped one is told at its next start.
+        if (client && client.state !== State.Stopped) {
+          client.sendNotification(setTrustNotification, { trusted: true }).catch(() => undefined);
+        }
+      }),
       vscode.workspace.onDidChangeConfiguration(async (event) => {
         if (event.affectsConfiguration('kblaster.path') || event.affectsConfiguration('kblaster.arguments')) {
           await restartClient(context);

@@ -87,16 +87,31 @@ export function daemonSettings(config: ConfigReader, workspaceFolder?: string, h
   });
 }
 
-/** What the status bar shows: the daemon's state and the running job, if any. */
+/** The initializationOptions the daemon gets: the settings, and beside them (not among them, so
+ *  that no settings file can claim it) whether the user trusts the workspace, which the daemon
+ *  needs before it runs the workspace's code (profiling, Optimize). */
+export function initializationOptions(settings: Record<string, unknown>, workspaceTrusted: boolean): Record<string, unknown> {
+  return { ...settings, workspaceTrusted };
+}
+
+/** The notification that tells a running daemon the user has trusted the workspace. */
+export const setTrustNotification = 'kblaster/setTrust';
+
+/** What the status bar shows: the daemon's state, the running job if any, and whether the
+ *  workspace is trusted (untrusted: compile-only). */
 export interface StatusInput {
   daemon: 'starting' | 'running' | 'stopped';
   job?: { title: string; percentage?: number; message?: string };
+  trusted?: boolean;
 }
 
 /** Status-bar text (with a codicon) and tooltip. */
 export function statusText(s: StatusInput): { text: string; tooltip: string } {
   if (s.daemon === 'stopped') return { text: '$(error) KernelBlaster', tooltip: 'KernelBlaster: the daemon is not running (click to restart)' };
   if (s.daemon === 'starting') return { text: '$(loading~spin) KernelBlaster', tooltip: 'KernelBlaster: starting the daemon' };
+  if (!s.job && s.trusted === false) {
+    return { text: '$(shield) KernelBlaster', tooltip: 'KernelBlaster: ready, compile-only: profiling and Optimize wait until you trust this workspace (Manage Workspace Trust)' };
+  }
   if (!s.job) return { text: '$(zap) KernelBlaster', tooltip: 'KernelBlaster: ready' };
   const pct = s.job.percentage === undefined ? '' : ` ${Math.max(0, Math.min(100, Math.round(s.job.percentage)))}%`;
   const detail = s.job.message ? `: ${s.job.message}` : '';

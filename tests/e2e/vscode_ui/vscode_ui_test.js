@@ -188,6 +188,8 @@ function run(command, argv, env) {
 
 /** Starts code-server on 127.0.0.1 and a port the system picks (it prints the one it got). */
 async function startCodeServer(dirs, env, folder) {
+  // --disable-workspace-trust: every folder is trusted, as after "Trust" in the dialog (the
+  // extension then passes workspaceTrusted: true and Optimize may run the workspace's code).
   const argv = ['--bind-addr', '127.0.0.1:0', '--auth', 'none', '--disable-telemetry', '--disable-update-check',
     '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened',
     '--config', path.join(dirs.tmp, 'code-server.yaml'),
@@ -401,6 +403,12 @@ async function main() {
     }
     log(`lenses: ${JSON.stringify(lenses)}`);
     check(lenses.includes('Optimize') && lenses.length >= 2, `code lenses on ${kernel}: the state and "Optimize"`, JSON.stringify(lenses));
+    // Workspace trust is off in this code-server (--disable-workspace-trust), so every folder is
+    // trusted: the extension must have said so in initialize (workspaceTrusted), else the daemon
+    // would refuse Optimize and title the lens "Optimize (off: workspace not trusted)".
+    const daemonLogNow = fs.readFileSync(path.join(dirs.state, 'kblaster', 'kblaster.log'), 'utf8');
+    check(/the client trusts this workspace/.test(daemonLogNow), 'the extension told the daemon the workspace is trusted',
+      daemonLogNow.split('\n').filter((l) => /trust/.test(l)).join(' | '));
     await shot('01-lenses', `the code lenses above ${kernel}: ${lenses.join(' | ')}`);
 
     // -- 02: hover on the kernel's name with the mouse.

@@ -86,3 +86,47 @@ TEST_CASE("remove_entries_older_than keeps what is recent") {
   CHECK(fs::exists(d / "new" / "x"));
   fs::remove_all(d);
 }
+
+TEST_CASE("write_secret_file is 0600 from the start, whatever the umask, and replaces the old file") {
+  const auto d = fresh_dir("secret");
+  const mode_t old_mask = ::umask(0);  // the mode must not depend on a permissive umask
+  write_secret_file(d / "run" / "token", "one\n");
+  write_secret_file(d / "run" / "token", "two\n");
+  ::umask(old_mask);
+  struct stat st {};
+  REQUIRE(::stat((d / "run" / "token").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK(read_file(d / "run" / "token") == "two\n");
+  CHECK(std::distance(fs::directory_iterator(d / "run"), fs::directory_iterator()) == 1);
+  fs::remove_all(d);
+}
+
+TEST_CASE("private_directory makes a 0700 folder, closes an open one of ours, and refuses a file") {
+  const auto d = fresh_dir("private");
+  const auto made = private_directory(d / "a" / "b");
+  struct stat st {};
+  REQUIRE(::stat(made.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  ::chmod(made.c_str(), 0775);
+  private_directory(made);
+  REQUIRE(::stat(made.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  write_file_atomically(d / "file", "x");
+  CHECK_THROWS_AS(private_directory(d / "file"), file_error);
+  fs::remove_all(d);
+}
+
+TEST_CASE("the runtime folder is $XDG_RUNTIME_DIR/kblaster, else one in the scratch folder") {
+  const auto d = fresh_dir("runtime");
+  const auto old = std::getenv("XDG_RUNTIME_DIR") ? std::string(std::getenv("XDG_RUNTIME_DIR")) : std::string();
+  ::setenv("XDG_RUNTIME_DIR", d.c_str(), 1);
+  CHECK(user_runtime_dir() == d / "kblaster");
+  ::unsetenv("XDG_RUNTIME_DIR");
+  const auto fallback = user_runtime_dir();
+  CHECK(fallback == user_scratch_root() / "run");
+  struct stat st {};
+  REQUIRE(::stat(fallback.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  if (!old.empty()) ::setenv("XDG_RUNTIME_DIR", old.c_str(), 1);
+  fs::remove_all(d);
+}

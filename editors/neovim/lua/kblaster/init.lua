@@ -12,12 +12,23 @@
 --     cmd = { 'kblaster', 'serve' },        -- how to start the daemon (stdio)
 --     settings = { kblaster = { logLevel = 'info', profileOnSave = true } },
 --     keymaps = true,                       -- <leader>ko optimize, <leader>kp profile, <leader>kt task
+--     ask_trust = true,                     -- ask once per project whether to trust it
 --   })
 --
 -- Commands: :KblasterOptimize [kernel], :KblasterProfile, :KblasterCreateTask [kernel],
--- :KblasterSelfTest [steps] [stepMs]. The kernel defaults to the word under the cursor.
+-- :KblasterTrust[!] [dir], :KblasterSelfTest [steps] [stepMs]. The kernel defaults to the word
+-- under the cursor.
+--
+-- Workspace trust: the daemon builds and runs a project's code (profiling on save, Optimize)
+-- only when the client says the user trusts the project (initializationOptions.workspaceTrusted,
+-- later the notification kblaster/setTrust); compile diagnostics, hovers and lenses work
+-- regardless. The first time a project's daemon starts, the user is asked once; the answer is
+-- remembered (kblaster/trust.lua). :KblasterTrust trusts the current project later, and
+-- :KblasterTrust! withdraws it.
 
 local M = {}
+
+local trust = require('kblaster.trust')
 
 local defaults = {
   -- The daemon, speaking LSP on stdin/stdout.
@@ -40,6 +51,9 @@ local defaults = {
   -- Buffer-local maps on attach: true for the suggested ones, a table {optimize=, profile=,
   -- create_task=} for your own left-hand sides, false for none.
   keymaps = false,
+  -- Ask, once per project, whether to trust it (false: never ask; :KblasterTrust still trusts).
+  ask_trust = true,
+  before_init = nil,
 }
 
 local suggested_keymaps = { optimize = '<leader>ko', profile = '<leader>kp', create_task = '<leader>kt' }
@@ -104,6 +118,45 @@ function M.root(bufnr, quiet)
   return M.find_root(fname)
 end
 
+--- The kblaster clients serving project `root`.
+function M.clients_of_root(root)
+  local found = {}
+  local want = trust.normalize(root)
+  for _, client in ipairs(M.clients()) do
+    local dir = client.config and client.config.root_dir
+    if type(dir) == 'string' and trust.normalize(dir) == want then
+      table.insert(found, client)
+    end
+  end
+  return found
+end
+
+--- Trusts (or with `trusted` false, stops trusting) project `root`: remembers it and tells the
+--- running daemons, which profile on the next save and accept Optimize from now on.
+function M.set_trust(root, trusted)
+  local where = trust.remember(root, trusted and 'allow' or 'deny')
+  for _, client in ipairs(M.clients_of_root(root)) do
+    M.call(client, 'notify', 'kblaster/setTrust', { trusted = trusted })
+  end
+  vim.notify(string.format('kblaster: %s %s (kept in %s)%s', trusted and 'trusted' or 'not trusting', root, where,
+    trusted and ': profiling on save and Optimize may run its code' or ': compile-only'))
+end
+
+--- Asks whether to trust `root` (once: the answer is remembered, unless "Not now").
+function M.ask_trust(root)
+  local choices = { 'Trust', 'Not now', 'Never' }
+  vim.ui.select(choices, {
+    prompt = 'kblaster: trust ' .. root .. '? KernelBlaster builds and runs a trusted project\'s programs '
+      .. '(profiling on save, Optimize); untrusted, it only compiles.',
+  }, function(choice)
+    if choice == 'Trust' then
+      M.set_trust(root, true)
+    elseif choice == 'Never' then
+      M.set_trust(root, false)
+    end
+  end)
+end
+
 --- The client config, shared by every start path: `root_dir` is the project root (a string),
 --- or for vim.lsp.config a function(bufnr, on_dir) that finds it.
 function M.client_config(root_dir)
@@ -126,11 +179,28 @@ function M.client_config(root_dir)
       end
     end,
     on_exit = c.on_exit,
+    before_init = function(params, config)
+      -- Trust travels beside the settings, never among them; a copy, so that the settings
+      -- table shared by every client is left as it was.
+      local project = type(config.root_dir) == 'string' and config.root_dir or params.rootPath
+      params.initializationOptions = vim.tbl_extend('force', {}, params.initializationOptions or {},
+        { workspaceTrusted = trust.is_trusted(project) })
+      if c.before_init then
+        c.before_init(params, config)
+      end
+    end,
     on_init = function(client, result)
       -- Neovim 0.7 never sends the settings by itself; a server that reads them at start
       -- gets them here as well as in initializationOptions.
       if next(settings) ~= nil then
         M.call(client, 'notify', 'workspace/didChangeConfiguration', { settings = settings })
+      end
+      local project = client.config and client.config.root_dir
+      if c.ask_trust and type(project) == 'string' and trust.decision(project) == nil then
+        -- After start-up, not in its way: diagnostics arrive while the question waits.
+        vim.schedule(function()
+          M.ask_trust(project)
+        end)
       end
       if c.on_init then
         c.on_init(client, result)
@@ -323,6 +393,17 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('KblasterProfile', function()
     M.profile()
   end, { nargs = 0, desc = 'kblaster: compile and profile this file now' })
+  vim.api.nvim_create_user_command('KblasterTrust', function(cmd_opts)
+    local root = cmd_opts.fargs[1]
+    if root and root ~= '' then  -- 0.7 gives {''} for no argument
+      root = vim.fn.fnamemodify(root, ':p'):gsub('/$', '')
+    else
+      local fname = vim.api.nvim_buf_get_name(0)
+      root = fname ~= '' and M.find_root(fname) or vim.fn.getcwd()
+    end
+    M.set_trust(root, not cmd_opts.bang)
+  end, { nargs = '?', bang = true, complete = 'dir',
+         desc = 'kblaster: trust this project [dir] so that profiling and Optimize may run its code (! withdraws it)' })
   vim.api.nvim_create_user_command('KblasterCreateTask', function(cmd_opts)
     M.create_task(cmd_opts.fargs[1])
   end, { nargs = '?', desc = 'kblaster: scaffold a task for the kernel [name]' })

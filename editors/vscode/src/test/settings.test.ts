@@ -1,7 +1,8 @@
 // Unit tests of the extension's settings mapping and status text (node --test, no VS Code).
 import { strict as assert } from 'assert';
+import { readFileSync } from 'fs';
 import { test } from 'node:test';
-import { ConfigReader, daemonSettings, expandPath, statusText } from '../settings';
+import { ConfigReader, daemonSettings, expandPath, initializationOptions, statusText } from '../settings';
 
 function reader(values: Record<string, unknown>): ConfigReader {
   return { get: <T>(key: string, fallback: T) => (key in values ? (values[key] as T) : fallback) };
@@ -58,4 +59,29 @@ test('status text follows the daemon and the job', () => {
   assert.equal(job.text, '$(sync~spin) KernelBlaster 42%');
   assert.equal(job.tooltip, 'KernelBlaster: optimizing k: step 3');
   assert.equal(statusText({ daemon: 'running', job: { title: 't', percentage: 140 } }).text, '$(sync~spin) KernelBlaster 100%');
+});
+
+test('trust travels beside the settings, never as one', () => {
+  const settings = daemonSettings(reader({ 'workspaceTrusted': true }));
+  assert.equal('workspaceTrusted' in settings, false);
+  assert.deepEqual(initializationOptions(settings, false), { ...settings, workspaceTrusted: false });
+  assert.equal(initializationOptions(settings, true).workspaceTrusted, true);
+});
+
+test('an untrusted workspace shows in the status bar', () => {
+  const untrusted = statusText({ daemon: 'running', trusted: false });
+  assert.match(untrusted.text, /shield/);
+  assert.match(untrusted.tooltip, /compile-only.*Manage Workspace Trust/);
+  assert.match(statusText({ daemon: 'running', trusted: true }).tooltip, /ready$/);
+});
+
+test('the manifest declares limited support for untrusted workspaces, restricting what runs', () => {
+  // Run from editors/vscode (npm test, ctest e2e.vscode_extension_unit).
+  const manifest = JSON.parse(readFileSync('package.json', 'utf8'));
+  const untrusted = manifest.capabilities?.untrustedWorkspaces;
+  assert.equal(untrusted?.supported, 'limited');
+  assert.match(untrusted?.description ?? '', /trust/i);
+  for (const key of ['kblaster.path', 'kblaster.arguments', 'kblaster.ncuPath', 'kblaster.optimize.harness']) {
+    assert.ok(untrusted.restrictedConfigurations.includes(key), `${key} is not restricted`);
+  }
 });
