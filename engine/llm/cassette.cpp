@@ -2,7 +2,9 @@
 #include "engine/llm/cassette.h"
 #include "support/hash.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 namespace kblaster::engine::llm {
 namespace {
@@ -66,20 +68,28 @@ cassette_entry entry_from_json(const json& j) {
 }
 
 std::vector<cassette_entry> read_cassette(const std::filesystem::path& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw llm_error(error_kind::config, "cannot read cassette " + path.string());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_cassette(text, path.string());
+}
+
+std::vector<cassette_entry> parse_cassette(std::string_view text, const std::string& origin) {
   std::vector<cassette_entry> out;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  std::size_t at = 0;
+  for (int n = 1; at < text.size(); ++n) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-      throw llm_error(error_kind::config, path.string() + ":" + std::to_string(n) + ": not a JSON object");
+      throw llm_error(error_kind::config, origin + ":" + std::to_string(n) + ": not a JSON object");
     if (j.contains("$source")) continue;
     try {
       out.push_back(entry_from_json(j));
     } catch (const llm_error& e) {
-      throw llm_error(error_kind::config, path.string() + ":" + std::to_string(n) + ": " + e.what());
+      throw llm_error(error_kind::config, origin + ":" + std::to_string(n) + ": " + e.what());
     }
   }
   return out;

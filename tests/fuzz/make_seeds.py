@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Regenerates tests/fuzz/corpus/ from the project's real fixtures, cut small.
+
+Where each seed comes from: ncu pages from ../shared/fixtures/ncu-h100/ (recorded on an H100),
+ptxas output from the same folder, cassettes from tests/fixtures/cassettes/, model answers from
+the cassettes and tests/optimize/answers/, recordings from tests/optimize/recordings/, tasks
+from examples/tasks/, the KB from kb/seed/seed_kb.json, LSP sessions from tests/transcript/.
+Fixtures are cut (rows, columns, lines) so that the whole corpus stays a few hundred KB: the
+fuzzer needs their shape, not their bulk. Run from anywhere: tests/fuzz/make_seeds.py
+"""
+import csv
+import io
+import json
+import pathlib
+import re
+
+root = pathlib.Path(__file__).resolve().parents[2]
+shared = root.parent / "shared" / "fixtures" / "ncu-h100"
+out = root / "tests" / "fuzz" / "corpus"
+
+
+def put(target, name, text):
+    d = out / target
+    d.mkdir(parents=True, exist_ok=True)
+    data = text.encode() if isinstance(text, str) else text
+    (d / name).write_bytes(data)
+
+
+def cut_csv(text, rows, cols):
+    """The first `rows` records of a CSV, each cut to `cols` fields, preceding lines kept."""
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, l in enumerate(lines) if l.startswith('"')), 0)
+    prefix = "".join(lines[:start][:5])
+    buf = io.StringIO()
+    w = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for i, rec in enumerate(csv.reader(io.StringIO("".join(lines[start:])))):
+        if i >= rows:
+            break
+        w.writerow(rec[:cols])
+    return prefix + buf.getvalue()
+
+
+def ncu():
+    if not shared.is_dir():
+        return
+    for f in ["vadd", "spills", "transpose_conflicts", "matmul_naive"]:
+        put("fuzz_ncu_csv", f + ".details.csv", cut_csv((shared / (f + ".details.csv")).read_text(), 40, 20))
+        put("fuzz_ncu_csv", f + ".raw.csv", cut_csv((shared / (f + ".raw.csv")).read_text(), 4, 60))
+    put("fuzz_ncu_csv", "app_sections.csv", cut_csv((shared / "app_sections.details.csv").read_text(), 30, 20))
+    put("fuzz_ncu_source", "cuda.csv", cut_csv((shared / "matmul_naive.source_cuda.csv").read_text(), 40, 40))
+    put("fuzz_ncu_source", "sass.csv", cut_csv((shared / "matmul_naive.source_sass.csv").read_text(), 25, 40))
+    for f in ["ptxas_sm80.txt", "ptxas_sm90.txt"]:
+        put("fuzz_ptxas", f, (shared / f).read_text()[:4000])
+    for f in ["spills.log", "vadd.log", "err_missing_binary.txt"]:
+        put("fuzz_nvcc_diagnostics", f, (shared / f).read_text()[:3000])
+
+
+def diagnostics():
+    put("fuzz_nvcc_diagnostics", "front_end.txt",
+        'kernel.cu(12): error: identifier "blockIdx_x" is undefined\n'
+        "      int i = blockIdx_x * blockDim.x + threadIdx.x;\n"
+        "              ^\n\n"
+        'kernel.cu(20): warning #177-D: variable "unused" was declared but never referenced\n'
+        "      int unused;\n          ^\n\n"
+        "1 error detected in the compilation of \"kernel.cu\".\n")
+    put("fuzz_nvcc_diagnostics", "ptxas.txt",
+        "ptxas error   : Entry function '_Z4vaddPKfS0_Pfi' uses too much shared data (0x10000 bytes, 0xc000 max)\n"
+        "ptxas warning : Registers are spilled to local memory in function '_Z1kPf', 8 bytes spill stores\n"
+        "kernel.cu:3:10: fatal error: missing.h: No such file or directory\n")
+
+
+def answers():
+    for f in sorted((root / "tests" / "fixtures" / "cassettes").glob("*.jsonl")):
+        put("fuzz_cassette", f.stem, f.read_text()[:6000])
+        for n, line in enumerate(f.read_text().splitlines()):
+            j = json.loads(line)
+            if "response" in j and n < 4:
+                # First byte: the finish reason (fuzz_answer_parser.cpp); 0 is "stop", 1 "length".
+                put("fuzz_answer_parser", f"{f.stem}.{n}", "\0" + j["response"]["text"][:6000])
+    for f in sorted((root / "tests" / "optimize" / "answers").glob("*.cu")):
+        put("fuzz_answer_parser", f.name, "\0```cuda\n" + f.read_text() + "```\n")
+    put("fuzz_answer_parser", "truncated", "\1Here is the kernel:\n```cuda\n__global__ void kb_forward(float* x) {\n  x[0] =")
+    put("fuzz_answer_parser", "json_in_prose", '\0Sure. ```json\n{"technique": "tiling", "predicted_speedup": 1.5}\n```\nDone.')
+    book = root / "tests" / "optimize" / "answer_book.jsonl"
+    if book.exists():
+        put("fuzz_cassette", "answer_book", "\n".join(book.read_text().splitlines()[:3])[:8000])
+
+
+def recordings():
+    for f in sorted((root / "tests" / "optimize" / "recordings").glob("*.jsonl"))[:4]:
+        lines = f.read_text().splitlines()[:3]
+        put("fuzz_recording", f.stem, "\n".join(lines)[:12000] + "\n")
+        # The evaluation inside a recording is what step records carry.
+    step = {"iteration": 0, "trajectory": 1, "step": 0, "start": "9d5d9c176025f863", "start_ms": 0.12,
+            "state_before": "memory_bound/dram", "state_score": 0.9,
+            "candidates": [{"technique": "vectorize", "label": "float4", "hash": "abc",
+                            "parameters": {"block": 256},
+                            "evaluation": {"compile_ok": True, "correct": True, "runtime_ms": 0.1,
+                                           "reference_ms": 0.2, "check": "", "gpu_seconds": 1.5},
+                            "state_after": "memory_bound/dram", "measured_speedup": 1.2,
+                            "soft_verifier": {"pass": True, "summary": "ok"}}],
+            "tokens": {"lowering": 1200}, "result": "abc", "end": False, "note": "why",
+            "tier": "llm", "technique": "vectorize", "reason": "best prior", "predicted": 1.3,
+            "confidence": 0.5, "repairs": 1, "failures": ["did not compile"], "agent_status": "ok",
+            "gpu_seconds": 1.5}
+    put("fuzz_step_record", "full.json", json.dumps(step))
+    put("fuzz_step_record", "minimal.json", json.dumps({"iteration": 0, "trajectory": 0, "step": 0,
+                                                        "start": "", "candidates": [], "result": "", "end": True}))
+
+
+def tasks():
+    for d in sorted((root / "examples" / "tasks").iterdir()):
+        if (d / "task.json").exists():
+            put("fuzz_task", d.name + ".json", (d / "task.json").read_text())
+
+
+def kb():
+    seed = json.loads((root / "kb" / "seed" / "seed_kb.json").read_text())
+    states = [k for k in seed if not k.startswith("$")]
+    small = {k: v for k, v in seed.items() if k.startswith("$") and k != "$techniques"}
+    if "$techniques" in seed:
+        t = seed["$techniques"]
+        small["$techniques"] = dict(list(t.items())[:4]) if isinstance(t, dict) else t[:4]
+    for s in states[:2]:
+        small[s] = seed[s]
+    put("fuzz_kb_import", "seed_part.json", json.dumps(small, indent=1)[:20000])
+
+
+def lsp():
+    for f in sorted((root / "tests" / "transcript").glob("*.transcript")):
+        msgs = []
+        for block in re.split(r"^---\s*$", f.read_text(), flags=re.M):
+            body = "\n".join(l for l in block.splitlines() if not l.startswith("#")).strip()
+            try:
+                j = json.loads(body)
+            except ValueError:
+                continue
+            if isinstance(j, dict) and "method" in j and j.get("method") != "initialize":
+                msgs.append(json.dumps(j))
+                # Params alone are what the typed binder reads.
+                if isinstance(j.get("params"), dict) and len(msgs) < 6:
+                    put("fuzz_lsp_params", f"{f.stem}.{len(msgs)}", json.dumps(j["params"]))
+        if msgs:
+            stream = "".join(f"Content-Length: {len(m.encode())}\r\n\r\n{m}" for m in msgs[:8])
+            put("fuzz_lsp", f.stem, stream[:8000])
+            put("fuzz_framing", f.stem, stream[:4000])
+
+
+ncu()
+diagnostics()
+answers()
+recordings()
+tasks()
+kb()
+lsp()
