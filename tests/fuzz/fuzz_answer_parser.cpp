@@ -16,8 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   for (const auto& block : agents::fenced_blocks(answer.text)) {
     (void)agents::brace_balance(block.body);
-    for (const auto& name : agents::global_kernels(block.body))
-      if (!agents::defines_function(block.body, name)) std::abort();  // a kernel found is defined
+    // global_kernels also names kernels only declared (a cut-off answer): no invariant to check.
+    for (const auto& name : agents::global_kernels(block.body)) (void)agents::defines_function(block.body, name);
   }
   (void)agents::looks_like_refusal(answer.text);
   const auto source = agents::extract_cuda_source(answer, "kb_forward");

@@ -8,9 +8,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     engine::optimize::replay_evaluator replay(kblaster::fuzz::as_text(data, size), "fuzz");
     (void)replay.describe();
-    engine::evaluation_request request;
+    engine::optimize::evaluation_request request;
     (void)replay.evaluate("vector_add", "__global__ void k() {}", request);
-  } catch (const engine::evaluation_error&) {
+  } catch (const engine::optimize::evaluation_error&) {
   }
   return 0;
 }
