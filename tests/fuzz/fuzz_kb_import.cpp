@@ -21,16 +21,19 @@ using kblaster::kb::knowledge_base;
 
 constexpr int reuse = 256;
 
-fs::path scratch_dir() {
-  const fs::path base = fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
-  const fs::path dir = base / ("kblaster-fuzz-kb-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::atexit([] { std::error_code ec; fs::remove_all(scratch_dir(), ec); });
+const fs::path& scratch_dir() {
+  static const fs::path dir = [] {
+    const fs::path base = fs::is_directory("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
+    const fs::path d = base / ("kblaster-fuzz-kb-" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    std::atexit([] { std::error_code ec; fs::remove_all(scratch_dir(), ec); });
+    return d;
+  }();
   return dir;
 }
 
 knowledge_base& fresh_kb() {
-  static const fs::path dir = scratch_dir();
+  const fs::path& dir = scratch_dir();
   static std::optional<knowledge_base> kb;
   static int uses = 0;
   if (!kb || ++uses % reuse == 0) {
