@@ -55,7 +55,7 @@ int brace_balance(const std::string& code);
 /// True when `code` defines a function named `name` (name, parameter list, then a body).
 bool defines_function(const std::string& code, const std::string& name);
 
-/// Names of __global__ functions defined in `code`.
+/// Names of __global__ functions declared or defined in `code` (a prototype counts too).
 std::vector<std::string> global_kernels(const std::string& code);
 
 /// The complete CUDA source in an answer that must define `entry_point`: the one fenced block

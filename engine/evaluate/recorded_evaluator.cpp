@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <ctime>
+#include <iterator>
 
 namespace kblaster::engine::optimize {
 namespace {
@@ -71,15 +72,26 @@ replay_evaluator::replay_evaluator(std::vector<std::filesystem::path> files) : f
   for (const auto& f : files_) load(f);
 }
 
+replay_evaluator::replay_evaluator(std::string_view text, const std::string& origin) : files_{origin} {
+  load_text(text, origin);
+}
+
 void replay_evaluator::load(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw evaluation_error("replay: cannot read the recording file " + file.string());
-  std::string text;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  load_text(text, file.string());
+}
+
+void replay_evaluator::load_text(std::string_view all, const std::string& origin) {
   int line_no = 0;
-  while (std::getline(in, text)) {
+  for (std::size_t at = 0; at < all.size();) {
+    const std::size_t end = std::min(all.find('\n', at), all.size());
+    const std::string_view text = all.substr(at, end - at);
+    at = end + 1;
     ++line_no;
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto where = file.string() + ":" + std::to_string(line_no) + ": ";
+    if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const auto where = origin + ":" + std::to_string(line_no) + ": ";
     try {
       const auto j = nlohmann::json::parse(text);
       if (!j.is_object()) throw std::invalid_argument("a line is a JSON object");

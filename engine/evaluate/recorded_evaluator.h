@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,8 @@ class replay_evaluator final : public evaluator {
   /// Loads every file. Throws evaluation_error for a missing file or a corrupt line (naming the
   /// file and the line number).
   explicit replay_evaluator(std::vector<std::filesystem::path> files);
+  /// Loads recordings held in memory, named `origin` in errors and in describe() (tests, fuzzing).
+  replay_evaluator(std::string_view text, const std::string& origin);
   /// The recording of (task, source_hash(task, source)), marked replayed. Prefers one made
   /// with the same request, then one that did at least as much (timed, profiled). Throws
   /// evaluation_error on a miss, saying which task and hash and how many recordings the task has.
@@ -74,6 +77,7 @@ class replay_evaluator final : public evaluator {
   std::vector<std::string> gpus_;  // distinct "gpu_name (arch)" seen, in order
   std::size_t count_ = 0;
   void load(const std::filesystem::path& file);
+  void load_text(std::string_view text, const std::string& origin);
 };
 
 }  // namespace kblaster::engine::optimize

@@ -2,12 +2,43 @@
 #include "engine/llm/cassette.h"
 #include "support/hash.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <iterator>
 
 namespace kblaster::engine::llm {
 namespace {
 
 using json = nlohmann::json;
+
+// A usage count: a whole number from 0 to 2^53 (exact as a double, and two of them add up without
+// overflow in usage::total). The JSON reader gives 1.8e20 as a double, which converted to an
+// integer unchecked was undefined behaviour (found by fuzz_cassette).
+std::int64_t token_count(const json& usage, const char* field) {
+  const auto it = usage.find(field);
+  if (it == usage.end()) return 0;
+  constexpr std::int64_t most = std::int64_t{1} << 53;
+  const auto bad = [&](const std::string& why) {
+    return llm_error(error_kind::bad_response,
+                     std::string("not a cassette entry: usage.") + field + " " + why + ": " + it->dump());
+  };
+  if (it->is_number_unsigned()) {
+    if (it->get<std::uint64_t>() > static_cast<std::uint64_t>(most)) throw bad("is out of range (0 to 2^53)");
+    return static_cast<std::int64_t>(it->get<std::uint64_t>());
+  }
+  if (it->is_number_integer()) {
+    if (it->get<std::int64_t>() < 0) throw bad("is out of range (0 to 2^53)");
+    return it->get<std::int64_t>();
+  }
+  if (it->is_number_float()) {
+    const double d = it->get<double>();
+    if (!(d >= 0 && d <= static_cast<double>(most))) throw bad("is out of range (0 to 2^53)");
+    if (d != static_cast<double>(static_cast<std::int64_t>(d))) throw bad("is not a whole number");
+    return static_cast<std::int64_t>(d);
+  }
+  throw bad("is not a number");
+}
 
 }  // namespace
 
@@ -52,9 +83,11 @@ cassette_entry entry_from_json(const json& j) {
     e.response.finish_reason = r.value("finish_reason", "stop");
     e.response.model = r.value("model", "");
     if (j.contains("usage")) {
-      e.response.usage.prompt_tokens = j["usage"].value("prompt_tokens", 0);
-      e.response.usage.completion_tokens = j["usage"].value("completion_tokens", 0);
-      e.response.usage.estimated = j["usage"].value("estimated", false);
+      const json& usage = j.at("usage");
+      if (!usage.is_object()) throw llm_error(error_kind::bad_response, "not a cassette entry: usage is not an object");
+      e.response.usage.prompt_tokens = token_count(usage, "prompt_tokens");
+      e.response.usage.completion_tokens = token_count(usage, "completion_tokens");
+      e.response.usage.estimated = usage.value("estimated", false);
     }
     e.response.latency_ms = j.value("latency_ms", 0.0);
     if (j.contains("match")) e.match = j["match"].get<std::vector<std::string>>();
@@ -66,20 +99,28 @@ cassette_entry entry_from_json(const json& j) {
 }
 
 std::vector<cassette_entry> read_cassette(const std::filesystem::path& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw llm_error(error_kind::config, "cannot read cassette " + path.string());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_cassette(text, path.string());
+}
+
+std::vector<cassette_entry> parse_cassette(std::string_view text, const std::string& origin) {
   std::vector<cassette_entry> out;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  std::size_t at = 0;
+  for (int n = 1; at < text.size(); ++n) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-      throw llm_error(error_kind::config, path.string() + ":" + std::to_string(n) + ": not a JSON object");
+      throw llm_error(error_kind::config, origin + ":" + std::to_string(n) + ": not a JSON object");
     if (j.contains("$source")) continue;
     try {
       out.push_back(entry_from_json(j));
     } catch (const llm_error& e) {
-      throw llm_error(error_kind::config, path.string() + ":" + std::to_string(n) + ": " + e.what());
+      throw llm_error(error_kind::config, origin + ":" + std::to_string(n) + ": " + e.what());
     }
   }
   return out;

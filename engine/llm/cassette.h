@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kblaster::engine::llm {
@@ -43,6 +44,9 @@ cassette_entry entry_from_json(const nlohmann::json& j);
 
 /// Reads a cassette file; throws llm_error(config) with the file and line on bad content.
 std::vector<cassette_entry> read_cassette(const std::filesystem::path& path);
+/// Reads cassette lines held in memory (read_cassette's parser, also fuzzed on its own);
+/// `origin` names them in errors as "ORIGIN:LINE: ...".
+std::vector<cassette_entry> parse_cassette(std::string_view text, const std::string& origin);
 
 /// Appends exchanges to a cassette file, one line each, redacted. Thread-safe.
 class cassette_writer {

@@ -1,6 +1,7 @@
 // Parsing of nvcc, host compiler and ptxas diagnostics.
 #include "engine/toolchain/nvcc_diagnostics.h"
 
+#include <charconv>
 #include <regex>
 #include <sstream>
 
@@ -21,6 +22,15 @@ diagnostic_severity severity_of(const std::string& word) {
   if (word.find("warning") != std::string::npos) return diagnostic_severity::warning;
   if (word.find("note") != std::string::npos || word.find("remark") != std::string::npos) return diagnostic_severity::note;
   return diagnostic_severity::error;  // error, catastrophic error, fatal
+}
+
+// A line or column number the regexes matched (\d+): 0, "unknown", when it does not fit an int.
+// std::stoi threw std::out_of_range on such a number, out of the parser (found by fuzz_nvcc_diagnostics).
+int position(const std::ssub_match& digits) {
+  const std::string s = digits.str();
+  int value = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  return ec == std::errc() && end == s.data() + s.size() ? value : 0;
 }
 
 std::vector<std::string> split_lines(std::string_view text) {
@@ -57,7 +67,7 @@ std::vector<diagnostic> parse_nvcc_diagnostics(std::string_view output) {
     if (std::regex_match(l, m, edg)) {
       diagnostic d;
       d.file = m[1];
-      d.line = std::stoi(m[2]);
+      d.line = position(m[2]);
       d.severity = severity_of(m[3]);
       d.code = m[4];
       d.message = m[5];
@@ -77,7 +87,7 @@ std::vector<diagnostic> parse_nvcc_diagnostics(std::string_view output) {
       d.tool = "ptxas";
       d.severity = severity_of(m[3]);
       d.message = m[4];
-      if (m[1].matched) { d.file = m[1]; d.line = std::stoi(m[2]); }
+      if (m[1].matched) { d.file = m[1]; d.line = position(m[2]); }
       std::smatch e;
       if (std::regex_search(d.message, e, entry)) d.kernel = e[1];
       out.push_back(std::move(d));
@@ -86,8 +96,8 @@ std::vector<diagnostic> parse_nvcc_diagnostics(std::string_view output) {
     } else if (std::regex_match(l, m, gcc) && l.rfind("ptxas", 0) != 0) {
       diagnostic d;
       d.file = m[1];
-      d.line = std::stoi(m[2]);
-      d.column = m[3].matched ? std::stoi(m[3]) : 0;
+      d.line = position(m[2]);
+      d.column = m[3].matched ? position(m[3]) : 0;
       d.severity = severity_of(m[4]);
       d.message = m[5];
       d.tool = "host";

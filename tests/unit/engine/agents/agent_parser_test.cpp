@@ -31,6 +31,28 @@ TEST_CASE("parser: code in one fence, out of fences, and the same block twice") 
   CHECK(d.value);
 }
 
+TEST_CASE("parser: defines_function wants the name as a word, a parameter list, then a body") {
+  CHECK(defines_function(kernel, "kb_forward"));
+  CHECK(defines_function(kernel, "k"));
+  CHECK(defines_function("int f (int a,\n      int b)\n{ return a; }", "f"));
+  CHECK(defines_function("int S::size() const noexcept { return 0; }", "size"));
+  CHECK(defines_function("int S::size() const{ return 0; }", "size"));
+  CHECK(defines_function("void g(int (*cb)(int)) {}", "g"));
+  CHECK(defines_function("f(); int f() {}", "f"));  // the call first, the definition later
+  CHECK_FALSE(defines_function("int f(int a);", "f"));                // a prototype
+  CHECK_FALSE(defines_function("kb_forward(ptr);", "kb_forward"));  // a call
+  CHECK_FALSE(defines_function("int my_f() { }", "f"));            // not a word of its own
+  CHECK_FALSE(defines_function("int f() override { }", "f"));
+  CHECK_FALSE(defines_function("int f(", "f"));
+  CHECK_FALSE(defines_function("int f() const", "f"));
+  CHECK_FALSE(defines_function("int f() { }", "g"));
+  // A long answer full of calls stays linear (the regex this replaced backtracked over each).
+  std::string calls;
+  for (int i = 0; i < 20000; ++i) calls += "kb_forward(a, b, c) + ";
+  CHECK_FALSE(defines_function(calls, "kb_forward"));
+  CHECK(defines_function(calls + "; int kb_forward() {}", "kb_forward"));
+}
+
 TEST_CASE("parser: several different versions, truncation, refusal, wrong name, wrong language") {
   const std::string other = kernel + "// tuned\n";
   CHECK(extract_cuda_source(said("```cuda\n" + kernel + "```\n```cuda\n" + other + "```"), "kb_forward").problem.kind ==
