@@ -1,6 +1,7 @@
 // The evaluator's value types: the candidate hash and the JSON form shared by the recorder,
 // the checkpoint and the run report. Absent optionals are left out of the JSON, not null.
 #include "engine/evaluate/evaluator.h"
+#include "engine/evaluate/optional_fields.h"
 #include "support/hash.h"
 
 #include <cstdio>
@@ -8,17 +9,6 @@
 
 namespace kblaster::engine::optimize {
 namespace {
-
-template <typename T>
-void put(nlohmann::json& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
-}
-
-template <typename T>
-std::optional<T> get_opt(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
-  return j[key].get<T>();
-}
 
 // nlohmann's messages name no field; say which object was being read.
 template <typename F>
@@ -42,7 +32,7 @@ std::string source_hash(const std::string& task_name, const std::string& source)
 nlohmann::json to_json(const profile_snapshot& p) {
   nlohmann::json j{{"kernel", p.kernel}, {"primary", p.primary}, {"secondary", p.secondary},
                    {"summary", p.summary}, {"view", p.view}, {"source", p.source}};
-  put(j, "elapsed_cycles", p.elapsed_cycles);
+  put_optional(j, "elapsed_cycles", p.elapsed_cycles);
   return j;
 }
 
@@ -55,7 +45,7 @@ profile_snapshot snapshot_from_json(const nlohmann::json& j) {
     p.secondary = j.value("secondary", std::vector<std::string>{});
     p.summary = j.value("summary", "");
     p.view = j.value("view", nlohmann::json::object());
-    p.elapsed_cycles = get_opt<std::int64_t>(j, "elapsed_cycles");
+    p.elapsed_cycles = get_optional<std::int64_t>(j, "elapsed_cycles");
     p.source = j.value("source", "ncu");
     return p;
   });
@@ -67,8 +57,8 @@ nlohmann::json to_json(const evaluation& e) {
                    {"reason", e.reason},         {"gpu_seconds", e.gpu_seconds}, {"build_seconds", e.build_seconds},
                    {"gpu_name", e.gpu_name},     {"arch", e.arch},             {"replayed", e.replayed},
                    {"harness", e.harness}};
-  put(j, "runtime_ms", e.runtime_ms);
-  put(j, "reference_ms", e.reference_ms);
+  put_optional(j, "runtime_ms", e.runtime_ms);
+  put_optional(j, "reference_ms", e.reference_ms);
   if (e.profile) j["profile"] = to_json(*e.profile);
   if (!e.profile_note.empty()) j["profile_note"] = e.profile_note;
   return j;
@@ -87,8 +77,8 @@ evaluation evaluation_from_json(const nlohmann::json& j) {
     e.verdict = j.at("verdict").get<std::string>();
     e.check = j.value("check", "");
     e.reason = j.value("reason", "");
-    e.runtime_ms = get_opt<double>(j, "runtime_ms");
-    e.reference_ms = get_opt<double>(j, "reference_ms");
+    e.runtime_ms = get_optional<double>(j, "runtime_ms");
+    e.reference_ms = get_optional<double>(j, "reference_ms");
     if (j.contains("profile") && !j["profile"].is_null()) e.profile = snapshot_from_json(j["profile"]);
     e.gpu_seconds = j.value("gpu_seconds", 0.0);
     e.build_seconds = j.value("build_seconds", 0.0);

@@ -2,22 +2,13 @@
 // when absent, as the checkpoint has always written them.
 #include "engine/optimize/step_record.h"
 
+#include "engine/evaluate/optional_fields.h"
+
 #include <stdexcept>
 
 namespace kblaster::engine::optimize {
 namespace {
 using json = nlohmann::json;
-
-template <typename T>
-void put(json& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
-}
-
-template <typename T>
-std::optional<T> get_opt(const json& j, const char* key) {
-  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
-  return j[key].get<T>();
-}
 
 step_tier tier_from_string(const std::string& s) {
   if (s == "mechanical") return step_tier::mechanical;
@@ -35,7 +26,7 @@ candidate_record candidate_from_json(const json& c) {
   out.parameters = c.value("parameters", json::object());
   out.eval = evaluation_from_json(c.at("evaluation"));
   out.state_after = c.value("state_after", "");
-  out.measured_speedup = get_opt<double>(c, "measured_speedup");
+  out.measured_speedup = get_optional<double>(c, "measured_speedup");
   if (c.contains("soft_verifier")) {
     const auto& s = c["soft_verifier"];
     out.soft_verifier = soft_verdict{s.at("pass").get<bool>(), s.value("summary", "")};
@@ -67,7 +58,7 @@ std::string to_string(step_tier t) {
 json to_json(const candidate_record& c) {
   json j{{"technique", c.technique}, {"label", c.label},       {"hash", c.hash},
          {"parameters", c.parameters}, {"evaluation", to_json(c.eval)}, {"state_after", c.state_after}};
-  put(j, "measured_speedup", c.measured_speedup);
+  put_optional(j, "measured_speedup", c.measured_speedup);
   if (c.soft_verifier) j["soft_verifier"] = {{"pass", c.soft_verifier->pass}, {"summary", c.soft_verifier->summary}};
   return j;
 }
@@ -78,17 +69,17 @@ json to_json(const step_record& r) {
          {"state_score", r.state_score},   {"candidates", json::array()}, {"tokens", r.tokens},
          {"result", r.result},             {"end", r.end}};
   for (const auto& c : r.candidates) j["candidates"].push_back(to_json(c));
-  put(j, "note", r.note);
+  put_optional(j, "note", r.note);
   if (r.tier != step_tier::none) j["tier"] = to_string(r.tier);
   if (r.technique) {
     j["technique"] = *r.technique;
     j["reason"] = r.reason;
   }
-  put(j, "predicted", r.predicted);
-  put(j, "confidence", r.confidence);
-  put(j, "repairs", r.repairs);
-  put(j, "failures", r.failures);
-  put(j, "agent_status", r.agent_status);
+  put_optional(j, "predicted", r.predicted);
+  put_optional(j, "confidence", r.confidence);
+  put_optional(j, "repairs", r.repairs);
+  put_optional(j, "failures", r.failures);
+  put_optional(j, "agent_status", r.agent_status);
   if (r.technique) j["gpu_seconds"] = r.gpu_seconds;
   return j;
 }
@@ -108,15 +99,15 @@ step_record step_record_from_json(const json& j) {
     r.tokens = j.value("tokens", std::map<std::string, std::int64_t>{});
     r.result = j.value("result", r.start);
     r.end = j.value("end", false);
-    r.note = get_opt<std::string>(j, "note");
+    r.note = get_optional<std::string>(j, "note");
     r.tier = tier_from_string(j.value("tier", ""));
-    r.technique = get_opt<std::string>(j, "technique");
+    r.technique = get_optional<std::string>(j, "technique");
     r.reason = j.value("reason", "");
-    r.predicted = get_opt<double>(j, "predicted");
-    r.confidence = get_opt<double>(j, "confidence");
-    r.repairs = get_opt<int>(j, "repairs");
-    r.failures = get_opt<std::vector<std::string>>(j, "failures");
-    r.agent_status = get_opt<std::string>(j, "agent_status");
+    r.predicted = get_optional<double>(j, "predicted");
+    r.confidence = get_optional<double>(j, "confidence");
+    r.repairs = get_optional<int>(j, "repairs");
+    r.failures = get_optional<std::vector<std::string>>(j, "failures");
+    r.agent_status = get_optional<std::string>(j, "agent_status");
     r.gpu_seconds = j.value("gpu_seconds", r.candidates_gpu_seconds());
     return r;
   } catch (const json::exception& e) {
