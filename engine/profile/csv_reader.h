@@ -29,6 +29,9 @@ class csv_reader {
   std::size_t record_line_ = 0;
 };
 
+/// What column_index returns for a column that is not there.
+inline constexpr std::size_t npos = std::string_view::npos;
+
 /// Index of the first column named `name` in `header`, or npos.
 std::size_t column_index(const std::vector<std::string>& header, std::string_view name);
 

@@ -14,8 +14,6 @@ namespace kblaster::engine {
 
 namespace {
 
-constexpr std::size_t npos = std::string_view::npos;
-
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }

@@ -11,8 +11,6 @@ namespace kblaster::engine {
 
 namespace {
 
-constexpr std::size_t npos = std::string_view::npos;
-
 // Column positions of the metrics we read, found by name in a block's header row.
 struct source_columns {
   std::size_t line_no = npos, line_text = npos, address = npos, sass_text = npos;

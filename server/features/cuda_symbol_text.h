@@ -8,6 +8,11 @@
 
 namespace kblaster::server {
 
+/// A character of a C++ identifier (ASCII): how far a hover's or a diagnostic's word extends.
+inline bool identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
 /// "__global__", "__device__" or "host launcher".
 std::string kind_label(const engine::cuda_symbol& symbol);
 

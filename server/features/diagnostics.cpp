@@ -3,6 +3,7 @@
 // name and the source lines that hurt. Runs on open and save, in the background.
 #include "server/features/diagnostics.h"
 
+#include "server/features/cuda_symbol_text.h"
 #include "server/features/uri_path.h"
 #include "server/features/workspace_trust.h"
 #include "server/lsp_server.h"
@@ -20,10 +21,6 @@ enum severity { error = 1, warning = 2, information = 3, hint = 4 };
 
 // How many ncu findings each kernel shows: more would drown the compiler's own diagnostics.
 constexpr std::size_t findings_per_kernel = 3;
-
-bool identifier_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
 
 // The range of a 1-based line and column: the word at the column, or the whole line.
 protocol::range line_range(const document_snapshot& doc, int line, int column) {

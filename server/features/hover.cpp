@@ -14,12 +14,6 @@ namespace kblaster::server {
 using protocol::json;
 namespace lsp = protocol::lsp;
 
-namespace {
-bool identifier_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-}  // namespace
-
 void register_hover(feature_registry& registry, lsp_server& server, editor_state& state) {
   registry.on_typed_request<lsp::text_document_position_params>("textDocument/hover", execution::concurrent,
                       [&server, &state](const lsp::text_document_position_params& p, request_context& ctx) -> json {
