@@ -32,13 +32,16 @@ document_ptr request_context::watch_document(const std::string& uri) {
 
 lsp_server::lsp_server(transport& io, logger& log, server_options options)
     : io_(io), log_(log), options_(options), reader_(options.max_message_bytes),
-      pool_(std::max<std::size_t>(2, options.worker_threads)), strand_(boost::asio::make_strand(pool_)) {
+      executor_(options.single_thread
+                    ? options.single_thread->get_executor()
+                    : boost::asio::any_io_executor(pool_.emplace(std::max<std::size_t>(2, options.worker_threads)).get_executor())),
+      strand_(boost::asio::make_strand(executor_)) {
   register_all_features(features_, *this);
 }
 
 lsp_server::~lsp_server() {
   log_.set_client_sink(nullptr);
-  pool_.join();
+  if (pool_) pool_->join();
 }
 
 int lsp_server::run() {
@@ -67,7 +70,8 @@ int lsp_server::run() {
     for (auto& [id, promise] : calls_) promise.set_value(std::nullopt);
     calls_.clear();
   }
-  pool_.join();
+  // On a single thread the transport has run every task it handed over.
+  if (pool_) pool_->join();
   const int code = shutdown_ ? 0 : 1;
   log_.info(std::string("exiting with code ") + std::to_string(code));
   return code;
@@ -176,7 +180,7 @@ void lsp_server::dispatch_request(const protocol::request& request, const cancel
     return;
   }
   if (entry->mode == execution::ordered) return run_request(request, token, entry->handler);
-  boost::asio::post(pool_, [this, request, token, handler = entry->handler] { run_request(request, token, handler); });
+  boost::asio::post(executor_, [this, request, token, handler = entry->handler] { run_request(request, token, handler); });
 }
 
 void lsp_server::run_request(const protocol::request& request, const cancel_token& token,
@@ -222,7 +226,7 @@ void lsp_server::send(const json& message) {
 }
 
 void lsp_server::run_in_background(std::function<void()> work) {
-  boost::asio::post(pool_, [this, work = std::move(work)] {
+  boost::asio::post(executor_, [this, work = std::move(work)] {
     try {
       work();
     } catch (const std::exception& e) {
@@ -245,7 +249,9 @@ std::optional<json> lsp_server::call_client(std::string_view method, json params
     answer = calls_[protocol::id_key(json(id))].get_future();
   }
   send(protocol::make_request(id, method, std::move(params)));
-  if (answer.wait_for(timeout) == std::future_status::ready) return answer.get();
+  // On a single thread the answer can only have come while the request was being written.
+  if (answer.wait_for(single_threaded() ? std::chrono::milliseconds(0) : timeout) == std::future_status::ready)
+    return answer.get();
   std::lock_guard lock(calls_mutex_);
   calls_.erase(protocol::id_key(json(id)));
   log_.warn(std::string(method) + ": the client did not answer in time");

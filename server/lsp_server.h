@@ -5,7 +5,8 @@
 // ids and handles $/cancelRequest and client responses. Everything else runs on a worker pool:
 // notifications and ordered requests on one strand (so edits apply in order and lifecycle
 // changes are seen in order), other requests concurrently. Writes are serialized by the
-// transport.
+// transport. With server_options::single_thread there is no pool: the transport runs the work
+// on the I/O thread between the chunks it hands over (the fuzzer drives sessions this way).
 #pragma once
 
 #include "protocol/framing.h"
@@ -16,6 +17,8 @@
 #include "server/logger.h"
 #include "server/transport.h"
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 
@@ -39,6 +42,13 @@ struct server_options {
   /// Called once the message loop has ended, before the workers are waited for: `kblaster
   /// serve` stops every child process there, so that exit waits on no nvcc, ncu or harness.
   std::function<void()> on_exit;
+  /// One thread for everything: no pool is started; the work is posted to this io_context,
+  /// which the transport runs until it is empty after each chunk it hands to the server, and
+  /// must answer the server's requests to the client while it is still writing them. Waits
+  /// that exist to let a later message arrive (the analysis's debounce, the self-test's steps)
+  /// are skipped, since none can arrive during them. For the fuzzer (tests/fuzz/fuzz_lsp.cpp):
+  /// a session in-process, deterministic, with no thread per input.
+  boost::asio::io_context* single_thread = nullptr;
 };
 
 class lsp_server {
@@ -74,6 +84,8 @@ class lsp_server {
   void request_exit();
   bool shutdown_requested() const { return shutdown_; }
   bool initialized() const { return initialized_; }
+  /// server_options::single_thread was given: nothing can arrive while a handler waits.
+  bool single_threaded() const { return options_.single_thread != nullptr; }
 
   /// Settings from initializationOptions and workspace/didChangeConfiguration, merged.
   protocol::json settings() const;
@@ -104,8 +116,9 @@ class lsp_server {
   document_store documents_;
   protocol::lsp::client_capabilities client_;
 
-  boost::asio::thread_pool pool_;
-  boost::asio::strand<boost::asio::thread_pool::executor_type> strand_;
+  std::optional<boost::asio::thread_pool> pool_;  // none with options_.single_thread
+  boost::asio::any_io_executor executor_;          // the pool's, or the single thread's
+  boost::asio::strand<boost::asio::any_io_executor> strand_;
 
   std::atomic<bool> initialized_{false};
   std::atomic<bool> shutdown_{false};

@@ -170,7 +170,8 @@ std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& ser
   options.profile_live = settings.profile_on_save;
   // Profiling runs the workspace's program: not before the user trusts the workspace.
   if (!state.workspace_trusted()) options.live_refusal = untrusted_message("profiling is off");
-  options.debounce = std::chrono::milliseconds(wait_for_debounce ? settings.debounce_ms : 0);
+  // The debounce waits for a later save; on a single thread none can be read meanwhile.
+  options.debounce = std::chrono::milliseconds(wait_for_debounce && !server.single_threaded() ? settings.debounce_ms : 0);
   auto result = analyzer.analyze(document_path(*doc), doc->text(), options, {}, ticket);
   if (!result) return nullptr;  // a newer save took over
   // Said once, and only where trust is what stands between this file and a profile.

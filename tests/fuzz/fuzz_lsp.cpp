@@ -1,28 +1,35 @@
-// libFuzzer target: the daemon's dispatch, from raw client bytes to replies.
+// libFuzzer target: the daemon's dispatch and every LSP feature, from client messages to replies.
 //
-// Why it is built this way: the first version made a server per input (a worker pool, i.e.
-// threads, per input), waited up to its timeout for answers to the server's own requests
-// (window/workDoneProgress/create) that nobody sent, and let didOpen start the analysis, which
-// sleeps its debounce and runs nvcc; it managed 53 inputs a second. Here one server lives
-// across inputs on its own I/O thread, fed through an in-memory transport that answers the
-// server's requests at once; after each input, the requests it made are cancelled and an
-// ordered "fuzz/sync" request marks the end of its work. The analysis runs with no debounce
-// and no compilers on PATH. The server is replaced after `exit` or `shutdown`, and every
-// `reuse` inputs so that documents opened by earlier inputs do not pile up.
+// An input is one session: each line is the body of one message from the client (JSON-RPC),
+// framed here; framing itself has its own target (fuzz_framing), and a body whose length the
+// mutator had to keep consistent would rarely get past the reader. Unless the first line is an
+// initialize request, the session starts with this file's own initialize (a capable client that
+// trusts its workspace, so that the commands that run code are reached too).
+//
+// Why it is built this way: the first version kept one server with its worker pool across
+// inputs and fed it raw bytes from the fuzzer's thread; it managed 2 to 53 inputs a second, its
+// findings depended on the inputs before them, and a frame left incomplete by one input
+// swallowed the next. Here every input gets a fresh server, built with
+// server_options::single_thread: no thread is started, the work each message posts runs on this
+// thread before the next message is read (the transport runs the io_context), and the server's
+// requests to the client are answered while they are being written. No child process is
+// started either: support::stop_all_children() at start-up makes every spawn fail at once (the
+// analysis's nvcc, ncu, the harness), as on a machine without the tools.
 #include "fuzz_input.h"
 #include "protocol/framing.h"
 #include "protocol/json_rpc.h"
 #include "server/lsp_server.h"
+#include "support/child_process.h"
+
+#include <boost/asio/io_context.hpp>
 
 #include <stdlib.h>
+#include <unistd.h>
 
-#include <condition_variable>
 #include <cstdlib>
-#include <deque>
 #include <filesystem>
-#include <memory>
-#include <mutex>
-#include <thread>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -31,41 +38,25 @@ using kblaster::protocol::frame_event;
 using kblaster::protocol::frame_reader;
 using kblaster::protocol::json;
 
-constexpr int reuse = 512;
-
-/// The client side, in memory. Thread-safe: the fuzzer thread feeds, the I/O thread reads, any
-/// worker writes.
+/// The client's side of one session, in memory, all on the fuzzer's thread.
 class session_transport final : public kblaster::server::transport {
  public:
-  /// Queues `chunks` and returns once the reply to the request with id `sync` has been written,
-  /// or the server has closed the connection.
-  void feed_until(std::deque<std::string> chunks, const json& sync) {
-    std::unique_lock lock(mutex_);
-    sync_ = sync;
-    synced_ = false;
-    for (auto& c : chunks) input_.push_back(std::move(c));
-    more_.notify_all();
-    done_.wait(lock, [&] { return synced_ || closed_; });
-  }
-  bool closed() const {
-    std::lock_guard lock(mutex_);
-    return closed_;
-  }
+  session_transport(std::vector<std::string> frames, boost::asio::io_context& work)
+      : frames_(std::move(frames)), work_(work) {}
 
   void run(const std::function<void(std::string_view)>& on_bytes) override {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-      more_.wait(lock, [&] { return closed_ || !input_.empty(); });
-      if (closed_) return;
-      const std::string chunk = std::move(input_.front());
-      input_.pop_front();
-      lock.unlock();
-      on_bytes(chunk);
-      lock.lock();
+    on_bytes_ = &on_bytes;
+    for (const auto& f : frames_) {
+      if (closed_) break;
+      deliver(f);
+      // What the message started (handlers, analysis) finishes before the next is read.
+      work_.restart();
+      work_.run();
     }
+    on_bytes_ = nullptr;
   }
+
   void write(std::string bytes) override {
-    std::lock_guard lock(mutex_);
     output_.feed(bytes);
     while (auto e = output_.next()) {
       // Everything the server says must be a well-framed, valid JSON-RPC message.
@@ -73,103 +64,91 @@ class session_transport final : public kblaster::server::transport {
       const json m = json::parse(e->text, nullptr, false);
       if (m.is_discarded() || !m.is_object() || m.value("jsonrpc", "") != "2.0") std::abort();
       const auto id = m.find("id");
-      if (id == m.end()) continue;
-      if (m.contains("method")) {
-        // The server asks the client something: answer at once, so that it never waits out a timeout.
-        input_.push_back(frame(kblaster::protocol::make_result(*id, nullptr).dump()));
-        more_.notify_all();
-      } else if (*id == sync_) {
-        synced_ = true;
-        done_.notify_all();
-      }
+      const auto method = m.find("method");
+      if (id == m.end() || method == m.end() || !method->is_string()) continue;
+      // The server asks the client something and waits for nothing on a single thread: answer
+      // now (or right after the message being read, if it asked from the reading itself).
+      const json result = *method == "workspace/applyEdit" ? json{{"applied", true}} : json();
+      answers_.push_back(frame(kblaster::protocol::make_result(*id, result).dump()));
+      if (!reading_) flush_answers();
     }
   }
-  void close() override {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    more_.notify_all();
-    done_.notify_all();
-  }
+
+  void close() override { closed_ = true; }
 
  private:
-  mutable std::mutex mutex_;
-  std::condition_variable more_, done_;
-  std::deque<std::string> input_;
+  void deliver(const std::string& bytes) {
+    reading_ = true;
+    (*on_bytes_)(bytes);
+    reading_ = false;
+    flush_answers();
+  }
+  void flush_answers() {
+    while (!answers_.empty() && on_bytes_) {
+      std::string a = std::move(answers_.front());
+      answers_.erase(answers_.begin());
+      deliver(a);
+    }
+  }
+
+  std::vector<std::string> frames_;
+  boost::asio::io_context& work_;
+  const std::function<void(std::string_view)>* on_bytes_ = nullptr;
+  std::vector<std::string> answers_;
   frame_reader output_;
-  json sync_;
-  bool synced_ = false;
+  bool reading_ = false;
   bool closed_ = false;
 };
 
-/// A server on its own I/O thread, initialized, with the fuzz/sync request registered.
-class session {
- public:
-  session() : log_(kblaster::server::log_level::error, {}, false) {
-    kblaster::server::server_options options;
-    options.worker_threads = 2;
-    options.max_message_bytes = 1 << 16;
-    server_ = std::make_unique<kblaster::server::lsp_server>(io_, log_, options);
-    server_->features().on_request("fuzz/sync", kblaster::server::execution::ordered,
-                                   [](const json&, kblaster::server::request_context&) { return json(); });
-    io_thread_ = std::thread([this] { server_->run(); });
-    const json init = {{"jsonrpc", "2.0"}, {"id", "fuzz-init"}, {"method", "initialize"},
-                       {"params", {{"capabilities", {{"window", {{"workDoneProgress", true}}}}},
-                                   {"initializationOptions",
-                                    {{"kblaster", {{"analysis", {{"debounceMs", 0}}}, {"profileOnSave", false}}}}}}}};
-    io_.feed_until({frame(init.dump())}, "fuzz-init");
+/// The session's messages, framed: the input's lines, after this file's initialize unless the
+/// input starts with its own.
+std::vector<std::string> session_frames(std::string_view input) {
+  std::vector<std::string> frames;
+  bool first = true;
+  while (!input.empty()) {
+    const auto end = input.find('\n');
+    const std::string_view line = input.substr(0, end);
+    input.remove_prefix(end == std::string_view::npos ? input.size() : end + 1);
+    if (line.empty()) continue;
+    if (first) {
+      const json m = json::parse(line, nullptr, false);
+      if (!m.is_object() || m.value("method", json()) != "initialize") {
+        const json capabilities = {
+            {"window", {{"workDoneProgress", true}}},
+            {"textDocument", {{"codeAction", {{"disabledSupport", true}}}}},
+            {"workspace",
+             {{"applyEdit", true},
+              {"codeLens", {{"refreshSupport", true}}},
+              {"workspaceEdit", {{"documentChanges", true}, {"resourceOperations", {"create"}}}}}}};
+        const json options = {{"workspaceTrusted", true}, {"kblaster", {{"ncuPath", "/nonexistent/ncu"}}}};
+        frames.push_back(frame(json{{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
+                                    {"params", {{"capabilities", capabilities}, {"initializationOptions", options}}}}
+                                   .dump()));
+        frames.push_back(frame(R"({"jsonrpc":"2.0","method":"initialized","params":{}})"));
+      }
+      first = false;
+    }
+    frames.push_back(frame(std::string(line)));
   }
-  ~session() {
-    io_.close();
-    io_thread_.join();
-    server_.reset();  // waits for the workers
-  }
-  /// Feeds one input; false when the server has ended or shut down and must be replaced.
-  bool feed(std::deque<std::string> chunks, const std::vector<json>& requests) {
-    // Cancel what the input started (a self-test may sleep for minutes), then wait for the
-    // ordered queue to drain.
-    for (const auto& id : requests)
-      chunks.push_back(frame(json{{"jsonrpc", "2.0"}, {"method", "$/cancelRequest"}, {"params", {{"id", id}}}}.dump()));
-    const json sync = "fuzz-sync-" + std::to_string(++inputs_);
-    chunks.push_back(frame(json{{"jsonrpc", "2.0"}, {"id", sync}, {"method", "fuzz/sync"}}.dump()));
-    io_.feed_until(std::move(chunks), sync);
-    return !io_.closed() && !server_->shutdown_requested() && inputs_ < reuse;
-  }
-
- private:
-  session_transport io_;
-  kblaster::server::logger log_;
-  std::unique_ptr<kblaster::server::lsp_server> server_;
-  std::thread io_thread_;
-  int inputs_ = 0;
-};
-
-/// Ids of the requests in `input` (read with the server's own frame reader).
-std::vector<json> request_ids(std::string_view input) {
-  std::vector<json> ids;
-  frame_reader reader(1 << 16);
-  reader.feed(input);
-  while (auto e = reader.next()) {
-    if (e->what != frame_event::kind::body) continue;
-    const json m = json::parse(e->text, nullptr, false);
-    if (m.is_object() && m.contains("id") && m.contains("method")) ids.push_back(m["id"]);
-  }
-  return ids;
+  return frames;
 }
 
-std::unique_ptr<session> current;
+std::filesystem::path home;
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // Hermetic: no compiler or profiler to start, and every per-user file (KB, caches, logs) in a
-  // scratch folder removed at exit.
-  static std::string home = std::filesystem::temp_directory_path() / ("kblaster-fuzz-lsp-" + std::to_string(::getpid()));
+  // Hermetic: every per-user file (KB, caches, logs, the analysis's copies) in a scratch folder
+  // removed at exit, no tool found on PATH, and no child process started at all.
+  home = std::filesystem::temp_directory_path() / ("kblaster-fuzz-lsp-" + std::to_string(::getpid()));
   std::filesystem::create_directories(home);
   ::setenv("PATH", "/nonexistent", 1);
-  for (const char* var : {"HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "TMPDIR"})
+  ::unsetenv("CUDA_HOME");
+  for (const char* var : {"HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME",
+                          "XDG_RUNTIME_DIR", "TMPDIR"})
     ::setenv(var, home.c_str(), 1);
+  kblaster::support::stop_all_children();
   std::atexit([] {
-    current.reset();
     std::error_code ec;
     std::filesystem::remove_all(home, ec);
   });
@@ -177,12 +156,18 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view input = kblaster::fuzz::as_text(data, size);
-  // The first byte picks the chunk size, so that split points vary with the input.
-  std::deque<std::string> chunks;
-  const std::size_t step = size ? 1 + data[0] % 64 : 1;
-  for (std::size_t at = 0; at < size; at += step) chunks.emplace_back(input.substr(at, step));
-  if (!current) current = std::make_unique<session>();
-  if (!current->feed(std::move(chunks), request_ids(input))) current.reset();
+  boost::asio::io_context work;
+  session_transport io(session_frames(kblaster::fuzz::as_text(data, size)), work);
+  kblaster::server::logger log(kblaster::server::log_level::error, {}, false);
+  kblaster::server::server_options options;
+  options.single_thread = &work;
+  options.max_message_bytes = 1 << 16;
+  {
+    kblaster::server::lsp_server server(io, log, options);
+    server.run();
+  }
+  // The analysis keeps a copy of each text it saw; an input's must not outlive it.
+  std::error_code ec;
+  std::filesystem::remove_all(home / ("kblaster-" + std::to_string(::getuid())) / "analysis", ec);
   return 0;
 }

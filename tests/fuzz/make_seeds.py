@@ -126,25 +126,40 @@ def kb():
     put("fuzz_kb_import", "seed_part.json", json.dumps(small, indent=1)[:20000])
 
 
+def transcript_messages(path):
+    """The client's messages of a transcript (`--> ` blocks; raw ones skipped), {{tmpdir}} and
+    {{srcdir}} replaced by a folder that does not exist."""
+    msgs, block = [], None
+    for line in path.read_text().splitlines() + ["#"]:
+        if line[:1].isspace() and block is not None:
+            block.append(line.strip())
+            continue
+        if block:
+            body = " ".join(block)
+            if not body.startswith("raw:"):
+                msgs.append(body.replace("{{tmpdir}}", "/fuzz").replace("{{srcdir}}", "/fuzz"))
+        block = [line[4:]] if line.startswith("--> ") else None
+    return msgs
+
+
 def lsp():
+    """fuzz_lsp takes a session as lines, one message body each (fuzz_lsp.cpp frames them);
+    fuzz_framing the same messages framed; fuzz_lsp_params the params alone."""
     for f in sorted((root / "tests" / "transcript").glob("*.transcript")):
         msgs = []
-        for block in re.split(r"^---\s*$", f.read_text(), flags=re.M):
-            body = "\n".join(l for l in block.splitlines() if not l.startswith("#")).strip()
+        for body in transcript_messages(f):
             try:
                 j = json.loads(body)
             except ValueError:
+                msgs.append(body)  # malformed on purpose: kept as it is
                 continue
-            if isinstance(j, dict) and "method" in j and j.get("method") != "initialize":
-                msgs.append(json.dumps(j))
-                # Params alone are what the typed binder reads.
-                if isinstance(j.get("params"), dict) and len(msgs) < 6:
-                    put("fuzz_lsp_params", f"{f.stem}.{len(msgs)}", json.dumps(j["params"]))
+            msgs.append(json.dumps(j, separators=(",", ":")))
+            if isinstance(j, dict) and isinstance(j.get("params"), dict) and len(msgs) < 6:
+                put("fuzz_lsp_params", f"{f.stem}.{len(msgs)}", json.dumps(j["params"]))
         if msgs:
+            put("fuzz_lsp", f.stem, "\n".join(msgs)[:12000] + "\n")
             stream = "".join(f"Content-Length: {len(m.encode())}\r\n\r\n{m}" for m in msgs[:8])
-            put("fuzz_lsp", f.stem, stream[:8000])
             put("fuzz_framing", f.stem, stream[:4000])
-
 
 ncu()
 diagnostics()
