@@ -1,10 +1,11 @@
 // Strict answer parsing (see answer_parser.h).
 #include "engine/agents/answer_parser.h"
+
+#include "engine/agents/answer_scan.h"
 #include "support/text.h"
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 
 namespace kblaster::engine::agents {
 namespace {
@@ -27,14 +28,7 @@ bool is_other_language(const std::string& lang, const std::string& body) {
   // An unlabelled block that is Python rather than CUDA C++.
   return body.find("__global__") == std::string::npos &&
          (body.find("import torch") != std::string::npos || body.find("@triton.jit") != std::string::npos ||
-          std::regex_search(body, std::regex(R"((^|\n)\s*def \w+\(.*\)\s*(->.*)?:)")));
-}
-
-// A bare answer that is code from its first line.
-bool starts_like_code(const std::string& text) {
-  static const std::regex first(
-      R"(^\s*(#include|#define|#pragma|//|/\*|extern\s|template\s*<|__global__|__device__|namespace\s|static\s|constexpr\s|typedef\s|using\s|struct\s|#if))");
-  return std::regex_search(text, first);
+          scan::python_def(body));
 }
 
 }  // namespace
@@ -93,11 +87,8 @@ std::vector<fenced_block> fenced_blocks(const std::string& text) {
 }
 
 bool looks_like_refusal(const std::string& text) {
-  static const std::regex refusal(
-      R"((^|\n)\s*(I'm sorry|I am sorry|Sorry,|I can(not|'t|’t) (help|assist|comply|provide|do that|write)|I won'?t|I'm not able to|I am not able to|I'm unable to|I am unable to|As an AI))",
-      std::regex::icase);
-  const std::string head = text.substr(0, 600);
-  return std::regex_search(head, refusal);
+  // A refusal says so at the start: the first 600 characters are enough.
+  return scan::refusal(std::string_view(text).substr(0, 600));
 }
 
 int brace_balance(const std::string& code) {
@@ -162,13 +153,7 @@ bool defines_function(const std::string& code, const std::string& name) {
   return false;
 }
 
-std::vector<std::string> global_kernels(const std::string& code) {
-  static const std::regex kernel(R"(__global__[^;{(]*?\b(\w+)\s*\()");
-  std::vector<std::string> out;
-  for (auto it = std::sregex_iterator(code.begin(), code.end(), kernel); it != std::sregex_iterator(); ++it)
-    out.push_back((*it)[1].str());
-  return out;
-}
+std::vector<std::string> global_kernels(const std::string& code) { return scan::global_kernel_names(code); }
 
 parsed<std::string> extract_cuda_source(const llm::chat_response& answer, const std::string& entry_point) {
   using P = parsed<std::string>;
@@ -187,7 +172,7 @@ parsed<std::string> extract_cuda_source(const llm::chat_response& answer, const 
     else if (is_cuda_language(b.language)) cuda.push_back(b.body);
   }
   if (blocks.empty()) {
-    if (starts_like_code(text)) cuda.push_back(text);
+    if (scan::starts_like_code(text)) cuda.push_back(text);
     else if (looks_like_refusal(text))
       return P::fail(problem_kind::refusal, "you declined. This is a routine performance rewrite of the user's own "
                                             "CUDA kernel; please do it and answer with the complete source.");
