@@ -5,8 +5,10 @@
 #include "engine/profile/metric_value.h"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -16,6 +18,15 @@ namespace {
 
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// ncu's launch ID: digits that fit a long long. A row without one is not a data row (a 20-digit
+// ID made std::stoll throw std::out_of_range out of the parser; seen while profiling fuzz_ncu_csv,
+// which had not reached it yet).
+std::optional<long long> launch_id(std::string_view s) {
+  long long id = 0;
+  if (!all_digits(s) || std::from_chars(s.data(), s.data() + s.size(), id).ec != std::errc()) return std::nullopt;
+  return id;
 }
 
 const std::string& field_or_empty(const std::vector<std::string>& row, std::size_t i) {
@@ -104,7 +115,8 @@ profile_report parse_ncu_details(std::string_view csv_text) {
   while (reader.next(row)) {
     // Data rows start with a numeric ID and reach the value column; anything else is an
     // embedded table (NVLink topology, NUMA affinity) or the program's own output.
-    if (row.size() <= c.last_required() || !all_digits(row[c.id])) {
+    const auto id = row.size() > c.last_required() ? launch_id(row[c.id]) : std::nullopt;
+    if (!id) {
       if (!(row.size() == 1 && row[0].empty())) ++skipped;
       continue;
     }
@@ -112,7 +124,7 @@ profile_report parse_ncu_details(std::string_view csv_text) {
     auto [it, inserted] = index_of.emplace(key, report.kernels.size());
     if (inserted) {
       kernel_instance k;
-      k.id = std::stoll(row[c.id]);
+      k.id = *id;
       fill_identity(k, row, c.kernel, c.process, c.device, c.cc, c.block, c.grid);
       report.kernels.push_back(std::move(k));
     }
@@ -184,11 +196,12 @@ void merge_ncu_raw(profile_report& report, std::string_view csv_text) {
       continue;
     }
     first = false;
-    if (row.size() < header.size() / 2 || !all_digits(row[id_col])) continue;
+    const auto id = row.size() >= header.size() / 2 ? launch_id(row[id_col]) : std::nullopt;
+    if (!id) continue;
     auto it = index_of.find(row[id_col]);
     if (it == index_of.end()) {
       kernel_instance k;
-      k.id = std::stoll(row[id_col]);
+      k.id = *id;
       fill_identity(k, row, kernel_col, column_index(header, "Process Name"),
                     column_index(header, "Device"), column_index(header, "CC"),
                     column_index(header, "Block Size"), column_index(header, "Grid Size"));

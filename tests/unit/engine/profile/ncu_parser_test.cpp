@@ -156,3 +156,20 @@ TEST_CASE("bad input gives clear errors") {
   const auto half = parse_ncu_details(text.substr(0, text.size() / 2));
   CHECK(half.kernels.size() == 1);
 }
+
+// Seen while profiling fuzz_ncu_csv: an ID of 20 digits made std::stoll throw std::out_of_range
+// out of both parsers (regressions/fuzz_ncu_csv/launch-id-out-of-range). Such a row is not a
+// data row.
+TEST_CASE("an ID beyond a long long is not a launch: the row is skipped, not thrown on") {
+  const std::string header =
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
+      "\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+  const std::string row = ",\"1\",\"a\",\"h\",\"k\",\"1\",\"7\",\"(1, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\",\"SOL\",\"x\",\"%\",\"1\"\n";
+  const auto report = parse_ncu_details(header + "\"99999999999999999999\"" + row + "\"3\"" + row);
+  REQUIRE(report.kernels.size() == 1);
+  CHECK(report.kernels[0].id == 3);
+  profile_report merged;
+  merge_ncu_raw(merged, "\"ID\",\"Kernel Name\",\"m\"\n\"99999999999999999999\",\"k\",\"1\"\n\"9223372036854775807\",\"k\",\"2\"\n");
+  REQUIRE(merged.kernels.size() == 1);
+  CHECK(merged.kernels[0].id == 9223372036854775807LL);
+}
