@@ -3,9 +3,14 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cstdlib>
+#include <array>
+#include <limits>
 #include <memory>
-#include <regex>
+#include <optional>
 
 namespace kblaster::engine {
 
@@ -19,63 +24,174 @@ std::string demangle(const std::string& mangled) {
 
 namespace {
 
-long long to_ll(const std::string& s) { return std::strtoll(s.c_str(), nullptr, 10); }
+// The lines are read with scans, not std::regex: the regexes (given beside each scan, which
+// finds exactly what they found; ptxas_scan_test.cpp checks it) took three quarters of the
+// parser's time, and the fuzzer read 700 outputs a second.
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+constexpr auto npos = std::string_view::npos;
 
-// Reads the comma-separated "N unit" items of a "Used …" or properties line.
-void read_items(const std::string& text, kernel_resources& k) {
-  static const std::regex item(R"((\d+)\s+(registers|barriers|bytes\s+smem|bytes\s+cmem\[\d+\]|bytes\s+lmem|bytes\s+stack\s+frame|bytes\s+spill\s+stores|bytes\s+spill\s+loads|bytes\s+cumulative\s+stack\s+size))");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), item); it != std::sregex_iterator(); ++it) {
-    const long long n = to_ll((*it)[1]);
-    const std::string what = (*it)[2];
-    if (what == "registers") k.registers = static_cast<int>(n);
-    else if (what == "barriers") k.barriers = static_cast<int>(n);
-    else if (what.find("smem") != std::string::npos) k.shared_bytes = n;
-    else if (what.find("cmem") != std::string::npos) k.constant_bytes += n;
-    else if (what.find("lmem") != std::string::npos) k.local_bytes = n;
-    else if (what.find("stack frame") != std::string::npos) k.stack_frame_bytes = n;
-    else if (what.find("spill stores") != std::string::npos) k.spill_store_bytes = n;
-    else if (what.find("spill loads") != std::string::npos) k.spill_load_bytes = n;
-    else if (what.find("cumulative") != std::string::npos) k.cumulative_stack_bytes = n;
+// Digits as a number, saturated: ptxas output is text a model's candidate influenced.
+long long to_ll(std::string_view digits) {
+  long long n = 0;
+  if (std::from_chars(digits.data(), digits.data() + digits.size(), n).ec == std::errc::result_out_of_range)
+    return std::numeric_limits<long long>::max();
+  return n;
+}
+int to_int(long long n) { return static_cast<int>(std::min<long long>(n, std::numeric_limits<int>::max())); }
+long long add(long long a, long long b) {
+  long long sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<long long>::max() : sum;
+}
+
+using words = std::array<std::string_view, 4>;  // up to four; the unused are empty
+
+// Matches `ws` at `at`, each separated by whitespace (\s+); the end, or npos.
+std::size_t words_at(std::string_view text, std::size_t at, const words& ws) {
+  bool first = true;
+  for (std::string_view w : ws) {
+    if (w.empty()) break;
+    if (!first) {
+      const std::size_t gap = at;
+      while (at < text.size() && is_space(text[at])) ++at;
+      if (at == gap) return npos;
+    }
+    first = false;
+    if (text.substr(at, w.size()) != w) return npos;
+    at += w.size();
   }
+  return at;
+}
+
+enum class item { registers, barriers, smem, cmem, lmem, stack_frame, spill_stores, spill_loads, cumulative };
+
+// One "N unit" item at `at` (just after N): R"(\s+(registers|barriers|bytes\s+smem|bytes\s+cmem\[\d+\]|
+// bytes\s+lmem|bytes\s+stack\s+frame|bytes\s+spill\s+stores|bytes\s+spill\s+loads|
+// bytes\s+cumulative\s+stack\s+size))"; its kind and end.
+std::optional<std::pair<item, std::size_t>> item_at(std::string_view text, std::size_t at) {
+  const std::size_t start = at;
+  while (at < text.size() && is_space(text[at])) ++at;
+  if (at == start) return std::nullopt;
+  if (auto e = words_at(text, at, {"registers"}); e != npos) return {{item::registers, e}};
+  if (auto e = words_at(text, at, {"barriers"}); e != npos) return {{item::barriers, e}};
+  if (auto e = words_at(text, at, {"bytes", "cmem["}); e != npos) {
+    std::size_t d = e;
+    while (d < text.size() && is_digit(text[d])) ++d;
+    if (d > e && d < text.size() && text[d] == ']') return {{item::cmem, d + 1}};
+    return std::nullopt;
+  }
+  static constexpr std::pair<item, words> byte_items[] = {
+      {item::smem, {"bytes", "smem"}},
+      {item::lmem, {"bytes", "lmem"}},
+      {item::stack_frame, {"bytes", "stack", "frame"}},
+      {item::spill_stores, {"bytes", "spill", "stores"}},
+      {item::spill_loads, {"bytes", "spill", "loads"}},
+      {item::cumulative, {"bytes", "cumulative", "stack", "size"}}};
+  for (const auto& [kind, unit] : byte_items)
+    if (auto e = words_at(text, at, unit); e != npos) return {{kind, e}};
+  return std::nullopt;
+}
+
+// Reads the comma-separated "N unit" items of a "Used …" or properties line: every match of
+// R"((\d+)ITEM)" (item_at), left to right.
+void read_items(std::string_view text, kernel_resources& k) {
+  for (std::size_t i = 0; i < text.size();) {
+    if (!is_digit(text[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t digits_end = i;
+    while (digits_end < text.size() && is_digit(text[digits_end])) ++digits_end;
+    const auto found = item_at(text, digits_end);
+    if (!found) {
+      i = digits_end;  // a match starting inside these digits would fail the same way
+      continue;
+    }
+    const long long n = to_ll(text.substr(i, digits_end - i));
+    switch (found->first) {
+      case item::registers: k.registers = to_int(n); break;
+      case item::barriers: k.barriers = to_int(n); break;
+      case item::smem: k.shared_bytes = n; break;
+      case item::cmem: k.constant_bytes = add(k.constant_bytes, n); break;
+      case item::lmem: k.local_bytes = n; break;
+      case item::stack_frame: k.stack_frame_bytes = n; break;
+      case item::spill_stores: k.spill_store_bytes = n; break;
+      case item::spill_loads: k.spill_load_bytes = n; break;
+      case item::cumulative: k.cumulative_stack_bytes = n; break;
+    }
+    i = found->second;
+  }
+}
+
+// R"(Compiling entry function '([^']+)' for '([^']+)')": the function and the architecture.
+std::optional<std::pair<std::string_view, std::string_view>> entry_line(std::string_view line) {
+  static constexpr std::string_view head = "Compiling entry function '";
+  for (auto at = line.find(head); at != npos; at = line.find(head, at + 1)) {
+    const std::size_t name = at + head.size(), name_end = line.find('\'', name);
+    if (name_end == npos || name_end == name || line.substr(name_end, 7) != "' for '") continue;
+    const std::size_t arch = name_end + 7, arch_end = line.find('\'', arch);
+    if (arch_end == npos || arch_end == arch) continue;
+    return {{line.substr(name, name_end - name), line.substr(arch, arch_end - arch)}};
+  }
+  return std::nullopt;
+}
+
+// R"(Function properties for (\S+))": the function.
+std::optional<std::string_view> properties_line(std::string_view line) {
+  static constexpr std::string_view head = "Function properties for ";
+  for (auto at = line.find(head); at != npos; at = line.find(head, at + 1)) {
+    const std::size_t name = at + head.size();
+    std::size_t end = name;
+    while (end < line.size() && !is_space(line[end])) ++end;
+    if (end > name) return line.substr(name, end - name);
+  }
+  return std::nullopt;
+}
+
+// R"(Compile time = ([0-9.]+) ms)": the milliseconds as written.
+std::optional<std::string_view> compile_time_line(std::string_view line) {
+  static constexpr std::string_view head = "Compile time = ";
+  for (auto at = line.find(head); at != npos; at = line.find(head, at + 1)) {
+    const std::size_t number = at + head.size();
+    std::size_t end = number;
+    while (end < line.size() && (is_digit(line[end]) || line[end] == '.')) ++end;
+    if (end > number && line.substr(end, 3) == " ms") return line.substr(number, end - number);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
-std::vector<kernel_resources> parse_ptxas_output(std::string_view ptxas_output) {
-  static const std::regex entry(R"(Compiling entry function '([^']+)' for '([^']+)')");
-  static const std::regex props(R"(Function properties for (\S+))");
-  static const std::regex compile_time(R"(Compile time = ([0-9.]+) ms)");
+std::vector<kernel_resources> parse_ptxas_output(std::string_view text) {
   std::vector<kernel_resources> out;
   // Properties lines follow "Function properties for X"; X may be a device function that the
   // entry calls, whose figures must not overwrite the entry's.
   bool properties_for_entry = false;
   bool in_entry = false;
-  std::string text(ptxas_output);
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(pos, end - pos);
+    if (end == npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::smatch m;
-    if (std::regex_search(line, m, entry)) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (const auto entry = entry_line(line)) {
       kernel_resources k;
-      k.mangled_name = m[1];
+      k.mangled_name = entry->first;
       k.demangled_name = demangle(k.mangled_name);
-      k.arch = m[2];
+      k.arch = entry->second;
       out.push_back(std::move(k));
       in_entry = true;
       properties_for_entry = false;
-    } else if (std::regex_search(line, m, props)) {
-      properties_for_entry = in_entry && m[1] == out.back().mangled_name;
-    } else if (line.find("ptxas info") == std::string::npos && line.find("stack frame") != std::string::npos) {
+    } else if (const auto function = properties_line(line)) {
+      properties_for_entry = in_entry && *function == out.back().mangled_name;
+    } else if (line.find("ptxas info") == npos && line.find("stack frame") != npos) {
       if (properties_for_entry) read_items(line, out.back());
       properties_for_entry = false;
-    } else if (in_entry && line.find("Used ") != std::string::npos && line.find("registers") != std::string::npos) {
+    } else if (in_entry && line.find("Used ") != npos && line.find("registers") != npos) {
       read_items(line, out.back());
-    } else if (in_entry && std::regex_search(line, m, compile_time)) {
-      out.back().compile_time_ms = std::strtod(m[1].str().c_str(), nullptr);
+    } else if (const auto ms = in_entry ? compile_time_line(line) : std::nullopt) {
+      out.back().compile_time_ms = std::strtod(std::string(*ms).c_str(), nullptr);
       in_entry = false;
     }
   }
