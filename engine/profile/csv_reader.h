@@ -30,9 +30,9 @@ class csv_reader {
 };
 
 /// What column_index returns for a column that is not there.
-inline constexpr std::size_t npos = std::string_view::npos;
+inline constexpr std::size_t no_column = std::string_view::npos;
 
-/// Index of the first column named `name` in `header`, or npos.
+/// Index of the first column named `name` in `header`, or no_column.
 std::size_t column_index(const std::vector<std::string>& header, std::string_view name);
 
 }  // namespace kblaster::engine

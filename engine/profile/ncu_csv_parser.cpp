@@ -34,7 +34,7 @@ const std::string& field_or_empty(const std::vector<std::string>& row, std::size
   return i < row.size() ? row[i] : empty;
 }
 
-// Columns of the details page; optional ones are npos when absent.
+// Columns of the details page; optional ones are no_column when absent.
 struct details_columns {
   std::size_t id, kernel, section, name, unit, value;
   std::size_t label, process_id, process, device, cc, block, grid;
@@ -59,12 +59,12 @@ void fill_identity(kernel_instance& k, const std::vector<std::string>& row, std:
                    std::size_t block_col, std::size_t grid_col) {
   k.name = field_or_empty(row, kernel_col);
   k.function = function_name_of(k.name);
-  if (process_col != npos) k.process = field_or_empty(row, process_col);
-  if (device_col != npos) k.device = field_or_empty(row, device_col);
-  if (cc_col != npos) k.compute_capability = field_or_empty(row, cc_col);
-  if (block_col != npos)
+  if (process_col != no_column) k.process = field_or_empty(row, process_col);
+  if (device_col != no_column) k.device = field_or_empty(row, device_col);
+  if (cc_col != no_column) k.compute_capability = field_or_empty(row, cc_col);
+  if (block_col != no_column)
     if (auto d = parse_dim3(field_or_empty(row, block_col))) k.launch.block = *d;
-  if (grid_col != npos)
+  if (grid_col != no_column)
     if (auto d = parse_dim3(field_or_empty(row, grid_col))) k.launch.grid = *d;
 }
 
@@ -94,7 +94,7 @@ profile_report parse_ncu_details(std::string_view csv_text) {
   std::vector<std::string> row;
   std::vector<std::string> header;
   while (reader.next(row)) {
-    if (!row.empty() && row[0] == "ID" && column_index(row, "Metric Name") != npos) {
+    if (!row.empty() && row[0] == "ID" && column_index(row, "Metric Name") != no_column) {
       header = row;
       break;
     }
@@ -105,7 +105,7 @@ profile_report parse_ncu_details(std::string_view csv_text) {
   const auto c = details_columns::of(header);
   for (auto [col, name] : {std::pair{c.kernel, "Kernel Name"}, {c.section, "Section Name"},
                            {c.value, "Metric Value"}}) {
-    if (col == npos)
+    if (col == no_column)
       throw ncu_parse_error(std::string("details page lacks the \"") + name + "\" column");
   }
 
@@ -144,9 +144,9 @@ profile_report parse_ncu_details(std::string_view csv_text) {
     if (row[c.name].empty()) continue;
     metric m;
     m.section = row[c.section];
-    if (c.label != npos) m.label = field_or_empty(row, c.label);
+    if (c.label != no_column) m.label = field_or_empty(row, c.label);
     m.name = row[c.name];
-    if (c.unit != npos) m.unit = field_or_empty(row, c.unit);
+    if (c.unit != no_column) m.unit = field_or_empty(row, c.unit);
     m.text = row[c.value];
     m.value = parse_metric_number(m.text);
     k.metrics.push_back(std::move(m));
@@ -168,7 +168,7 @@ void merge_ncu_raw(profile_report& report, std::string_view csv_text) {
   std::vector<std::string> row;
   std::vector<std::string> header;
   while (reader.next(row)) {
-    if (!row.empty() && row[0] == "ID" && column_index(row, "Kernel Name") != npos) {
+    if (!row.empty() && row[0] == "ID" && column_index(row, "Kernel Name") != no_column) {
       header = row;
       break;
     }
@@ -183,7 +183,7 @@ void merge_ncu_raw(profile_report& report, std::string_view csv_text) {
   std::vector<bool> is_identity(header.size(), false);
   for (auto name : {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context",
                     "Stream", "Block Size", "Grid Size", "Device", "CC"})
-    if (auto i = column_index(header, name); i != npos) is_identity[i] = true;
+    if (auto i = column_index(header, name); i != no_column) is_identity[i] = true;
 
   std::map<std::string, std::size_t> index_of;
   for (std::size_t i = 0; i < report.kernels.size(); ++i)

@@ -13,9 +13,9 @@ namespace {
 
 // Column positions of the metrics we read, found by name in a block's header row.
 struct source_columns {
-  std::size_t line_no = npos, line_text = npos, address = npos, sass_text = npos;
-  std::size_t samples = npos, executed = npos, excessive = npos, sectors = npos;
-  std::size_t shared_excessive = npos, shared_wavefronts = npos, divergent = npos;
+  std::size_t line_no = no_column, line_text = no_column, address = no_column, sass_text = no_column;
+  std::size_t samples = no_column, executed = no_column, excessive = no_column, sectors = no_column;
+  std::size_t shared_excessive = no_column, shared_wavefronts = no_column, divergent = no_column;
   std::vector<std::pair<std::size_t, std::string>> stalls;
 
   static source_columns of(const std::vector<std::string>& h) {
@@ -26,7 +26,7 @@ struct source_columns {
       else if (n == "Address") c.address = i;
       else if (n == "Source") {
         // cuda,sass has two "Source" columns: the CUDA text, then (after Address) the SASS text.
-        if (c.line_no != npos && c.line_text == npos && c.address == npos) c.line_text = i;
+        if (c.line_no != no_column && c.line_text == no_column && c.address == no_column) c.line_text = i;
         else c.sass_text = i;
       } else if (n == "Warp Stall Sampling (All Samples)") c.samples = i;
       else if (n == "Instructions Executed") c.executed = i;
@@ -40,11 +40,11 @@ struct source_columns {
     }
     return c;
   }
-  bool has_metrics() const { return samples != npos || executed != npos; }
+  bool has_metrics() const { return samples != no_column || executed != no_column; }
 };
 
 double number_at(const std::vector<std::string>& row, std::size_t i) {
-  if (i == npos || i >= row.size()) return 0;
+  if (i == no_column || i >= row.size()) return 0;
   return parse_metric_number(row[i]).value_or(0);
 }
 
@@ -100,22 +100,22 @@ std::vector<source_page> parse_ncu_source(std::string_view csv_text) {
       continue;
     }
     if (!in_table) continue;
-    const bool line_row = cols.line_no != npos && !first.empty();
+    const bool line_row = cols.line_no != no_column && !first.empty();
     if (line_row) {
       source_line l;
       l.line = std::atoi(first.c_str());
-      if (cols.line_text != npos && cols.line_text < row.size()) l.text = row[cols.line_text];
+      if (cols.line_text != no_column && cols.line_text < row.size()) l.text = row[cols.line_text];
       l.metrics = metrics_of(row, cols);
       current_line = l.line;
       page().lines.push_back(std::move(l));
       continue;
     }
-    if (cols.address == npos || cols.address >= row.size()) continue;
+    if (cols.address == no_column || cols.address >= row.size()) continue;
     const std::string& address = row[cols.address];
     if (address.empty() || address == "...") continue;  // elided instructions of other lines
     sass_instruction ins;
     ins.address = address;
-    if (cols.sass_text != npos && cols.sass_text < row.size()) {
+    if (cols.sass_text != no_column && cols.sass_text < row.size()) {
       std::string_view t = row[cols.sass_text];
       while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
       ins.text = std::string(t);

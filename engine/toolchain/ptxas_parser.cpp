@@ -29,7 +29,8 @@ namespace {
 // parser's time, and the fuzzer read 700 outputs a second.
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
-constexpr auto npos = std::string_view::npos;
+// Not `npos`: the fuzz build compiles this file in one unit with others that declare that name.
+constexpr auto not_found = std::string_view::npos;
 
 // Digits as a number, saturated: ptxas output is text a model's candidate influenced.
 long long to_ll(std::string_view digits) {
@@ -46,7 +47,7 @@ long long add(long long a, long long b) {
 
 using words = std::array<std::string_view, 4>;  // up to four; the unused are empty
 
-// Matches `ws` at `at`, each separated by whitespace (\s+); the end, or npos.
+// Matches `ws` at `at`, each separated by whitespace (\s+); the end, or not_found.
 std::size_t words_at(std::string_view text, std::size_t at, const words& ws) {
   bool first = true;
   for (std::string_view w : ws) {
@@ -54,10 +55,10 @@ std::size_t words_at(std::string_view text, std::size_t at, const words& ws) {
     if (!first) {
       const std::size_t gap = at;
       while (at < text.size() && is_space(text[at])) ++at;
-      if (at == gap) return npos;
+      if (at == gap) return not_found;
     }
     first = false;
-    if (text.substr(at, w.size()) != w) return npos;
+    if (text.substr(at, w.size()) != w) return not_found;
     at += w.size();
   }
   return at;
@@ -72,9 +73,9 @@ std::optional<std::pair<item, std::size_t>> item_at(std::string_view text, std::
   const std::size_t start = at;
   while (at < text.size() && is_space(text[at])) ++at;
   if (at == start) return std::nullopt;
-  if (auto e = words_at(text, at, {"registers"}); e != npos) return {{item::registers, e}};
-  if (auto e = words_at(text, at, {"barriers"}); e != npos) return {{item::barriers, e}};
-  if (auto e = words_at(text, at, {"bytes", "cmem["}); e != npos) {
+  if (auto e = words_at(text, at, {"registers"}); e != not_found) return {{item::registers, e}};
+  if (auto e = words_at(text, at, {"barriers"}); e != not_found) return {{item::barriers, e}};
+  if (auto e = words_at(text, at, {"bytes", "cmem["}); e != not_found) {
     std::size_t d = e;
     while (d < text.size() && is_digit(text[d])) ++d;
     if (d > e && d < text.size() && text[d] == ']') return {{item::cmem, d + 1}};
@@ -88,7 +89,7 @@ std::optional<std::pair<item, std::size_t>> item_at(std::string_view text, std::
       {item::spill_loads, {"bytes", "spill", "loads"}},
       {item::cumulative, {"bytes", "cumulative", "stack", "size"}}};
   for (const auto& [kind, unit] : byte_items)
-    if (auto e = words_at(text, at, unit); e != npos) return {{kind, e}};
+    if (auto e = words_at(text, at, unit); e != not_found) return {{kind, e}};
   return std::nullopt;
 }
 
@@ -126,11 +127,11 @@ void read_items(std::string_view text, kernel_resources& k) {
 // R"(Compiling entry function '([^']+)' for '([^']+)')": the function and the architecture.
 std::optional<std::pair<std::string_view, std::string_view>> entry_line(std::string_view line) {
   static constexpr std::string_view head = "Compiling entry function '";
-  for (auto at = line.find(head); at != npos; at = line.find(head, at + 1)) {
+  for (auto at = line.find(head); at != not_found; at = line.find(head, at + 1)) {
     const std::size_t name = at + head.size(), name_end = line.find('\'', name);
-    if (name_end == npos || name_end == name || line.substr(name_end, 7) != "' for '") continue;
+    if (name_end == not_found || name_end == name || line.substr(name_end, 7) != "' for '") continue;
     const std::size_t arch = name_end + 7, arch_end = line.find('\'', arch);
-    if (arch_end == npos || arch_end == arch) continue;
+    if (arch_end == not_found || arch_end == arch) continue;
     return {{line.substr(name, name_end - name), line.substr(arch, arch_end - arch)}};
   }
   return std::nullopt;
@@ -139,7 +140,7 @@ std::optional<std::pair<std::string_view, std::string_view>> entry_line(std::str
 // R"(Function properties for (\S+))": the function.
 std::optional<std::string_view> properties_line(std::string_view line) {
   static constexpr std::string_view head = "Function properties for ";
-  for (auto at = line.find(head); at != npos; at = line.find(head, at + 1)) {
+  for (auto at = line.find(head); at != not_found; at = line.find(head, at + 1)) {
     const std::size_t name = at + head.size();
     std::size_t end = name;
     while (end < line.size() && !is_space(line[end])) ++end;
@@ -151,7 +152,7 @@ std::optional<std::string_view> properties_line(std::string_view line) {
 // R"(Compile time = ([0-9.]+) ms)": the milliseconds as written.
 std::optional<std::string_view> compile_time_line(std::string_view line) {
   static constexpr std::string_view head = "Compile time = ";
-  for (auto at = line.find(head); at != npos; at = line.find(head, at + 1)) {
+  for (auto at = line.find(head); at != not_found; at = line.find(head, at + 1)) {
     const std::size_t number = at + head.size();
     std::size_t end = number;
     while (end < line.size() && (is_digit(line[end]) || line[end] == '.')) ++end;
@@ -171,7 +172,7 @@ std::vector<kernel_resources> parse_ptxas_output(std::string_view text) {
   std::size_t pos = 0;
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
-    if (end == npos) end = text.size();
+    if (end == not_found) end = text.size();
     std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -185,10 +186,10 @@ std::vector<kernel_resources> parse_ptxas_output(std::string_view text) {
       properties_for_entry = false;
     } else if (const auto function = properties_line(line)) {
       properties_for_entry = in_entry && *function == out.back().mangled_name;
-    } else if (line.find("ptxas info") == npos && line.find("stack frame") != npos) {
+    } else if (line.find("ptxas info") == not_found && line.find("stack frame") != not_found) {
       if (properties_for_entry) read_items(line, out.back());
       properties_for_entry = false;
-    } else if (in_entry && line.find("Used ") != npos && line.find("registers") != npos) {
+    } else if (in_entry && line.find("Used ") != not_found && line.find("registers") != not_found) {
       read_items(line, out.back());
     } else if (const auto ms = in_entry ? compile_time_line(line) : std::nullopt) {
       out.back().compile_time_ms = std::strtod(std::string(*ms).c_str(), nullptr);
