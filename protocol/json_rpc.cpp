@@ -13,7 +13,7 @@ bool valid_params(const json& params) {
 
 }  // namespace
 
-message classify(const json& value) {
+message classify(json value) {
   if (!value.is_object()) return invalid_message{nullptr, "a message must be a JSON object"};
   const json id = value.contains("id") ? value["id"] : json();
   if (value.value("jsonrpc", json()) != "2.0")
@@ -23,7 +23,7 @@ message classify(const json& value) {
     const json& method = value["method"];
     if (!method.is_string())
       return invalid_message{valid_id(id) ? id : json(), "\"method\" must be a string"};
-    json params = value.contains("params") ? value["params"] : json();
+    json params = value.contains("params") ? std::move(value["params"]) : json();
     if (!valid_params(params))
       return invalid_message{valid_id(id) ? id : json(), "\"params\" must be an object or array"};
     if (!value.contains("id")) return notification{method.get<std::string>(), std::move(params)};
@@ -35,8 +35,8 @@ message classify(const json& value) {
     if (!id.is_null() && !valid_id(id))
       return invalid_message{nullptr, "\"id\" must be an integer or a string"};
     response r{id, std::nullopt, std::nullopt};
-    if (value.contains("error")) r.error = value["error"];
-    else r.result = value["result"];
+    if (value.contains("error")) r.error = std::move(value["error"]);
+    else r.result = std::move(value["result"]);
     return r;
   }
   return invalid_message{valid_id(id) ? id : json(), "neither a request, a notification nor a response"};
@@ -45,7 +45,7 @@ message classify(const json& value) {
 message parse_message(std::string_view body) {
   json value = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) throw rpc_error(error_code::parse_error, "message body is not valid JSON");
-  return classify(value);
+  return classify(std::move(value));
 }
 
 json make_request(const request_id& id, std::string_view method, json params) {

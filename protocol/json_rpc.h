@@ -71,8 +71,9 @@ struct invalid_message {
 
 using message = std::variant<request, notification, response, invalid_message>;
 
-/// Classifies a parsed JSON value. Never throws.
-message classify(const json& value);
+/// Classifies a parsed JSON value, moving its params, result or error into the message (a
+/// document's whole text travels in didOpen's params). Never throws.
+message classify(json value);
 
 /// Parses and classifies a message body. Throws rpc_error(parse_error) for text that is not JSON.
 message parse_message(std::string_view body);

@@ -116,7 +116,9 @@ void lsp_server::on_request(protocol::request request) {
       return;
     }
   }
-  boost::asio::post(strand_, [this, request = std::move(request), token] { dispatch_request(request, token); });
+  boost::asio::post(strand_, [this, request = std::move(request), token]() mutable {
+    dispatch_request(std::move(request), token);
+  });
 }
 
 void lsp_server::on_notification(protocol::notification note) {
@@ -162,7 +164,7 @@ void lsp_server::on_response(const protocol::response& response) {
 
 // --- workers ------------------------------------------------------------------------------
 
-void lsp_server::dispatch_request(const protocol::request& request, const cancel_token& token) {
+void lsp_server::dispatch_request(protocol::request request, const cancel_token& token) {
   if (!initialized_ && request.method != "initialize") {
     reply(request.id, protocol::make_error(request.id, error_code::server_not_initialized,
                                            "the server is not initialized: send initialize first"));
@@ -180,7 +182,9 @@ void lsp_server::dispatch_request(const protocol::request& request, const cancel
     return;
   }
   if (entry->mode == execution::ordered) return run_request(request, token, entry->handler);
-  boost::asio::post(executor_, [this, request, token, handler = entry->handler] { run_request(request, token, handler); });
+  boost::asio::post(executor_, [this, request = std::move(request), token, handler = entry->handler] {
+    run_request(request, token, handler);
+  });
 }
 
 void lsp_server::run_request(const protocol::request& request, const cancel_token& token,

@@ -103,7 +103,7 @@ class lsp_server {
   void on_notification(protocol::notification note);
   void on_response(const protocol::response& response);
 
-  void dispatch_request(const protocol::request& request, const cancel_token& token);
+  void dispatch_request(protocol::request request, const cancel_token& token);
   void run_request(const protocol::request& request, const cancel_token& token, const request_handler& handler);
   void reply(const protocol::request_id& id, const protocol::json& message);
   void send(const protocol::json& message);

@@ -16,6 +16,7 @@
 // started either: support::stop_all_children() at start-up makes every spawn fail at once (the
 // analysis's nvcc, ncu, the harness), as on a machine without the tools.
 #include "fuzz_input.h"
+#include "jsonrpc_check.h"
 #include "protocol/framing.h"
 #include "protocol/json_rpc.h"
 #include "server/lsp_server.h"
@@ -61,15 +62,14 @@ class session_transport final : public kblaster::server::transport {
     while (auto e = output_.next()) {
       // Everything the server says must be a well-framed, valid JSON-RPC message.
       if (e->what != frame_event::kind::body) std::abort();
-      const json m = json::parse(e->text, nullptr, false);
-      if (m.is_discarded() || !m.is_object() || m.value("jsonrpc", "") != "2.0") std::abort();
-      const auto id = m.find("id");
-      const auto method = m.find("method");
-      if (id == m.end() || method == m.end() || !method->is_string()) continue;
+      const auto facts = kblaster::fuzz::check_jsonrpc(e->text);
+      if (!facts.valid) std::abort();
+      if (!facts.request) continue;
       // The server asks the client something and waits for nothing on a single thread: answer
       // now (or right after the message being read, if it asked from the reading itself).
-      const json result = *method == "workspace/applyEdit" ? json{{"applied", true}} : json();
-      answers_.push_back(frame(kblaster::protocol::make_result(*id, result).dump()));
+      const json m = json::parse(e->text);
+      const json result = m["method"] == "workspace/applyEdit" ? json{{"applied", true}} : json();
+      answers_.push_back(frame(kblaster::protocol::make_result(m["id"], result).dump()));
       if (!reading_) flush_answers();
     }
   }
@@ -100,6 +100,27 @@ class session_transport final : public kblaster::server::transport {
   bool closed_ = false;
 };
 
+/// This file's initialize and initialized, framed once: the session a client that says nothing
+/// more would have (capable, trusting its workspace, no ncu).
+const std::vector<std::string>& default_start() {
+  static const std::vector<std::string> frames = [] {
+    const json capabilities = {
+        {"window", {{"workDoneProgress", true}}},
+        {"textDocument", {{"codeAction", {{"disabledSupport", true}}}}},
+        {"workspace",
+         {{"applyEdit", true},
+          {"codeLens", {{"refreshSupport", true}}},
+          {"workspaceEdit", {{"documentChanges", true}, {"resourceOperations", {"create"}}}}}}};
+    const json options = {{"workspaceTrusted", true}, {"kblaster", {{"ncuPath", "/nonexistent/ncu"}}}};
+    return std::vector<std::string>{
+        frame(json{{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
+                   {"params", {{"capabilities", capabilities}, {"initializationOptions", options}}}}
+                  .dump()),
+        frame(R"({"jsonrpc":"2.0","method":"initialized","params":{}})")};
+  }();
+  return frames;
+}
+
 /// The session's messages, framed: the input's lines, after this file's initialize unless the
 /// input starts with its own.
 std::vector<std::string> session_frames(std::string_view input) {
@@ -110,24 +131,8 @@ std::vector<std::string> session_frames(std::string_view input) {
     const std::string_view line = input.substr(0, end);
     input.remove_prefix(end == std::string_view::npos ? input.size() : end + 1);
     if (line.empty()) continue;
-    if (first) {
-      const json m = json::parse(line, nullptr, false);
-      if (!m.is_object() || m.value("method", json()) != "initialize") {
-        const json capabilities = {
-            {"window", {{"workDoneProgress", true}}},
-            {"textDocument", {{"codeAction", {{"disabledSupport", true}}}}},
-            {"workspace",
-             {{"applyEdit", true},
-              {"codeLens", {{"refreshSupport", true}}},
-              {"workspaceEdit", {{"documentChanges", true}, {"resourceOperations", {"create"}}}}}}};
-        const json options = {{"workspaceTrusted", true}, {"kblaster", {{"ncuPath", "/nonexistent/ncu"}}}};
-        frames.push_back(frame(json{{"jsonrpc", "2.0"}, {"id", 0}, {"method", "initialize"},
-                                    {"params", {{"capabilities", capabilities}, {"initializationOptions", options}}}}
-                                   .dump()));
-        frames.push_back(frame(R"({"jsonrpc":"2.0","method":"initialized","params":{}})"));
-      }
-      first = false;
-    }
+    if (first && kblaster::fuzz::check_jsonrpc(line).method != "initialize") frames = default_start();
+    first = false;
     frames.push_back(frame(std::string(line)));
   }
   return frames;
