@@ -68,7 +68,7 @@ double total_weight(const kernel_evidence& e) {
 }
 
 // The known states whose techniques a discovered state starts with: the state of the primary
-// alone, then for each characteristic (heaviest first) the state that names it with the fewest
+// alone (same primary, no characteristic), then for each characteristic (heaviest first) the state that names it with the fewest
 // other characteristics, preferring the kernel's primary, then its family.
 std::vector<std::string> components_of(const std::vector<state_signature>& cache, const kernel_evidence& e,
                                        const std::string& arch) {
@@ -79,8 +79,8 @@ std::vector<std::string> components_of(const std::vector<state_signature>& cache
   const std::string family = family_of(e.primary);
   const state_signature* pure = nullptr;
   for (const auto& s : cache) {
-    if (!scope_fits(s, arch) || !s.secondary.empty() || s.family != family) continue;
-    if (!pure || (s.primary == e.primary && pure->primary != e.primary)) pure = &s;
+    if (!scope_fits(s, arch) || !s.secondary.empty() || s.primary != e.primary) continue;
+    if (!pure || s.scope != "all") pure = &s;
   }
   add(pure);
   auto chars = e.secondary;
