@@ -98,17 +98,18 @@ TEST_CASE("match: the state follows the evidence, never a characteristic the ker
     CHECK(m->state != "uncoalesced_global_memory");
   }
   SUBCASE("no known state explains enough: a discovered state, with its components' techniques") {
-    // Latency-bound with divergence and bank conflicts: no seeded state names both, and the
-    // pure latency state does not exist, so the best known one explains little.
+    // Latency-bound with divergence and bank conflicts: no seeded state names both (nor either
+    // with a latency primary), so the best known one, the pure latency state, explains little.
     const auto e = measured("latency_bound", 0.4, {{"warp_divergence", 0.7}, {"shared_memory_bank_conflicts", 0.6}});
     const auto m = kb.match_state(e);
     REQUIRE(m);
     CHECK(m->discovered);
     CHECK(m->state == "latency_bound+shared_memory_bank_conflicts+warp_divergence");
     CHECK(m->score < min_explained_share);
-    REQUIRE(m->components.size() == 2);
-    CHECK(m->components[0] == "divergent_compute");  // the heaviest characteristic first
-    CHECK(m->components[1] == "shared_memory_bank_conflicted");
+    REQUIRE(m->components.size() == 3);
+    CHECK(m->components[0] == "latency_bound_memory_stalls");  // the primary's own state
+    CHECK(m->components[1] == "divergent_compute");  // then the heaviest characteristic first
+    CHECK(m->components[2] == "shared_memory_bank_conflicted");
     const auto opts = names_of(kb.optimizations_for(*m, e));
     REQUIRE(opts.size() >= 2);
     CHECK(opts.front() == "warp_divergence_elimination");
