@@ -6,10 +6,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <spawn.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,29 +56,26 @@ runner_process::runner_process(const std::string& program, const std::string& de
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
-  // Everything the child needs, prepared before fork: the judge has threads (LibTorch's), so
-  // the child may only make async-signal-safe calls before exec.
-  const std::string dev_arg = device;
-  const char* argv[] = {program.c_str(), "--device", dev_arg.c_str(), "--fd", "3", nullptr};
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(sv[0]);
-    ::close(sv[1]);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    // fd 0: nothing; 1 and 2: the judge's stderr (never its protocol channel); 3: the socket.
-    const int null = ::open("/dev/null", O_RDONLY);
-    if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(2, 1) < 0) ::_exit(126);
-    if (sv[1] == 3 ? ::fcntl(3, F_SETFD, 0) < 0 : ::dup2(sv[1], 3) < 0) ::_exit(126);
-    ::syscall(SYS_close_range, 4U, ~0U, 0U);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(126);
-    ::execv(argv[0], const_cast<char* const*>(argv));
-    ::_exit(127);
-  }
+  // posix_spawn (a vfork underneath), not fork: the judge's address space holds the CUDA
+  // driver's large mappings and LibTorch's threads, which a fork would copy page by page.
+  // fd 0: nothing; 1 and 2: the judge's stderr (never its protocol channel); 3: the socket;
+  // nothing else (the protocol's stdout is close-on-exec, and everything from 4 up is closed).
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, 2, 1);
+  posix_spawn_file_actions_adddup2(&actions, sv[1], 3);  // dup2 clears close-on-exec on the copy
+  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+  const std::string judge = std::to_string(::getpid());
+  const char* argv[] = {program.c_str(), "--device", device.c_str(), "--fd", "3", "--judge", judge.c_str(), nullptr};
+  pid_t pid = -1;
+  const int err = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
   ::close(sv[1]);
+  if (err != 0) {
+    ::close(sv[0]);
+    throw std::runtime_error("starting " + program + ": " + std::strerror(err));
+  }
   pid_ = pid;
   fd_ = sv[0];
 }

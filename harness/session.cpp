@@ -4,6 +4,7 @@
 #include "harness/compare.h"
 #include "harness/guarded_call.h"
 #include "harness/shared_arena.h"
+#include "harness/stress_inputs.h"
 #include "harness/tensors.h"
 #include "harness/timing.h"
 #include "harness/trace.h"
@@ -86,7 +87,7 @@ reference_model& session::reference(const engine::task_spec& task, const std::st
 nlohmann::json session::verify(const engine::task_spec& task, runner_process& runner, reference_model& ref,
                                std::uint64_t seed_base, deadline until) {
   nlohmann::json seeds = nlohmann::json::array();
-  std::vector<torch::Tensor> previous;
+  std::vector<torch::Tensor> previous, last_inputs;
   std::unique_ptr<call_frame> frame;
   for (int s = 0; s < task.seeds; ++s) {
     const std::uint64_t seed = seed_base + static_cast<std::uint64_t>(s);
@@ -141,20 +142,60 @@ nlohmann::json session::verify(const engine::task_spec& task, runner_process& ru
     entry["ok"] = true;
     seeds.push_back(entry);
     previous = call.outputs;
+    last_inputs = inputs;
   }
-  return {{"verdict", "pass"}, {"seeds", seeds}};
+  // Then beyond the task's distribution (stress_inputs.h).
+  nlohmann::json stress = nlohmann::json::array();
+  for (const auto& kind : engine::stress_kinds()) {
+    const auto set = make_stress_set(task, kind, last_inputs,
+                                     [&](const std::vector<torch::Tensor>& in) { return ref.run(in); });
+    nlohmann::json entry{{"kind", kind}};
+    if (!set.skipped.empty()) {
+      entry["skipped"] = set.skipped;
+      stress.push_back(entry);
+      continue;
+    }
+    entry["scale"] = set.scale;
+    const std::string where = kind == "large_magnitude"
+                                  ? "on inputs scaled ×" + std::to_string(static_cast<long long>(set.scale))
+                                  : "on inputs up to " + std::to_string(set.scale) + " in magnitude";
+    auto call = guarded_call(dev_, runner, *frame, with_params(set.inputs, ref), until);
+    if (!call.check.empty()) {
+      call.reason += " (stress set " + kind + ", " + where + ")";
+      auto r = call_failure(call);
+      r["seeds"] = seeds;
+      return r;
+    }
+    entry["outputs"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < set.expected.size(); ++i) {
+      const auto tol = engine::tolerance_for(dtype_name(set.expected[i].scalar_type()), task);
+      const auto c = compare_stressed(call.outputs[i], set.expected[i], tol);
+      entry["outputs"].push_back(c.to_json());
+      if (c.ok) continue;
+      auto r = fail("fail", "stress_" + kind,
+                    "output " + std::to_string(i) + " is wrong " + where + " (beyond the task's own distribution; "
+                    "the reference stays finite there): " + c.reason);
+      r["seeds"] = seeds;
+      entry["ok"] = false;
+      stress.push_back(entry);
+      r["stress"] = stress;
+      return r;
+    }
+    entry["ok"] = true;
+    stress.push_back(entry);
+  }
+  return {{"verdict", "pass"}, {"seeds", seeds}, {"stress", stress}};
 }
 
 nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runner_process>& runner,
                              reference_model& ref, std::uint64_t seed, const nlohmann::json& policy_json,
                              deadline until) {
   const auto policy = policy_from_json(policy_json);
-  // Three input sets, each rotated by a fresh random offset before every timed call (inputs drawn
-  // independently element by element only: a rotation keeps their distribution), so that a
-  // candidate that remembers inputs it has seen, by address or by a few values, never hits.
-  constexpr int input_sets = 3;
-  std::vector<std::vector<torch::Tensor>> sets;
-  for (int j = 0; j < input_sets; ++j) sets.push_back(make_inputs(task, seed + static_cast<std::uint64_t>(j), dev_.torch_device()));
+  // Every input drawn element by element at random is rotated by a fresh random offset of its
+  // own before every timed call (a rotation keeps the distribution), so that a candidate that
+  // remembers inputs it has seen, by address or by a few values, never hits, and one that keys
+  // on something rotation-invariant has read everything to compute it.
+  const std::vector<std::vector<torch::Tensor>> sets{make_inputs(task, seed, dev_.torch_device())};
   const auto expected = ref.run(sets[0]);
   trace_phase("time: inputs drawn, reference run");
   std::vector<bool> rotatable;
@@ -220,6 +261,7 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
     const long long cpu_before_empty = runner->cpu_ns();
     for (int i = 0; i < empty_exchanges; ++i) {
       frame.load(next_args());
+      dev_.reset_l2_persistence();
       dev_.flush_l2();
       dev_.sync_device();
       const auto s = exchange(false);
@@ -231,6 +273,7 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
         dev_,
         [&] {
           frame.load(next_args());
+          dev_.reset_l2_persistence();
           dev_.flush_l2();
           dev_.sync_device();
           return exchange(true);

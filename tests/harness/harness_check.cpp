@@ -289,12 +289,16 @@ struct checker {
         continue;
       }
       const int tcp_before = tcp_listener->accepted, unix_before = unix_listener->accepted;
+      const int starts_before = client->starts();
       const auto screened = evaluate(good_task, b.library);  // the outer wall first
       if (screened.value("check", "") != "screening")
         record("escape", f.filename().string() + " (screening)", false,
                "the static screening let it through: " + screened.dump().substr(0, 200), screened);
       const auto r = evaluate(good_task, b.library, false);  // then the sandbox behind it
       const auto after = evaluate(good_task, good.library);
+      // The judge is the harness process: the candidate ran in a runner beside it and must not
+      // have ended it (a fresh harness for the next request would say it did).
+      const bool judge_survived = client->starts() == starts_before + 1;
       client->stop();  // the harness ends: nothing it started may outlive it
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       std::vector<std::string> out;
@@ -311,6 +315,7 @@ struct checker {
         out.push_back("process " + std::to_string(pid) + " outlived the harness");
         ::kill(pid, SIGKILL);
       }
+      if (!judge_survived) out.push_back("the judge (the harness process) did not survive the candidate");
       if (after.value("verdict", "") != "pass") out.push_back("the next good candidate did not pass: " + after.dump().substr(0, 200));
       std::string detail = r.value("verdict", "") + " (" + r.value("check", "") + "); next request " + after.value("verdict", "");
       for (const auto& o : out) detail += "; ESCAPED: " + o;
