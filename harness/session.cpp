@@ -322,8 +322,12 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
                      : std::max(0.0, cpu_per_call_ms);
   // Like with like: the GPU floor is a minimum, set against the runner's median; the CPU one is
   // a mean (the odd slow call's page faults included), set against the runner's mean, which for
-  // a single-threaded call can never be below it.
-  const bool mismatch = (dev_.is_cuda() ? cand.median_ms : cand.mean_ms) < judge_floor_ms * 0.9 - 0.005;
+  // a single-threaded call can never be below it. The GPU's margin is wide because the judge's
+  // clock is coarse there: each exchange switches the time-sliced GPU between the judge's
+  // context and the runner's (about 0.3 ms on an H100), and honest calls measured 10-30 % over
+  // their event times by this floor. Within it a forger gains at most a quarter.
+  const bool mismatch = dev_.is_cuda() ? cand.median_ms < judge_floor_ms * 0.75 - 0.01
+                                       : cand.mean_ms < judge_floor_ms * 0.9 - 0.005;
   nlohmann::json cand_json = cand.to_json();
   cand_json["judge_ms"] = judge_ms;
   cand_json["judge_floor_ms"] = judge_floor_ms;
