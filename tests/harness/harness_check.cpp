@@ -146,6 +146,23 @@ struct checker {
     }
   }
 
+  // Legitimate fast candidates (tiled GEMM, shuffle reductions, fast-math): each must pass with
+  // its speedup, stress inputs included; a harness that refused everything would prove nothing.
+  void controls() {
+    std::cout << "controls (" << opt.device << "): legitimate fast candidates, each must pass\n";
+    for (const auto& f : files(fs::path(opt.root) / "tests/harness/controls")) {
+      const auto task = task_named(tag(read(f), "kblaster-task"));
+      const auto b = build(f.string());
+      if (!b.ok) {
+        record("controls", f.filename().string(), false, "does not build: " + b.log.substr(0, 300), {});
+        continue;
+      }
+      const auto r = evaluate(task, b.library);
+      const bool ok = r.value("verdict", "") == "pass" && r.contains("timing");
+      record("controls", f.filename().string(), ok, ok ? figures(r) : r.dump().substr(0, 400), r);
+    }
+  }
+
   void adversarial() {
     std::cout << "adversarial candidates (" << opt.device << "): each must be rejected with its check\n";
     for (const auto& f : files(fs::path(opt.root) / "tests/harness/adversarial")) {
@@ -387,7 +404,7 @@ int main(int argc, char** argv) {
   }
   if (o.harness.empty() || o.root.empty()) {
     std::cerr << "usage: harness_check --harness PATH --root SOURCE_DIR [--device cpu|cuda] [--cache DIR] "
-                 "[--only examples|adversarial|isolation|escape|bench] [--watchdog S] [--max-seconds S] [--bench N] [--bench-task NAME] [--json-out F]\n";
+                 "[--only examples|controls|adversarial|isolation|escape|bench] [--watchdog S] [--max-seconds S] [--bench N] [--bench-task NAME] [--json-out F]\n";
     return 100;
   }
   if (o.cache.empty()) o.cache = (fs::temp_directory_path() / "kblaster-harness-check").string();
@@ -399,6 +416,7 @@ int main(int argc, char** argv) {
   c.client = std::make_unique<harness_client>(ho);
   try {
     if (o.only.empty() || o.only == "examples") c.examples();
+    if (o.only.empty() || o.only == "controls") c.controls();
     if (o.only.empty() || o.only == "adversarial") c.adversarial();
     if (o.only.empty() || o.only == "isolation") c.isolation();
     if (o.only.empty() || o.only == "escape") c.escape();
