@@ -8,7 +8,7 @@
 
 namespace kblaster::harness {
 
-candidate_library::candidate_library(const std::string& path, bool allow_libraries, bool screen) : path_(path) {
+void check_candidate(const std::string& path, bool allow_libraries, bool screen) {
   elf_imports imports;
   try {
     imports = read_elf_imports(path);
@@ -22,6 +22,10 @@ candidate_library::candidate_library(const std::string& path, bool allow_librari
   if (screen)
     if (const auto refusal = screen_candidate(imports))
       throw candidate_rejected("screening", "refused before running: the candidate " + refusal->reason);
+}
+
+candidate_library::candidate_library(const std::string& path, bool allow_libraries, bool screen) : path_(path) {
+  check_candidate(path, allow_libraries, screen);
   // RTLD_NODELETE: see the class comment. RTLD_LOCAL: candidates do not see each other.
   handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!handle_) throw candidate_rejected("load", std::string("cannot load the candidate: ") + dlerror());

@@ -24,6 +24,11 @@ class candidate_rejected : public std::runtime_error {
   std::string check_;
 };
 
+/// The checks made before a candidate is loaded anywhere: its imports against the forbidden
+/// libraries (unless `allow_libraries`) and the static screening (candidate_screen.h; `screen` is
+/// off only in tests of the sandbox behind it). Throws candidate_rejected.
+void check_candidate(const std::string& path, bool allow_libraries, bool screen = true);
+
 /// A loaded shared object. Never unloaded: a candidate may have left a thread running, and
 /// unmapping its code under that thread would crash the harness for the wrong reason.
 class candidate_library {

@@ -32,6 +32,10 @@ struct comparison {
 /// are small next to atol (e.g. all zeros, or half the right answer).
 comparison compare_output(const torch::Tensor& out, const torch::Tensor& ref, const engine::tolerance& tol);
 
+/// The comparison of a stress set (stress_inputs.h): not element by element, but a non-finite
+/// value where the reference is finite, or a relative L2 error over max(10 rtol, 1e-3), fails.
+comparison compare_stressed(const torch::Tensor& out, const torch::Tensor& ref, const engine::tolerance& tol);
+
 /// "[3, 17]" for flat index 3*cols+17 of a tensor of `sizes`.
 std::string index_string(std::int64_t flat, c10::IntArrayRef sizes);
 

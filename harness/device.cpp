@@ -132,6 +132,23 @@ void device_context::flush_l2() {
 #endif
 }
 
+void device_context::reset_l2_persistence() {
+#ifdef KBLASTER_HARNESS_CUDA
+  if (!cuda_) return;
+  KB_CUDA(cudaCtxResetPersistingL2Cache());
+  // The set-aside may be unsupported (MIG, some parts): then there is nothing to reset.
+  if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) != cudaSuccess) (void)cudaGetLastError();
+#endif
+}
+
+void device_context::barrier() {
+#ifdef KBLASTER_HARNESS_CUDA
+  if (!cuda_ || !flush_buffer_) return;
+  KB_CUDA(cudaMemsetAsync(flush_buffer_, 0, 4, cudaStreamLegacy));
+  KB_CUDA(cudaDeviceSynchronize());
+#endif
+}
+
 void device_context::timer_start() {
   host_start_ = std::chrono::steady_clock::now();
 #ifdef KBLASTER_HARNESS_CUDA

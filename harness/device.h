@@ -41,6 +41,14 @@ class device_context {
   /// Evicts the L2 cache by writing a buffer twice its size (nvbench's cold measurement), enqueued
   /// on the legacy default stream without waiting. No-op on CPU.
   void flush_l2();
+  /// Demotes every persisting L2 line to normal (a window set by a candidate would otherwise keep
+  /// its data resident through the flush) and sets the persisting set-aside back to zero; a
+  /// device-wide reset, so it reaches lines another process (a runner) left. No-op on CPU.
+  void reset_l2_persistence();
+  /// Enqueues a tiny operation on the legacy stream and waits for the device: on a GPU shared by
+  /// time-slicing, it completes after work another context (the runner) already had running,
+  /// which makes it the judge's own witness that a call's work is done. CPU: nothing to do.
+  void barrier();
   /// Starts a timed region. CUDA: an event on the legacy default stream, which every blocking
   /// stream (the candidate's, LibTorch's default) waits for; CPU: the host clock.
   void timer_start();

@@ -8,90 +8,96 @@
 
 namespace kblaster::harness {
 
-call_result guarded_call(device_context& dev, kb_forward_fn fn, const std::vector<torch::Tensor>& args,
-                         const std::vector<torch::Tensor>& reference_outputs, int side_work_wait_ms) {
+call_result lost_call(const runner_reply& r, const std::string& during) {
+  call_result c;
+  c.runner_lost = true;
+  c.check = r.lost_check();
+  c.reason = r.lost_reason(during);
+  return c;
+}
+
+namespace {
+
+// A reply that came back but reports a failure inside the runner.
+call_result from_status(const runner::reply& b, const std::string& when) {
+  call_result c;
+  switch (b.result) {
+    case runner::status::exception: c.check = "exception"; break;
+    case runner::status::out_of_memory: c.check = "out_of_memory"; break;
+    case runner::status::cuda_error:
+      c.check = b.fatal ? "cuda_fatal" : "return_code";
+      c.runner_lost = b.fatal != 0;  // its context is gone: the judge ends it
+      break;
+    default: c.check = "runner"; break;
+  }
+  c.reason = (b.result == runner::status::cuda_error ? "a CUDA error " + when + ": " : std::string()) + b.message;
+  return c;
+}
+
+}  // namespace
+
+call_result guarded_call(device_context& dev, runner_process& runner, call_frame& frame,
+                         const std::vector<torch::Tensor>& args, runner_process::deadline until, int side_work_wait_ms) {
   call_result r;
-  // The candidate gets its own copies; the originals show whether it wrote to its inputs.
-  std::vector<torch::Tensor> inputs, originals;
-  for (const auto& a : args) {
-    inputs.push_back(a.clone());
-    originals.push_back(a);
-  }
-  // Allocated while the reference's outputs are alive, so the allocator cannot hand their memory
-  // back to us already holding the right answer (a KernelBench loophole).
-  auto buffers = make_outputs(reference_outputs);
-  for (std::size_t i = 0; i < buffers.outputs.size(); ++i) {
-    for (const auto& t : inputs)
-      if (overlaps(buffers.storage[i], t)) {
-        r.check = "aliasing";
-        r.reason = "output " + std::to_string(i) + " would share memory with an input";
-        return r;
-      }
-    for (const auto& t : reference_outputs)
-      if (overlaps(buffers.storage[i], t)) {
-        r.check = "aliasing";
-        r.reason = "output " + std::to_string(i) + " would share memory with the reference's output";
-        return r;
-      }
-  }
-  dl_views in(inputs), out(buffers.outputs);
+  frame.load(args);
   dev.sync_device();  // inputs and poison are in place before the candidate starts
   trace_phase("call: inputs copied, outputs poisoned");
+  const int threads_before = runner.threads();
 
-  const int rc = fn(in.data(), in.size(), out.data(), out.size(), dev.stream());
-  if (rc != 0) {
-    dev.sync_device();
-    r.check = "return_code";
-    r.reason = "kb_forward returned " + std::to_string(rc) + (dev.is_cuda() ? " (" + dev.take_error() + ")" : "");
-    return r;
-  }
+  const auto first = runner.call(frame.descriptors(), frame.n_in(), frame.n_out(), /*two_phase=*/true, until);
+  if (!first.replied()) return lost_call(first, "the call");
   // What the outputs hold once the candidate's own stream is done (CPU: at return).
-  dev.sync_stream();
   std::vector<torch::Tensor> at_return;
+  for (const auto& o : frame.outputs().outputs) at_return.push_back(o.clone());
+  dev.sync_device();
   trace_phase("call: kb_forward returned, its stream done");
-  for (const auto& o : buffers.outputs) at_return.push_back(o.clone());
-  if (dev.is_cuda()) {
-    dev.sync_device();
-  } else if (side_work_wait_ms > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(side_work_wait_ms));
-  }
-  if (const auto err = dev.take_error(); !err.empty()) {
+  const auto second = runner.finish(until);
+  if (!second.replied()) return lost_call(second, "the call (waiting for the device)");
+  if (first.body.result != runner::status::ok) return from_status(first.body, "in kb_forward");
+  if (first.body.rc != 0) {
     r.check = "return_code";
-    r.reason = "a CUDA error after kb_forward returned: " + err;
+    r.reason = "kb_forward returned " + std::to_string(first.body.rc) +
+               (first.body.message[0] ? std::string(" (") + first.body.message + ")" : "");
     return r;
   }
-  for (std::size_t i = 0; i < buffers.outputs.size(); ++i)
-    if (!same_bits(at_return[i], buffers.outputs[i])) {
+  if (second.body.result != runner::status::ok) return from_status(second.body, "after kb_forward returned");
+  if (!dev.is_cuda() && side_work_wait_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(side_work_wait_ms));
+  dev.barrier();
+  for (std::size_t i = 0; i < frame.outputs().outputs.size(); ++i)
+    if (!same_bits(at_return[i], frame.outputs().outputs[i])) {
       r.check = "side_work";
       r.reason = "output " + std::to_string(i) +
                  " changed after kb_forward returned (and after its stream finished): work was left running on "
                  "another stream or thread, which the timer would not see";
       return r;
     }
-  if (const int i = out.changed(); i >= 0) {
-    r.check = "descriptor_changed";
-    r.reason = "kb_forward changed the descriptor of output " + std::to_string(i) +
-               " (its data pointer, shape or strides): outputs must be written in place";
+  if (const int after = runner.threads(); threads_before > 0 && after > threads_before) {
+    r.check = "side_work";
+    r.reason = "kb_forward left " + std::to_string(after - threads_before) +
+               " thread(s) running in its process after it returned (" + std::to_string(after) + " threads, " +
+               std::to_string(threads_before) + " before the call)";
     return r;
   }
-  if (const int i = in.changed(); i >= 0) {
+  if (const int i = second.body.descriptor_changed; i >= 0) {
     r.check = "descriptor_changed";
-    r.reason = "kb_forward changed the descriptor of input " + std::to_string(i);
+    r.reason = i < frame.n_in() ? "kb_forward changed the descriptor of input " + std::to_string(i)
+                                : "kb_forward changed the descriptor of output " + std::to_string(i - frame.n_in()) +
+                                      " (its data pointer, shape or strides): outputs must be written in place";
     return r;
   }
-  if (const int i = buffers.damaged_canary(); i >= 0) {
+  if (const int i = frame.outputs().damaged_canary(); i >= 0) {
     r.check = "canary";
     r.reason = "kb_forward wrote past the end of output " + std::to_string(i) + " (the canary after it was overwritten)";
     return r;
   }
   trace_phase("call: outputs, descriptors and canaries checked");
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    if (!same_bits(inputs[i], originals[i])) {
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (!same_bits(frame.inputs()[i], args[i])) {
       r.check = "input_modified";
       r.reason = "kb_forward modified input " + std::to_string(i) + " (inputs must be left unchanged)";
       return r;
     }
-  r.outputs = buffers.outputs;
+  for (const auto& o : frame.outputs().outputs) r.outputs.push_back(o.clone());
   return r;
 }
 

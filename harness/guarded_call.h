@@ -1,12 +1,13 @@
-// One call of a candidate's kb_forward under every guard that a single call can check: outputs
-// poisoned with NaN and followed by canaries, output memory distinct from inputs and from the
-// reference's outputs, descriptors and inputs checked unchanged, and work still running after
-// the call returned (another stream or thread) detected.
+// One call of a candidate's kb_forward, made by its runner process, under every guard that a
+// single call can check, all checked by the judge on memory it shares with the runner: outputs
+// poisoned with NaN and followed by canaries, inputs compared with the judge's own copies, work
+// still landing after the call returned (another stream or thread) and threads left running in
+// the runner (counted from /proc), descriptors unchanged.
 #pragma once
 
-#include "harness/candidate.h"
 #include "harness/device.h"
-#include "harness/tensors.h"
+#include "harness/runner_process.h"
+#include "harness/shared_arena.h"
 
 #include <torch/torch.h>
 
@@ -17,14 +18,22 @@ namespace kblaster::harness {
 
 /// What one guarded call found. `check` is empty when every guard passed.
 struct call_result {
-  std::string check;   // the guard that failed: return_code, side_work, descriptor_changed, canary, input_modified, aliasing
+  // The guard that failed: return_code, side_work, descriptor_changed, canary, input_modified,
+  // exception, or, when the runner did not survive the call (runner_lost), crash, abort, hang,
+  // out_of_memory, cuda_fatal.
+  std::string check;
   std::string reason;  // a sentence for the user
-  std::vector<torch::Tensor> outputs;
+  bool runner_lost = false;
+  std::vector<torch::Tensor> outputs;  // the judge's own copies
 };
 
-/// Calls `fn` on `args` (inputs then parameters) with fresh outputs shaped like `reference_outputs`.
-/// `side_work_wait_ms`: how long to wait on the CPU before looking for late writes.
-call_result guarded_call(device_context& dev, kb_forward_fn fn, const std::vector<torch::Tensor>& args,
-                         const std::vector<torch::Tensor>& reference_outputs, int side_work_wait_ms = 20);
+/// The runner's failure to reply, as a call_result.
+call_result lost_call(const runner_reply& r, const std::string& during);
+
+/// Calls the candidate in `runner` on copies of `args` (inputs then parameters) placed in `frame`.
+/// `side_work_wait_ms`: on the CPU, how long to wait before looking for late writes.
+call_result guarded_call(device_context& dev, runner_process& runner, call_frame& frame,
+                         const std::vector<torch::Tensor>& args, runner_process::deadline until,
+                         int side_work_wait_ms = 20);
 
 }  // namespace kblaster::harness

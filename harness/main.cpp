@@ -1,10 +1,13 @@
-// kblaster-harness: the referee. Reads one JSON request per line on stdin and writes one JSON
-// reply per line on stdout (see session.h and the README). A candidate runs inside this
-// process; the engine runs this process as a child so that a crash ends only the harness.
+// kblaster-harness: the referee (the judge). Reads one JSON request per line on stdin and writes
+// one JSON reply per line on stdout (see session.h and the README). Candidates run in their own
+// runner processes (kblaster-runner), never in this one; the engine runs this process as a child
+// so that even a crash of the judge ends only the harness.
 #include "harness/device.h"
 #include "support/files.h"
 #include "harness/session.h"
 
+#include <fcntl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -80,7 +83,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const int fd = dup(STDOUT_FILENO);
+  const int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
   protocol_out = fd >= 0 ? fdopen(fd, "w") : nullptr;
   if (!protocol_out || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
     std::perror("kblaster-harness: stdout");
@@ -88,14 +91,18 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<kblaster::harness::session> s;
   try {
-    s = std::make_unique<kblaster::harness::session>(device);
+    s = std::make_unique<kblaster::harness::session>(device, !request_file.empty());
   } catch (const std::exception& e) {
     send({{"event", "error"}, {"reason", e.what()}});
     return 1;
   }
+  // Not dumpable: no process of the same user (a runner above all) may ptrace this one or read
+  // its memory through /proc, where the expected outputs are. (After the session's start-up,
+  // which reads /proc/self/exe to find the runner.)
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (!request_file.empty()) return handle_one(*s, request_file);
   send({{"event", "ready"}, {"device", s->device().name()}, {"cuda", s->device().is_cuda()},
-        {"pid", static_cast<long>(getpid())}});
+        {"pid", static_cast<long>(getpid())}, {"runner", s->runner_filter_state()}});
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
@@ -118,7 +125,8 @@ int main(int argc, char** argv) {
       send(s->handle(req));
     } catch (const kblaster::harness::fatal_device_error& e) {
       // The CUDA context is gone: say why, then exit so that the engine starts a fresh harness.
-      send({{"id", req.value("id", nlohmann::json())}, {"verdict", "error"}, {"check", "cuda_fatal"}, {"reason", e.what()}});
+      send({{"id", req.value("id", nlohmann::json())}, {"verdict", "error"}, {"check", "cuda_fatal"}, {"reason", e.what()},
+            {"harness_exits", true}});
       return 3;
     }
   }

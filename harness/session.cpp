@@ -1,19 +1,33 @@
-// Request handling: verify, time, evaluate, profile_run.
+// Request handling: verify, time, evaluate (through a runner), profile_run (one-shot, in process).
 #include "harness/session.h"
 
 #include "harness/compare.h"
 #include "harness/guarded_call.h"
+#include "harness/shared_arena.h"
+#include "harness/stress_inputs.h"
 #include "harness/tensors.h"
 #include "harness/timing.h"
 #include "harness/trace.h"
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
+#include <algorithm>
+#include <random>
+
 namespace kblaster::harness {
 namespace {
 
+using clock_type = std::chrono::steady_clock;
+
 nlohmann::json fail(const std::string& verdict, const std::string& check, const std::string& reason) {
   return {{"verdict", verdict}, {"check", check}, {"reason", reason}};
+}
+
+/// A failed guarded call as a reply: a runner that did not survive is an error of the
+/// candidate's making (as a harness crash was before the split), a failed guard a fail.
+nlohmann::json call_failure(const call_result& c) {
+  const bool error = c.runner_lost || c.check == "exception" || c.check == "out_of_memory";
+  return fail(error ? "error" : "fail", c.check, c.reason);
 }
 
 std::vector<torch::Tensor> with_params(std::vector<torch::Tensor> inputs, const reference_model& ref) {
@@ -21,19 +35,46 @@ std::vector<torch::Tensor> with_params(std::vector<torch::Tensor> inputs, const 
   return inputs;
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// The milliseconds that a deadline leaves, for the request's own default.
+constexpr double default_deadline_ms = 60'000;
+
+// Thrown out of a timing sample when the runner's call failed; carries the reply to give.
+struct sample_failed {
+  nlohmann::json reply;
+};
+
 }  // namespace
 
-session::session(const std::string& device) : dev_(device) {
+session::session(const std::string& device, bool one_shot) : dev_(device), one_shot_(one_shot) {
   // Run TorchScript references op by op, as eager PyTorch would: no fusion or graph
   // specialisation that would make the reference faster than what users compare against.
   torch::jit::setGraphExecutorOptimize(false);
+  // On the CPU the judge and the runner share the cores: a LibTorch thread pool spinning after
+  // the judge's last operation would delay the runner by scheduling slices that its own clock does
+  // not see and the judge's does, and the two figures would disagree for no fault of the candidate.
+  if (!dev_.is_cuda()) at::set_num_threads(1);
+  runner_program_ = runner_program();
+  if (!one_shot_) spare_ = std::make_unique<runner_process>(runner_program_, dev_.is_cuda() ? "cuda" : "cpu");
 }
 
-candidate_library& session::library(const std::string& path, bool allow_libraries, bool screen) {
-  const auto key = path + (allow_libraries ? "#libs" : "") + (screen ? "" : "#unscreened");
-  auto& slot = libraries_[key];
-  if (!slot) slot = std::make_unique<candidate_library>(path, allow_libraries, screen);
-  return *slot;
+std::unique_ptr<runner_process> session::take_runner() {
+  if (spare_) return std::move(spare_);
+  return std::make_unique<runner_process>(runner_program_, dev_.is_cuda() ? "cuda" : "cpu");
+}
+
+std::string session::runner_filter_state() {
+  if (!spare_) spare_ = take_runner();
+  if (const auto err = spare_->ready(clock_type::now() + std::chrono::seconds(60)); !err.empty()) {
+    spare_.reset();
+    return "the runner did not start: " + err;
+  }
+  return spare_->filter_state();
 }
 
 reference_model& session::reference(const engine::task_spec& task, const std::string& kernel_library) {
@@ -43,23 +84,32 @@ reference_model& session::reference(const engine::task_spec& task, const std::st
   return *slot;
 }
 
-nlohmann::json session::verify(const engine::task_spec& task, kb_forward_fn fn, reference_model& ref,
-                               std::uint64_t seed_base) {
+nlohmann::json session::verify(const engine::task_spec& task, runner_process& runner, reference_model& ref,
+                               std::uint64_t seed_base, deadline until) {
   nlohmann::json seeds = nlohmann::json::array();
-  std::vector<torch::Tensor> previous;
+  std::vector<torch::Tensor> previous, last_inputs;
+  std::unique_ptr<call_frame> frame;
   for (int s = 0; s < task.seeds; ++s) {
     const std::uint64_t seed = seed_base + static_cast<std::uint64_t>(s);
     const auto inputs = make_inputs(task, seed, dev_.torch_device());
     trace_phase("verify: inputs drawn");
     const auto expected = ref.run(inputs);
     trace_phase("verify: reference run");
-    auto call = guarded_call(dev_, fn, with_params(inputs, ref), expected);
+    const auto args = with_params(inputs, ref);
+    if (!frame) {
+      frame = std::make_unique<call_frame>(dev_, args, expected);
+      if (const auto m = runner.map(frame->arena(), until); !m.replied()) return call_failure(lost_call(m, "mapping memory"));
+      else if (m.body.result != runner::status::ok)
+        return fail("error", "runner", std::string("the runner could not map the call's memory: ") + m.body.message);
+    }
+    auto call = guarded_call(dev_, runner, *frame, args, until);
     trace_phase("verify: candidate called and guarded");
     nlohmann::json entry{{"seed", seed}};
     if (!call.check.empty()) {
       entry["ok"] = false;
       seeds.push_back(entry);
-      auto r = fail("fail", call.check, call.reason + " (seed " + std::to_string(seed) + ")");
+      call.reason += " (seed " + std::to_string(seed) + ")";
+      auto r = call_failure(call);
       r["seeds"] = seeds;
       return r;
     }
@@ -92,57 +142,231 @@ nlohmann::json session::verify(const engine::task_spec& task, kb_forward_fn fn, 
     entry["ok"] = true;
     seeds.push_back(entry);
     previous = call.outputs;
+    last_inputs = inputs;
   }
-  return {{"verdict", "pass"}, {"seeds", seeds}};
+  // Then beyond the task's distribution (stress_inputs.h).
+  nlohmann::json stress = nlohmann::json::array();
+  for (const auto& kind : engine::stress_kinds()) {
+    const auto set = make_stress_set(task, kind, last_inputs,
+                                     [&](const std::vector<torch::Tensor>& in) { return ref.run(in); });
+    nlohmann::json entry{{"kind", kind}};
+    if (!set.skipped.empty()) {
+      entry["skipped"] = set.skipped;
+      stress.push_back(entry);
+      continue;
+    }
+    entry["scale"] = set.scale;
+    const std::string where = kind == "large_magnitude"
+                                  ? "on inputs scaled ×" + std::to_string(static_cast<long long>(set.scale))
+                                  : "on inputs up to " + std::to_string(set.scale) + " in magnitude";
+    auto call = guarded_call(dev_, runner, *frame, with_params(set.inputs, ref), until);
+    if (!call.check.empty()) {
+      call.reason += " (stress set " + kind + ", " + where + ")";
+      auto r = call_failure(call);
+      r["seeds"] = seeds;
+      return r;
+    }
+    entry["outputs"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < set.expected.size(); ++i) {
+      const auto tol = engine::tolerance_for(dtype_name(set.expected[i].scalar_type()), task);
+      const auto c = compare_stressed(call.outputs[i], set.expected[i], tol);
+      entry["outputs"].push_back(c.to_json());
+      if (c.ok) continue;
+      auto r = fail("fail", "stress_" + kind,
+                    "output " + std::to_string(i) + " is wrong " + where + " (beyond the task's own distribution; "
+                    "the reference stays finite there): " + c.reason);
+      r["seeds"] = seeds;
+      entry["ok"] = false;
+      stress.push_back(entry);
+      r["stress"] = stress;
+      return r;
+    }
+    entry["ok"] = true;
+    stress.push_back(entry);
+  }
+  return {{"verdict", "pass"}, {"seeds", seeds}, {"stress", stress}};
 }
 
-nlohmann::json session::time(const engine::task_spec& task, kb_forward_fn fn, reference_model& ref, std::uint64_t seed,
-                             const nlohmann::json& policy_json) {
+nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runner_process>& runner,
+                             reference_model& ref, std::uint64_t seed, const nlohmann::json& policy_json,
+                             deadline until) {
   const auto policy = policy_from_json(policy_json);
-  const auto inputs = make_inputs(task, seed, dev_.torch_device());
-  const auto expected = ref.run(inputs);
+  // Every input drawn element by element at random is rotated by a fresh random offset of its
+  // own before every timed call (a rotation keeps the distribution), so that a candidate that
+  // remembers inputs it has seen, by address or by a few values, never hits, and one that keys
+  // on something rotation-invariant has read everything to compute it.
+  const std::vector<std::vector<torch::Tensor>> sets{make_inputs(task, seed, dev_.torch_device())};
+  const auto expected = ref.run(sets[0]);
   trace_phase("time: inputs drawn, reference run");
-  const auto args = with_params(inputs, ref);
-  std::vector<torch::Tensor> cand_args;
-  for (const auto& a : args) cand_args.push_back(a.clone());
-  auto buffers = make_outputs(expected);
-  dl_views in(cand_args), out(buffers.outputs);
-  int last_rc = 0;
-  dev_.sync_device();
-  const auto cand = measure(
-      dev_, [&] { last_rc = fn(in.data(), in.size(), out.data(), out.size(), dev_.stream()); }, policy,
-      [&] { buffers.poison(); });
-  dev_.sync_device();
+  std::vector<bool> rotatable;
+  for (const auto& in : task.inputs)
+    rotatable.push_back(in.file.empty() && (in.init == "randn" || in.init == "uniform" || in.init == "randint"));
+  std::mt19937_64 rng(seed);
+  std::vector<torch::Tensor> last_inputs;
+  std::size_t turn = 0;
+  const auto next_args = [&] {
+    last_inputs = sets[turn++ % sets.size()];
+    for (std::size_t i = 0; i < last_inputs.size(); ++i) {
+      const auto n = last_inputs[i].numel();
+      if (!rotatable[i] || n < 2) continue;
+      const auto shift = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n));
+      last_inputs[i] = last_inputs[i].reshape({-1}).roll(shift).view(last_inputs[i].sizes());
+    }
+    return with_params(last_inputs, ref);
+  };
+
+  call_frame frame(dev_, with_params(sets[0], ref), expected);
+  if (const auto m = runner->map(frame.arena(), until); !m.replied()) return call_failure(lost_call(m, "mapping memory"));
+  else if (m.body.result != runner::status::ok)
+    return fail("error", "runner", std::string("the runner could not map the call's memory: ") + m.body.message);
+  const auto& descs = frame.descriptors();
+  const int threads_before = runner->threads();
+  runner::reply last;
+  // One timed exchange: the judge's host clock runs from the request to the reply plus its own
+  // barrier, so work the candidate leaves running still counts.
+  const auto exchange = [&](bool with_candidate) {
+    const auto t0 = clock_type::now();
+    const auto r = with_candidate ? runner->call(descs, frame.n_in(), frame.n_out(), false, until)
+                                  : runner->noop(descs, frame.n_in(), frame.n_out(), until);
+    if (!r.replied()) throw sample_failed{call_failure(lost_call(r, "the timed calls"))};
+    dev_.barrier();
+    const double host = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+    if (r.body.result != runner::status::ok) {
+      call_result c;
+      c.check = r.body.result == runner::status::cuda_error ? (r.body.fatal ? "cuda_fatal" : "return_code")
+                : r.body.result == runner::status::out_of_memory ? "out_of_memory" : "exception";
+      c.runner_lost = r.body.fatal != 0;
+      c.reason = std::string(r.body.message) + " (while timed)";
+      throw sample_failed{call_failure(c)};
+    }
+    if (r.body.rc != 0)
+      throw sample_failed{fail("fail", "return_code", "kb_forward returned " + std::to_string(r.body.rc) + " while timed")};
+    last = r.body;
+    return timed_sample{r.body.event_ms, host};
+  };
+
+  timing_stats cand;
+  std::vector<double> overhead;
+  double empty_cpu_ms = 0;
+  long long cpu_before_samples = 0;
+  try {
+    for (int i = 0; i < policy.warmup; ++i) {
+      frame.load(next_args());
+      dev_.sync_device();
+      exchange(true);
+    }
+    // The cost of the exchange itself, measured the same way with nothing called (after the same
+    // preparation: on the CPU the judge's own thread pool competes with the runner for a while).
+    constexpr int empty_exchanges = 15;
+    const long long cpu_before_empty = runner->cpu_ns();
+    for (int i = 0; i < empty_exchanges; ++i) {
+      frame.load(next_args());
+      dev_.reset_l2_persistence();
+      dev_.flush_l2();
+      dev_.sync_device();
+      const auto s = exchange(false);
+      overhead.push_back(std::max(0.0, s.host_ms - s.ms));
+    }
+    empty_cpu_ms = static_cast<double>(runner->cpu_ns() - cpu_before_empty) / 1e6 / empty_exchanges;
+    cpu_before_samples = runner->cpu_ns();
+    cand = measure_samples(
+        dev_,
+        [&] {
+          frame.load(next_args());
+          dev_.reset_l2_persistence();
+          dev_.flush_l2();
+          dev_.sync_device();
+          return exchange(true);
+        },
+        policy);
+  } catch (const sample_failed& f) {
+    if (f.reply.value("verdict", "") == "error") runner.reset();
+    return f.reply;
+  }
   trace_phase("time: candidate timed");
-  if (last_rc != 0) return fail("fail", "return_code", "kb_forward returned " + std::to_string(last_rc) + " while timed");
   // Correct once is not enough: the last timed call must still be right (no skipping work
-  // after the first calls, no descriptors changed, inputs intact).
-  if (out.changed() >= 0 || in.changed() >= 0)
+  // after the first calls, no descriptors changed, inputs intact, nothing left running).
+  if (last.descriptor_changed >= 0)
     return fail("fail", "descriptor_changed", "kb_forward changed a tensor descriptor while timed");
-  for (std::size_t i = 0; i < args.size(); ++i)
-    if (!same_bits(cand_args[i], args[i])) return fail("fail", "input_modified", "kb_forward modified an input while timed");
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const auto tol = engine::tolerance_for(dtype_name(expected[i].scalar_type()), task);
-    const auto c = compare_output(buffers.outputs[i], expected[i], tol);
+  const auto last_args = with_params(last_inputs, ref);
+  for (std::size_t i = 0; i < last_args.size(); ++i)
+    if (!same_bits(frame.inputs()[i], last_args[i])) return fail("fail", "input_modified", "kb_forward modified an input while timed");
+  const auto expected_last = ref.run(last_inputs);
+  for (std::size_t i = 0; i < expected_last.size(); ++i) {
+    const auto tol = engine::tolerance_for(dtype_name(expected_last[i].scalar_type()), task);
+    const auto c = compare_output(frame.outputs().outputs[i], expected_last[i], tol);
     if (!c.ok)
       return fail("fail", "timing_output",
                   "output " + std::to_string(i) + " was wrong after the timed calls (the candidate behaves differently "
-                  "when called repeatedly): " + c.reason);
+                  "when called repeatedly or on inputs it has not seen): " + c.reason);
   }
-  if (buffers.damaged_canary() >= 0) return fail("fail", "canary", "kb_forward wrote past the end of an output while timed");
+  if (frame.outputs().damaged_canary() >= 0) return fail("fail", "canary", "kb_forward wrote past the end of an output while timed");
+  if (const int after = runner->threads(); threads_before > 0 && after > threads_before)
+    return fail("fail", "side_work", "kb_forward left " + std::to_string(after - threads_before) +
+                                         " thread(s) running in its process while timed");
 
-  trace_phase("time: last timed output checked");
-  const auto refst = measure(dev_, [&] { ref.run_for_timing(inputs); }, policy);
+  // The judge's own figure. The runner's times are the candidate's to forge; they stand only
+  // while what the judge measures itself confirms them, one-sidedly (a busy machine only ever
+  // makes the judge's figures larger, so only a runner claiming less than they allow is caught):
+  // - GPU: the judge's host clock around each call and a device-wide barrier; no honest call
+  //   takes less than its fastest exchange less the fastest empty one.
+  // - CPU: the runner's own CPU time from the scheduler's statistics. Its wall clock is no
+  //   witness there: on a loaded machine the judge's wake-up after a CPU-bound call waits for
+  //   its turn, by milliseconds.
+  const double exchange_ms = median(overhead);
+  const double judge_ms = std::max(0.0, cand.host_median_ms - exchange_ms);
+  const double cpu_per_call_ms =
+      static_cast<double>(runner->cpu_ns() - cpu_before_samples) / 1e6 / std::max(1, cand.samples) - empty_cpu_ms;
+  const double judge_floor_ms =
+      dev_.is_cuda() ? std::max(0.0, cand.host_min_ms - *std::min_element(overhead.begin(), overhead.end()))
+                     : std::max(0.0, cpu_per_call_ms);
+  // Like with like: the GPU floor is a minimum, set against the runner's median; the CPU one is
+  // a mean (the odd slow call's page faults included), set against the runner's mean, which for
+  // a single-threaded call can never be below it. The GPU's margin is wide because the judge's
+  // clock is coarse there: each exchange switches the time-sliced GPU between the judge's
+  // context and the runner's (about 0.3 ms on an H100), and honest calls measured 10-30 % over
+  // their event times by this floor. Within it a forger gains at most a quarter.
+  const bool mismatch = dev_.is_cuda() ? cand.median_ms < judge_floor_ms * 0.75 - 0.01
+                                       : cand.mean_ms < judge_floor_ms * 0.9 - 0.005;
+  nlohmann::json cand_json = cand.to_json();
+  cand_json["judge_ms"] = judge_ms;
+  cand_json["judge_floor_ms"] = judge_floor_ms;
+  cand_json["exchange_ms"] = exchange_ms;
+  if (mismatch) {
+    // The judge's figure: on the GPU its clock's median, on the CPU the runner's CPU time per call.
+    cand_json["runner_median_ms"] = cand.median_ms;
+    cand.median_ms = dev_.is_cuda() ? judge_ms : judge_floor_ms;
+    cand_json["median_ms"] = cand.median_ms;
+  }
+
+  // Nothing of the candidate runs while the reference is timed: its runner ends here.
+  runner.reset();
+  trace_phase("time: runner ended");
+  const auto refst = measure(dev_, [&] { ref.run_for_timing(sets[0]); }, policy);
   trace_phase("time: reference timed");
   const double speedup = cand.median_ms > 0 ? refst.median_ms / cand.median_ms : 0;
-  nlohmann::json t{{"candidate", cand.to_json()},
-                   {"reference", refst.to_json()},
-                   {"speedup", speedup},
-                   {"seed", seed},
-                   {"method", dev_.is_cuda() ? "CUDA events on the legacy default stream, L2 flushed before each sample"
-                                             : "host clock, CPU (no cache flush)"}};
+  nlohmann::json t{
+      {"candidate", cand_json},
+      {"reference", refst.to_json()},
+      {"speedup", speedup},
+      {"seed", seed},
+      {"method", dev_.is_cuda()
+                     ? "candidate: CUDA events on the legacy default stream in its own runner process, confirmed by the "
+                       "judge's host clock around each call and a device-wide barrier (less an empty exchange's " +
+                           std::to_string(exchange_ms) + " ms); reference: CUDA events in the judge after the runner ended; "
+                           "L2 flushed and persisting lines reset before each sample; inputs rotated between samples"
+                     : "host clock (CPU, no cache flush): the candidate's in its runner, confirmed by the judge's clock "
+                       "around each call; the reference's in the judge after the runner ended; inputs rotated between samples"}};
   nlohmann::json r{{"verdict", "pass"}, {"timing", t}};
-  if (speedup > review_speedup) {
+  if (mismatch) {
+    r["verdict"] = "needs_review";
+    r["check"] = "timing_mismatch";
+    r["reason"] = "the candidate's runner reported " + std::to_string(cand_json["runner_median_ms"].get<double>()) +
+                  " ms per call but the judge measured at least " + std::to_string(judge_floor_ms) +
+                  " ms (" + (dev_.is_cuda() ? "its own clock around each call" : "the runner's CPU time per call") +
+                  "): work outside the timed stream, or a forged timer; the judge's " +
+                  std::to_string(cand.median_ms) + " ms is the figure reported";
+  } else if (speedup > review_speedup) {
     r["verdict"] = "needs_review";
     r["check"] = "speedup_review";
     r["reason"] = "speedup " + std::to_string(speedup) + "x is over " + std::to_string(static_cast<int>(review_speedup)) +
@@ -172,6 +396,24 @@ nlohmann::json session::profile_run(const engine::task_spec& task, kb_forward_fn
 nlohmann::json session::handle(const nlohmann::json& req) {
   nlohmann::json reply{{"id", req.value("id", nlohmann::json())}};
   const std::string op = req.value("op", "");
+  const auto received = clock_type::now();
+  std::unique_ptr<runner_process> runner;
+  // However the request ends, its runner ends with it, and the next one starts now, while the
+  // engine reads this reply.
+  struct request_end {
+    session& s;
+    std::unique_ptr<runner_process>& runner;
+    bool candidate_request = false;
+    ~request_end() {
+      runner.reset();
+      if (s.one_shot_ || s.spare_ || !candidate_request) return;
+      try {
+        s.spare_ = s.take_runner();
+      } catch (const std::exception&) {
+        // No spare: the next request starts its runner itself and reports why that fails.
+      }
+    }
+  } end{*this, runner};
   try {
     if (op == "ping") {
       reply.update({{"ok", true}, {"device", dev_.name()}, {"cuda", dev_.is_cuda()}, {"torch", TORCH_VERSION}});
@@ -183,27 +425,58 @@ nlohmann::json session::handle(const nlohmann::json& req) {
       throw std::invalid_argument("a request needs 'task' (an object) and 'candidate' (the .so path)");
     const auto task = engine::task_from_json(req["task"], req["task"].value("dir", "."), "request.task");
     const std::uint64_t seed_base = req.value("seed", std::uint64_t{1000}) + 100 * ++requests_;
+    const double deadline_ms = std::clamp(req.value("deadline_ms", default_deadline_ms), 100.0, 24 * 3600e3);
+    const auto until = received + std::chrono::milliseconds(static_cast<long long>(deadline_ms));
     trace_request(op.c_str());
     reply["device"] = dev_.is_cuda() ? "cuda" : "cpu";
-    kb_forward_fn fn = nullptr;
+    const auto path = req["candidate"].get<std::string>();
+    // "screening": false is for tests of the sandbox behind the screening; the engine never sends it.
+    const bool screen = req.value("screening", true);
+    auto& ref = reference(task, req.value("reference_library", ""));
+    if (op == "profile_run") {
+      // A profile is ncu's measurement of one call, not a verdict: the one-shot process under ncu
+      // (itself sandboxed) loads the candidate, so that ncu sees the kernels of the process it runs.
+      if (!one_shot_) throw std::invalid_argument("profile_run runs one-shot (--request FILE, under ncu), not in a conversation");
+      kb_forward_fn fn = nullptr;
+      try {
+        auto& slot = libraries_[path];
+        if (!slot) slot = std::make_unique<candidate_library>(path, task.allow_libraries, screen);
+        fn = slot->forward();
+      } catch (const candidate_rejected& e) {
+        reply.update(fail("fail", e.check(), e.what()));
+        return reply;
+      }
+      reply.update(profile_run(task, fn, ref, seed_base));
+      return reply;
+    }
     try {
-      // "screening": false is for tests of the sandbox behind the screening; the engine never sends it.
-      fn = library(req["candidate"].get<std::string>(), task.allow_libraries, req.value("screening", true)).forward();
+      check_candidate(path, task.allow_libraries, screen);
     } catch (const candidate_rejected& e) {
       reply.update(fail("fail", e.check(), e.what()));
       return reply;
     }
-    auto& ref = reference(task, req.value("reference_library", ""));
-    if (op == "profile_run") {
-      reply.update(profile_run(task, fn, ref, seed_base));
+    end.candidate_request = true;
+    runner = take_runner();
+    if (const auto err = runner->ready(until); !err.empty()) {
+      reply.update(fail("error", "runner", "the candidate's runner did not start: " + err));
+      return reply;
+    }
+    const auto loaded = runner->load(path, until);
+    if (!loaded.replied()) {
+      // Loading runs the candidate's initialisers: it can die or hang there as well as in a call.
+      reply.update(call_failure(lost_call(loaded, "loading")));
+      return reply;
+    }
+    if (loaded.body.result != runner::status::ok) {
+      reply.update(fail("fail", "load", loaded.body.message));
       return reply;
     }
     if (op == "verify" || op == "evaluate") {
-      reply.update(verify(task, fn, ref, seed_base));
+      reply.update(verify(task, *runner, ref, seed_base, until));
       if (reply["verdict"] != "pass" || op == "verify") return reply;
+      // verify's frame is gone; the timed calls get their own (rotated inputs, same shapes).
     }
-    auto timed = time(task, fn, ref, seed_base + 99, req.value("timing", nlohmann::json::object()));
-    reply.update(timed);
+    reply.update(time(task, runner, ref, seed_base + 99, req.value("timing", nlohmann::json::object()), until));
   } catch (const fatal_device_error&) {
     throw;
   } catch (const c10::OutOfMemoryError& e) {
@@ -215,8 +488,7 @@ nlohmann::json session::handle(const nlohmann::json& req) {
   } catch (const std::exception& e) {
     reply.update({{"verdict", "error"}, {"check", "request"}, {"reason", e.what()}});
   } catch (...) {
-    // A candidate built by g++ can throw through its C entry point.
-    reply.update({{"verdict", "error"}, {"check", "exception"}, {"reason", "the candidate threw a non-standard exception"}});
+    reply.update({{"verdict", "error"}, {"check", "exception"}, {"reason", "a non-standard exception in the harness"}});
   }
   return reply;
 }

@@ -133,20 +133,28 @@ int output_buffers::damaged_canary() const {
   return -1;
 }
 
-output_buffers make_outputs(const std::vector<torch::Tensor>& like) {
+std::int64_t canary_elements(const torch::Tensor& like) {
+  return std::max<std::int64_t>(1, canary_bytes / static_cast<std::int64_t>(like.element_size()));
+}
+
+output_buffers outputs_over(std::vector<torch::Tensor> storage, const std::vector<torch::Tensor>& like) {
   output_buffers b;
-  for (const auto& r : like) {
-    const std::int64_t canary = std::max<std::int64_t>(1, canary_bytes / static_cast<std::int64_t>(r.element_size()));
-    auto flat = torch::empty({r.numel() + canary}, r.options());
-    b.storage.push_back(flat);
-    b.outputs.push_back(flat.narrow(0, 0, r.numel()).view(r.sizes()));
-    b.canary_elems.push_back(canary);
+  for (std::size_t i = 0; i < like.size(); ++i) {
+    const auto& r = like[i];
+    b.outputs.push_back(storage[i].narrow(0, 0, r.numel()).view(r.sizes()));
+    b.canary_elems.push_back(canary_elements(r));
   }
+  b.storage = std::move(storage);
   b.poison();
   return b;
 }
 
-namespace {
+output_buffers make_outputs(const std::vector<torch::Tensor>& like) {
+  std::vector<torch::Tensor> storage;
+  for (const auto& r : like) storage.push_back(torch::empty({r.numel() + canary_elements(r)}, r.options()));
+  return outputs_over(std::move(storage), like);
+}
+
 DLDataType dl_dtype(torch::ScalarType t) {
   switch (t) {
     case torch::kFloat32: return {kDLFloat, 32, 1};
@@ -160,7 +168,6 @@ DLDataType dl_dtype(torch::ScalarType t) {
     default: throw std::runtime_error("dtype " + std::string(c10::toString(t)) + " cannot cross the kb_forward ABI");
   }
 }
-}  // namespace
 
 dl_views::dl_views(const std::vector<torch::Tensor>& tensors) {
   shapes_.reserve(tensors.size());

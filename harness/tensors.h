@@ -35,6 +35,14 @@ struct output_buffers {
 
 /// Buffers shaped like `like` (the reference's outputs), on the same device.
 output_buffers make_outputs(const std::vector<torch::Tensor>& like);
+/// Elements of canary after an output shaped like `like`.
+std::int64_t canary_elements(const torch::Tensor& like);
+/// Buffers over flat storage the caller allocated (storage[i] holds like[i].numel() plus
+/// canary_elements(like[i]) elements of like[i]'s dtype), poisoned.
+output_buffers outputs_over(std::vector<torch::Tensor> storage, const std::vector<torch::Tensor>& like);
+
+/// The DLPack type of a scalar type. Throws for types that cannot cross the kb_forward ABI.
+DLDataType dl_dtype(torch::ScalarType t);
 
 /// DLTensor views over tensors, owning the shape and stride arrays they point to.
 class dl_views {

@@ -44,7 +44,7 @@ nlohmann::json timing_stats::to_json() const {
                    {"q3_ms", q3_ms},         {"iqr_ms", iqr_ms},       {"mean_ms", mean_ms},
                    {"min_ms", min_ms},       {"max_ms", max_ms},       {"rsd", rsd},
                    {"converged", converged}, {"l2_flushed", l2_flushed}, {"drift", drift},
-                   {"throttled", throttled}, {"host_median_ms", host_median_ms}};
+                   {"throttled", throttled}, {"host_median_ms", host_median_ms}, {"host_min_ms", host_min_ms}};
   if (sm_clock_start_mhz >= 0) j["sm_clock_mhz"] = {sm_clock_start_mhz, sm_clock_end_mhz};
   if (!note.empty()) j["note"] = note;
   return j;
@@ -52,23 +52,33 @@ nlohmann::json timing_stats::to_json() const {
 
 timing_stats measure(device_context& dev, const std::function<void()>& fn, const timing_policy& policy,
                      const std::function<void()>& prepare) {
-  using clock = std::chrono::steady_clock;
-  timing_stats st;
   for (int i = 0; i < policy.warmup; ++i) fn();
   dev.sync_device();
+  return measure_samples(
+      dev,
+      [&] {
+        if (prepare) prepare();
+        dev.sync_device();
+        dev.flush_l2();
+        dev.timer_start();
+        fn();
+        const double ms = dev.timer_stop();
+        return timed_sample{ms, dev.host_ms()};
+      },
+      policy);
+}
 
+timing_stats measure_samples(device_context& dev, const std::function<timed_sample()>& sample, const timing_policy& policy) {
+  using clock = std::chrono::steady_clock;
+  timing_stats st;
   bool throttled_start = false, throttled_end = false;
   st.sm_clock_start_mhz = dev.sm_clock_mhz(&throttled_start);
   std::vector<double> samples, host;
   const auto started = clock::now();
   while (true) {
-    if (prepare) prepare();
-    dev.sync_device();
-    dev.flush_l2();
-    dev.timer_start();
-    fn();
-    samples.push_back(dev.timer_stop());
-    host.push_back(dev.host_ms());
+    const auto one = sample();
+    samples.push_back(one.ms);
+    host.push_back(one.host_ms);
     const auto n = static_cast<int>(samples.size());
     if (n >= policy.min_samples && rsd_of(samples) < policy.rsd_target) {
       st.converged = true;
@@ -89,6 +99,7 @@ timing_stats measure(device_context& dev, const std::function<void()>& fn, const
   st.max_ms = *std::max_element(samples.begin(), samples.end());
   st.rsd = rsd_of(samples);
   st.host_median_ms = quantile(host, 0.5);
+  st.host_min_ms = *std::min_element(host.begin(), host.end());
   st.l2_flushed = dev.is_cuda();
   if (samples.size() >= 9) {
     const auto third = samples.size() / 3;

@@ -33,6 +33,7 @@ struct timing_stats {
   double median_ms = 0, q1_ms = 0, q3_ms = 0, iqr_ms = 0, mean_ms = 0, min_ms = 0, max_ms = 0;
   double rsd = 0;           // relative standard deviation of the samples
   double host_median_ms = 0;  // host clock around call + cudaDeviceSynchronize
+  double host_min_ms = 0;
   bool converged = false;   // rsd reached the target before the caps
   bool l2_flushed = false;
   double drift = 0;         // median of the last third / median of the first third - 1
@@ -41,6 +42,16 @@ struct timing_stats {
   std::string note;
   nlohmann::json to_json() const;
 };
+
+/// One sample: the time of the measured region and the host time around it.
+struct timed_sample {
+  double ms = 0;
+  double host_ms = 0;
+};
+
+/// The sampling loop and its statistics, for a caller that takes each sample itself (the judge
+/// timing a candidate in its runner): no warm-up, `sample` is called until the policy stops.
+timing_stats measure_samples(device_context& dev, const std::function<timed_sample()>& sample, const timing_policy& policy);
 
 /// Times `fn` on `dev` under `policy`. `prepare` runs before each sample, untimed (the harness
 /// re-poisons the candidate's outputs there, so that the last timed call must do all the work).

@@ -1,6 +1,12 @@
 // Selection and state matching against the stored statistics.
 #include "kb/knowledge_base.h"
 
+#include "kb/change_log.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
 namespace kblaster::kb {
 
 std::vector<choice> knowledge_base::select(const selection_request& request) {
@@ -27,10 +33,115 @@ std::vector<choice> knowledge_base::select(const selection_request& request) {
   return choose(std::move(cands), request);
 }
 
+std::optional<state_match> knowledge_base::match_state(const kernel_evidence& evidence, const std::string& arch) {
+  return matcher_->best(*db_, evidence, arch);
+}
+
 std::optional<state_match> knowledge_base::match_state(const std::string& primary,
                                                        const std::vector<std::string>& secondary,
                                                        const std::string& arch) {
-  return matcher_->best(*db_, primary, secondary, arch);
+  return match_state(evidence_of(primary, secondary), arch);
+}
+
+namespace {
+
+// How strongly the evidence points at a component state: the primary's weight for the state of
+// the primary alone, else the heaviest characteristic it names.
+double component_weight(knowledge_base& kb, const std::string& name, const kernel_evidence& e) {
+  const auto st = kb.find_state(name);
+  if (!st) return 0;
+  if (st->secondary.empty()) return e.primary_weight;
+  double w = 0;
+  for (const auto& c : st->secondary) w = std::max(w, e.weight_of(c));
+  return w;
+}
+
+}  // namespace
+
+std::vector<optimization> knowledge_base::optimizations_for(const state_match& match, const kernel_evidence& evidence,
+                                                            const std::string& arch) {
+  std::vector<optimization> out;
+  if (find_state(match.state)) {
+    for (auto& o : optimizations(match.state, arch))
+      if (fits(o.technique, evidence)) out.push_back(std::move(o));
+    return out;
+  }
+  // A discovered state not stored yet: its components' techniques, ranked by the evidence behind
+  // the component times the gain predicted there (a technique predicted to slow down goes last).
+  std::vector<std::pair<double, optimization>> ranked;
+  for (const auto& c : match.components) {
+    const double w = component_weight(*this, c, evidence);
+    for (auto& o : optimizations(c, arch)) {
+      if (!fits(o.technique, evidence)) continue;
+      if (std::any_of(ranked.begin(), ranked.end(), [&](const auto& r) { return r.second.technique == o.technique; }))
+        continue;
+      o.note = "from " + c + (o.note.empty() ? std::string() : ": " + o.note);
+      ranked.emplace_back(w * std::log(std::max(o.predicted_speedup, 1e-9)), std::move(o));
+    }
+  }
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& r : ranked) out.push_back(std::move(r.second));
+  return out;
+}
+
+std::string knowledge_base::adopt_discovered(const state_match& match, const kernel_evidence& evidence) {
+  if (!match.discovered || find_state(match.state)) return match.state;
+  require_writable();
+  const auto opts = optimizations_for(match, evidence, all_archs);
+  std::string from;
+  for (const auto& c : match.components) from += (from.empty() ? "" : ", ") + c;
+  state st;
+  st.name = match.state;
+  st.primary_bottleneck = evidence.primary;
+  st.secondary = evidence.secondary_names();
+  st.origin = "discovered";
+  st.description = "Discovered: no known state explains enough of this profile (" + evidence.primary +
+                   (st.secondary.empty() ? std::string() : " with " + st.secondary.front() +
+                                                               (st.secondary.size() > 1 ? " and more" : "")) +
+                   "); starts with the techniques of " + (from.empty() ? std::string("no known state") : from) + ".";
+  const update_cause cause{"discovered", "state " + match.state + " composed from " + from, {}};
+  sql::transaction tx(*db_);
+  change_log log(*db_);
+  const std::int64_t sid = ensure_state(st.name, log);
+  log.track("states", {{"id", sid}}, [&] {
+    auto& s = db_->cached(
+        "UPDATE states SET primary_bottleneck = ?, secondary = ?, criteria = '[]', scope = 'all', "
+        "origin = ?, description = ?, notes = '' WHERE id = ?");
+    s.bind(1, st.primary_bottleneck).bind(2, nlohmann::json(st.secondary).dump()).bind(3, st.origin);
+    s.bind(4, st.description).bind(5, sid).run();
+  });
+  for (const auto& o : opts) {
+    const auto tid = technique_id(o.technique);
+    log.track("optimizations", {{"state_id", sid}, {"technique_id", tid}}, [&] {
+      auto& s = db_->cached(
+          "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note) VALUES(?, ?, ?, ?) "
+          "ON CONFLICT DO NOTHING");
+      s.bind(1, sid).bind(2, tid).bind(3, o.prior_speedup).bind(4, o.note).run();
+    });
+  }
+  log.commit(cause);
+  tx.commit();
+  matcher_->invalidate();
+  return st.name;
+}
+
+std::vector<optimization> knowledge_base::static_strategies(const kernel_evidence& evidence, const std::string& arch,
+                                                            std::size_t top) {
+  std::map<std::string, optimization> best;
+  for (const auto& st : states()) {
+    if (st.scope != all_archs && st.scope != arch) continue;
+    for (auto& o : optimizations(st.name, arch)) {
+      if (needs_of(o.technique).empty() || !fits(o.technique, evidence)) continue;
+      auto it = best.find(o.technique);
+      if (it == best.end() || o.predicted_speedup > it->second.predicted_speedup) best[o.technique] = std::move(o);
+    }
+  }
+  std::vector<optimization> out;
+  for (auto& [name, o] : best) out.push_back(std::move(o));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const optimization& a, const optimization& b) { return a.predicted_speedup > b.predicted_speedup; });
+  if (out.size() > top) out.resize(top);
+  return out;
 }
 
 }  // namespace kblaster::kb

@@ -2,6 +2,7 @@
 // buffer of attempts, transitions, lessons and the revertible log of every change.
 #pragma once
 
+#include "kb/evidence.h"
 #include "kb/selection.h"
 #include "kb/sqlite.h"
 #include "kb/state_match.h"
@@ -83,10 +84,28 @@ class knowledge_base {
   // --- policy and matching (kb_select.cpp) ---
   /// Chooses techniques to try in a state. Deterministic for request.seed.
   std::vector<choice> select(const selection_request& request);
-  /// Best KB state for a signature, with its score; nullopt when the KB has no state at all.
+  /// The state for a kernel's evidence (state_matcher::best): a known state that explains most
+  /// of it, else a discovered one; nullopt for static evidence or a KB without states.
+  std::optional<state_match> match_state(const kernel_evidence& evidence, const std::string& arch = "");
+  /// The same for a signature given by names alone, every characteristic at the default weight.
   std::optional<state_match> match_state(const std::string& primary,
                                          const std::vector<std::string>& secondary,
                                          const std::string& arch = "");
+  /// The techniques for a match that fit the evidence (their needs hold), best predicted first:
+  /// the state's own when it is in the KB, else (a discovered state not adopted yet) those of its
+  /// components, each under the first component that lists it, the heaviest evidence first.
+  std::vector<optimization> optimizations_for(const state_match& match, const kernel_evidence& evidence,
+                                              const std::string& arch = "");
+  /// Stores a discovered match as a state (origin "discovered") with the techniques of its
+  /// components that fit the evidence, logged as one update; nothing when it exists already.
+  /// Returns the state's name.
+  std::string adopt_discovered(const state_match& match, const kernel_evidence& evidence);
+  /// Without a profile: the techniques that static facts support, i.e. whose needs are stated
+  /// and all hold for `evidence` (register spills -> register pressure techniques, ...), each
+  /// at its best prediction over the states that list it, best first; none when no fact points
+  /// to one.
+  std::vector<optimization> static_strategies(const kernel_evidence& evidence, const std::string& arch = "",
+                                              std::size_t top = 3);
 
   // --- update log (kb_history.cpp) ---
   /// Updates, newest first.

@@ -66,6 +66,10 @@ std::string_view to_string(selection_policy p) noexcept {
 
 std::vector<choice> choose(std::vector<candidate> candidates, const selection_request& request) {
   random_source rng(request.seed);
+  // A technique whose preconditions the kernel does not meet is no candidate at all: not even
+  // the fallback offers launch_overhead_reduction for one long launch.
+  if (request.evidence)
+    std::erase_if(candidates, [&](const candidate& c) { return !fits(c.opt.technique, *request.evidence); });
   // The order of candidates must not depend on how SQL returned them.
   std::sort(candidates.begin(), candidates.end(),
             [](const candidate& a, const candidate& b) { return a.opt.technique < b.opt.technique; });

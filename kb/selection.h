@@ -2,6 +2,7 @@
 // and a seeded random source, so that a selection is reproducible from its seed.
 #pragma once
 
+#include "kb/evidence.h"
 #include "kb/random.h"
 #include "kb/types.h"
 
@@ -31,6 +32,9 @@ struct selection_request {
   std::size_t pool = 5;      ///< weighted: sample among the top `pool` by predicted gain (at least k)
   double explore_probability = 0.25;  ///< with k == 1, chance that the pick goes to an untried technique
   int retire_after = 3;      ///< attempts without a single success after which a technique is dropped
+  /// What is known of the kernel: techniques whose needs do not hold for it are not offered
+  /// (kb/evidence.h). Without it every technique of the state is a candidate.
+  std::optional<kernel_evidence> evidence;
 };
 
 /// A candidate as the policy sees it.

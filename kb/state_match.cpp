@@ -1,4 +1,5 @@
-// Signature-to-state matching over an in-memory cache of state signatures.
+// Evidence-weighted matching of a kernel to a KB state, over an in-memory cache of state
+// signatures (rules in state_match.h and kb/seed/states.md).
 #include "kb/state_match.h"
 
 #include <nlohmann/json.hpp>
@@ -33,27 +34,96 @@ std::string family_of(const std::string& primary) {
   return primary;
 }
 
-double match_score(const state_signature& s, const std::string& primary,
-                   const std::vector<std::string>& secondary_sorted, const std::string& arch) {
+std::string discovered_name(const kernel_evidence& e) {
+  std::string name = e.primary;
+  for (const auto& s : e.secondary_names()) name += "+" + s;
+  return name;
+}
+
+namespace {
+
+bool scope_fits(const state_signature& s, const std::string& arch) {
   const bool any_arch = arch.empty() || arch == "all";
-  if (s.scope != "all" && (any_arch || s.scope != arch)) return -1.0;
-  double score = 0;
-  if (s.primary == primary) score += 0.5;
-  else if (family_of(s.primary) == family_of(primary)) score += 0.2;
-  std::size_t common = 0;
-  {
-    auto a = s.secondary.begin();
-    auto b = secondary_sorted.begin();
-    while (a != s.secondary.end() && b != secondary_sorted.end()) {
-      if (*a < *b) ++a;
-      else if (*b < *a) ++b;
-      else ++common, ++a, ++b;
-    }
+  return s.scope == "all" || (!any_arch && s.scope == arch);
+}
+
+// A characteristic's weight in matching: 0 when it is not shown or too weakly to steer.
+double steering_weight(const kernel_evidence& e, const std::string& name) {
+  const double w = e.weight_of(name);
+  return w >= minor_characteristic_weight ? w : 0.0;
+}
+
+// The names of the characteristics that steer, sorted.
+std::vector<std::string> steering_names(const kernel_evidence& e) {
+  auto names = e.secondary_names();
+  std::erase_if(names, [&](const std::string& n) { return steering_weight(e, n) <= 0; });
+  return names;
+}
+
+// The evidence's total weight: the primary's and each steering characteristic's.
+double total_weight(const kernel_evidence& e) {
+  double total = e.primary_weight;
+  for (const auto& n : steering_names(e)) total += steering_weight(e, n);
+  return total;
+}
+
+// The known states whose techniques a discovered state starts with: the state of the primary
+// alone (same primary, no characteristic), then for each characteristic (heaviest first) the state that names it with the fewest
+// other characteristics, preferring the kernel's primary, then its family.
+std::vector<std::string> components_of(const std::vector<state_signature>& cache, const kernel_evidence& e,
+                                       const std::string& arch) {
+  std::vector<std::string> out;
+  auto add = [&](const state_signature* s) {
+    if (s && std::find(out.begin(), out.end(), s->name) == out.end()) out.push_back(s->name);
+  };
+  const std::string family = family_of(e.primary);
+  const state_signature* pure = nullptr;
+  for (const auto& s : cache) {
+    if (!scope_fits(s, arch) || !s.secondary.empty() || s.primary != e.primary) continue;
+    if (!pure || s.scope != "all") pure = &s;
   }
-  const std::size_t unite = s.secondary.size() + secondary_sorted.size() - common;
-  score += 0.45 * (unite == 0 ? 1.0 : static_cast<double>(common) / static_cast<double>(unite));
-  if (!any_arch && s.scope == arch) score += 0.05;
-  return score;
+  add(pure);
+  auto chars = e.secondary;
+  std::erase_if(chars, [&](const observed_characteristic& c) { return steering_weight(e, c.name) <= 0; });
+  std::stable_sort(chars.begin(), chars.end(),
+                   [](const observed_characteristic& a, const observed_characteristic& b) { return a.weight > b.weight; });
+  for (const auto& c : chars) {
+    const state_signature* best = nullptr;
+    auto rank = [&](const state_signature& s) {
+      // Fewer other characteristics first; then the kernel's primary, then its family.
+      return std::make_tuple(s.secondary.size(), s.primary == e.primary ? 0 : s.family == family ? 1 : 2);
+    };
+    for (const auto& s : cache) {
+      if (!scope_fits(s, arch) || !std::binary_search(s.secondary.begin(), s.secondary.end(), c.name)) continue;
+      // Every other characteristic it names must be shown too: it speaks of this kernel.
+      if (!std::all_of(s.secondary.begin(), s.secondary.end(),
+                       [&](const std::string& n) { return steering_weight(e, n) > 0; }))
+        continue;
+      if (!best || rank(s) < rank(*best)) best = &s;
+    }
+    add(best);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<double> match_score(const state_signature& s, const kernel_evidence& e, const std::string& arch) {
+  if (!scope_fits(s, arch)) return std::nullopt;
+  if (family_of(s.primary) != family_of(e.primary)) return std::nullopt;
+  // The same primary in full; another memory level of the same bound (L1 for DRAM) at 3/4;
+  // another primary of the family (memory_heavy for memory_bound_dram) at half.
+  const bool both_levels = s.primary.rfind("memory_bound_", 0) == 0 && e.primary.rfind("memory_bound_", 0) == 0;
+  double explained = (s.primary == e.primary ? 1.0 : both_levels ? 0.75 : 0.5) * e.primary_weight;
+  for (const auto& n : s.secondary) {
+    const double w = steering_weight(e, n);
+    if (w <= 0) return std::nullopt;  // a characteristic the kernel does not show never decides
+    explained += w;
+  }
+  const double total = total_weight(e);
+  double share = total > 0 ? explained / total : 0;
+  if (s.scope != "all") share += 0.02;
+  return share;
 }
 
 void state_matcher::reload(sql::database& db) {
@@ -89,9 +159,8 @@ void state_matcher::reload(sql::database& db) {
   loaded_ = true;
 }
 
-std::optional<state_match> state_matcher::best(sql::database& db, const std::string& primary,
-                                               std::vector<std::string> secondary,
-                                               const std::string& arch) {
+std::optional<state_match> state_matcher::best(sql::database& db, const kernel_evidence& e, const std::string& arch) {
+  if (!e.measured) return std::nullopt;
   // data_version changes when another connection commits; total_changes when this one writes,
   // including raw SQL through knowledge_base::db() (the agents' KB edits) that never calls
   // invalidate().
@@ -105,39 +174,37 @@ std::optional<state_match> state_matcher::best(sql::database& db, const std::str
     data_version_ = version;
     own_changes_ = own_changes;
   }
-  std::sort(secondary.begin(), secondary.end());
-  secondary.erase(std::unique(secondary.begin(), secondary.end()), secondary.end());
+  if (cache_.empty()) return std::nullopt;
+  const auto names = steering_names(e);
+  // The characteristics that steer, as bits: a state naming any other bit is skipped at once.
+  std::uint64_t shown = 0;
+  if (masks_valid_)
+    for (const auto& n : names) {
+      const auto it = std::find(bit_names_.begin(), bit_names_.end(), n);
+      if (it != bit_names_.end()) shown |= std::uint64_t{1} << (it - bit_names_.begin());
+    }
   const state_signature* best_sig = nullptr;
   double best_score = -1.0;
-  if (masks_valid_) {
-    // The same score as match_score, with the set operations done on bit masks.
-    std::uint64_t q = 0;
-    int unknown = 0;  // query names no state has: they only enlarge the union
-    for (const auto& name : secondary) {
-      const auto it = std::find(bit_names_.begin(), bit_names_.end(), name);
-      if (it == bit_names_.end()) ++unknown;
-      else q |= std::uint64_t{1} << (it - bit_names_.begin());
-    }
-    const std::string family = family_of(primary);
-    const bool any_arch = arch.empty() || arch == "all";
-    for (const auto& sig : cache_) {
-      if (sig.scope != "all" && (any_arch || sig.scope != arch)) continue;
-      double sc = sig.primary == primary ? 0.5 : sig.family == family ? 0.2 : 0.0;
-      const int common = std::popcount(sig.mask & q);
-      const int unite = std::popcount(sig.mask | q) + unknown;
-      sc += 0.45 * (unite == 0 ? 1.0 : static_cast<double>(common) / unite);
-      if (!any_arch && sig.scope == arch) sc += 0.05;
-      if (sc > best_score) best_score = sc, best_sig = &sig;  // ties keep the first name
-    }
-  } else {
-    for (const auto& sig : cache_) {
-      const double sc = match_score(sig, primary, secondary, arch);
-      if (sc > best_score) best_score = sc, best_sig = &sig;
+  for (const auto& sig : cache_) {
+    if (masks_valid_ && (sig.mask & ~shown) != 0) continue;
+    const auto sc = match_score(sig, e, arch);
+    if (sc && *sc > best_score + 1e-12) best_score = *sc, best_sig = &sig;  // ties keep the first name
+  }
+  state_match m;
+  if (best_sig) {
+    m.nearest_known = best_sig->name;
+    if (best_score >= min_explained_share) {
+      m.state = best_sig->name;
+      m.score = std::min(best_score, 1.0);
+      m.exact = best_sig->primary == e.primary && best_sig->secondary == names;
+      return m;
     }
   }
-  if (!best_sig || best_score < 0) return std::nullopt;
-  return state_match{best_sig->name, best_score,
-                     best_sig->primary == primary && best_sig->secondary == secondary};
+  m.state = discovered_name(e);
+  m.score = std::max(best_score, 0.0);
+  m.discovered = true;
+  m.components = components_of(cache_, e, arch);
+  return m;
 }
 
 }  // namespace kblaster::kb

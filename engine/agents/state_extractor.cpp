@@ -3,6 +3,7 @@
 
 #include "engine/agents/kb_context.h"
 #include "engine/agents/prompt_library.h"
+#include "engine/state/state_evidence.h"
 #include "kb/state_match.h"
 
 #include <algorithm>
@@ -80,7 +81,7 @@ parsed<state_verdict> parse_verdict(const llm::chat_response& answer, kb::knowle
 // The deterministic KB match for the signature (the KB's own matcher).
 std::pair<std::string, double> kb_match(kb::knowledge_base& kb, const state_extractor_input& in) {
   const auto& sig = in.view.signature;
-  auto m = kb.match_state(sig.primary, sig.secondary_names(), in.arch);
+  auto m = kb.match_state(kb_evidence(sig), in.arch);
   if (!m) return {"", 0.0};
   return {m->state, m->score};
 }

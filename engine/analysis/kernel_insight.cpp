@@ -1,6 +1,7 @@
 // KB queries for the editor's hover, code lenses and code actions.
 #include "engine/analysis/kernel_insight.h"
 
+#include "engine/state/state_evidence.h"
 #include "kb/knowledge_base.h"
 #include "kb/location.h"
 
@@ -41,10 +42,17 @@ kernel_insight insight_service::query(const std::filesystem::path& kb_path, cons
   std::lock_guard lock(mutex_);
   try {
     auto& kb = open_locked(kb_path);
-    if (const auto m = kb.match_state(view.signature.primary, view.signature.secondary_names(), arch)) {
+    const auto evidence = kb_evidence(view.signature);
+    if (!evidence.measured) {
+      // Nothing measured: no state is claimed, and only techniques that the static facts
+      // (spills, what limits occupancy) call for are shown; often none.
+      out.strategies = to_strategies(kb.static_strategies(evidence, arch, top), top);
+      out.strategies_from_static_facts = true;
+    } else if (const auto m = kb.match_state(evidence, arch)) {
       out.kb_state = m->state;
       out.match_score = m->score;
-      out.strategies = to_strategies(kb.optimizations(m->state, arch), top);
+      out.discovered = m->discovered;
+      out.strategies = to_strategies(kb.optimizations_for(*m, evidence, arch), top);
     }
     if (!task_name.empty()) {
       for (const auto& a : kb.attempts(attempts_scanned)) {

@@ -36,8 +36,10 @@ struct measured_runtime {
 
 /// The KB's view of one kernel.
 struct kernel_insight {
-  std::string kb_state;       ///< the KB state matched (empty when the KB has none)
-  double match_score = 0;
+  std::string kb_state;       ///< the KB state matched (empty when the KB has none, or nothing was measured)
+  double match_score = 0;     ///< the share of the evidence the state explains
+  bool discovered = false;    ///< no known state explains the profile: kb_state is a discovered one
+  bool strategies_from_static_facts = false;  ///< no profile: strategies only from ptxas/occupancy facts
   std::vector<strategy> strategies;  ///< best predicted first
   std::optional<measured_runtime> last_runtime;
   std::string error;          ///< the KB could not be read (the rest is empty then)

@@ -2,6 +2,8 @@
 // the checkpoint and the run report. Absent optionals are left out of the JSON, not null.
 #include "engine/evaluate/evaluator.h"
 #include "engine/evaluate/optional_fields.h"
+#include "engine/state/state_classifier.h"
+#include "engine/state/state_evidence.h"
 #include "support/hash.h"
 
 #include <cstdio>
@@ -33,8 +35,43 @@ nlohmann::json to_json(const profile_snapshot& p) {
   nlohmann::json j{{"kernel", p.kernel}, {"primary", p.primary}, {"secondary", p.secondary},
                    {"summary", p.summary}, {"view", p.view}, {"source", p.source}};
   put_optional(j, "elapsed_cycles", p.elapsed_cycles);
+  nlohmann::json chars = nlohmann::json::array();
+  for (const auto& c : p.evidence.secondary) chars.push_back({{"name", c.name}, {"weight", c.weight}});
+  j["evidence"] = {{"primary_weight", p.evidence.primary_weight}, {"secondary", chars},
+                   {"facts", p.evidence.facts}, {"measured", p.evidence.measured}};
   return j;
 }
+
+namespace {
+
+// Recordings made before snapshots carried their evidence: the same evidence rebuilt from the
+// view they do carry (to_json(kernel_view)), through the one function that weighs a signature.
+kb::kernel_evidence evidence_from_view(const profile_snapshot& p) {
+  const auto& v = p.view;
+  performance_signature s;
+  s.primary = p.primary.empty() ? std::string(primary::unknown) : p.primary;
+  s.function = v.value("function", p.kernel);
+  s.static_only = v.value("static_only", p.source == "static");
+  s.sol_band = v.value("sol_band", "");
+  const auto sol = v.value("sol", nlohmann::json::object());
+  auto number = [](const nlohmann::json& o, const char* key) -> std::optional<double> {
+    return o.contains(key) && o[key].is_number() ? std::optional<double>(o[key].get<double>()) : std::nullopt;
+  };
+  s.sol.compute_pct = number(sol, "compute_pct");
+  s.sol.memory_pct = number(sol, "memory_pct");
+  s.sol.duration_us = number(sol, "duration_us");
+  const auto evidence = v.value("secondary_evidence", nlohmann::json::object());
+  for (const auto& name : p.secondary)
+    s.secondary.push_back({name, "", evidence.contains(name) ? number(evidence[name], "estimated_speedup") : std::nullopt});
+  std::optional<double> launch;
+  for (const auto& f : v.value("findings", nlohmann::json::array()))
+    if (f.value("rule", "") == "LaunchConfiguration") launch = number(f, "estimated_speedup");
+  s.primary_weight = primary_weight_of(s, launch);
+  s.launches_in_run = v.value("profiled_kernels", 1);
+  return kb_evidence(s);
+}
+
+}  // namespace
 
 profile_snapshot snapshot_from_json(const nlohmann::json& j) {
   return reading("profile snapshot", [&] {
@@ -47,6 +84,17 @@ profile_snapshot snapshot_from_json(const nlohmann::json& j) {
     p.view = j.value("view", nlohmann::json::object());
     p.elapsed_cycles = get_optional<std::int64_t>(j, "elapsed_cycles");
     p.source = j.value("source", "ncu");
+    if (j.contains("evidence") && j["evidence"].is_object()) {
+      const auto& e = j["evidence"];
+      p.evidence.primary = p.primary;
+      p.evidence.primary_weight = e.value("primary_weight", 0.0);
+      for (const auto& c : e.value("secondary", nlohmann::json::array()))
+        p.evidence.secondary.push_back({c.at("name").get<std::string>(), c.value("weight", 0.0)});
+      for (const auto& f : e.value("facts", std::vector<std::string>{})) p.evidence.facts.insert(f);
+      p.evidence.measured = e.value("measured", true);
+    } else {
+      p.evidence = evidence_from_view(p);
+    }
     return p;
   });
 }

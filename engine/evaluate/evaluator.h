@@ -5,6 +5,8 @@
 // is present (CI, laptops). The loop never knows which one it has.
 #pragma once
 
+#include "kb/evidence.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -26,6 +28,7 @@ struct profile_snapshot {
   nlohmann::json view = nlohmann::json::object();  ///< to_json(kernel_view): evidence, SOL, findings
   std::optional<std::int64_t> elapsed_cycles;
   std::string source = "ncu";          ///< ncu (live on a GPU) | static (ptxas + occupancy)
+  kb::kernel_evidence evidence;        ///< weighed characteristics and facts: what the KB matches
 };
 
 /// The verdict on one candidate source.

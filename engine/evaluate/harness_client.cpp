@@ -221,8 +221,11 @@ harness_reply harness_client::request(nlohmann::json req, std::stop_token stop) 
     if (req.contains("timing") && req["timing"].is_object()) cap = req["timing"].value("max_seconds", cap);
     budget_s = 3 * cap;
   }
-  const auto deadline = std::chrono::steady_clock::now() + options_.watchdog +
-                        std::chrono::milliseconds(static_cast<long long>(budget_s * 1000));
+  const auto allowed = options_.watchdog + std::chrono::milliseconds(static_cast<long long>(budget_s * 1000));
+  const auto deadline = std::chrono::steady_clock::now() + allowed;
+  // The harness ends a candidate that overruns a little before the watchdog would end the harness:
+  // a hang then costs the candidate's runner, not the harness and its loaded references.
+  if (!req.contains("deadline_ms")) req["deadline_ms"] = static_cast<double>(allowed.count()) * 0.8;
   const std::string line = req.dump() + "\n";
   std::size_t sent = 0;
   while (sent < line.size()) {
@@ -242,8 +245,9 @@ harness_reply harness_client::request(nlohmann::json req, std::stop_token stop) 
     }
     if (!body.is_object() || body.value("id", nlohmann::json()) != id) continue;
     harness_reply r{body, "", "", ""};
-    if (body.value("check", "") == "cuda_fatal") {
-      // The harness exits after a fatal CUDA error; reap it now so the next request starts afresh.
+    if (body.value("harness_exits", false)) {
+      // The harness exits after a fatal CUDA error in its own context (a candidate's ends only
+      // its runner); reap it now so the next request starts afresh.
       r.stderr_tail = child_->tail();
       child_.reset();
     }

@@ -9,6 +9,7 @@
 #include "engine/evaluate/harness_evaluator.h"
 #include "engine/profile/profile_pipeline.h"
 #include "engine/profile/profile_summary.h"
+#include "engine/state/state_evidence.h"
 #include "engine/toolchain/task_build.h"
 
 #include <fstream>
@@ -29,6 +30,7 @@ profile_snapshot snapshot_of(const kernel_view& v, const std::string& source) {
   p.kernel = v.signature.function.empty() ? v.signature.name : v.signature.function;
   p.primary = v.signature.primary;
   p.secondary = v.signature.secondary_names();
+  p.evidence = kb_evidence(v.signature);
   p.summary = summarize_for_prompt(v);
   p.view = to_json(v);
   p.source = source;

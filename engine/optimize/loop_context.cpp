@@ -146,10 +146,21 @@ void loop_context::emit(progress_event e) {
   if (env.progress) env.progress(e);
 }
 
+std::optional<kb::kernel_evidence> evidence_of(const evaluation& e) {
+  if (!e.profile || e.profile->primary.empty()) return std::nullopt;
+  auto ev = e.profile->evidence;
+  if (ev.primary.empty()) ev.primary = e.profile->primary;
+  return ev;
+}
+
 state_of_version state_of(kb::knowledge_base& kb, const evaluation& e, const std::string& arch) {
-  if (!e.profile || e.profile->primary.empty()) return {"unknown", 0, false};
-  const auto m = kb.match_state(e.profile->primary, e.profile->secondary, arch);
+  const auto ev = evidence_of(e);
+  if (!ev) return {"unknown", 0, false};
+  const auto m = kb.match_state(*ev, arch);
   if (!m) return {"unknown", 0, false};
+  // A discovered state is stored with its components' techniques, so that the step can choose
+  // among them and the attempts teach the KB about this very state (the paper's new state).
+  if (m->discovered && !kb.read_only()) kb.adopt_discovered(*m, *ev);
   return {m->state, m->score, m->exact};
 }
 

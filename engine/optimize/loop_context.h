@@ -99,7 +99,11 @@ class loop_context {
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
-/// The KB state of a version (deterministic classifier + KB match).
+/// What the KB is told about a version's profile; nullopt without one.
+std::optional<kb::kernel_evidence> evidence_of(const evaluation& e);
+
+/// The KB state of a version (deterministic classifier + KB match; a discovered state is
+/// adopted into the KB).
 state_of_version state_of(kb::knowledge_base& kb, const evaluation& e, const std::string& arch);
 
 /// What the agents read about a version: the profile summary, or only cycles (an ablation).

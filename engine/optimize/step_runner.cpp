@@ -16,9 +16,10 @@ namespace {
 constexpr double min_gain = 1.01;
 
 kb::selection_request selection_for(const loop_context& ctx, const std::string& state, std::size_t k,
-                                    std::uint64_t seed) {
+                                    std::uint64_t seed, const std::optional<kb::kernel_evidence>& evidence) {
   kb::selection_request r;
   r.state = state;
+  r.evidence = evidence;  // techniques whose preconditions the version does not meet are not offered
   r.arch = ctx.arch;
   r.k = k;
   r.seed = seed;
@@ -34,7 +35,7 @@ kb::selection_request selection_for(const loop_context& ctx, const std::string& 
 // techniques. Without: the same policy over the mechanical techniques only, those the state does
 // not list joining with a neutral prior so that the tier still has something to try.
 std::vector<kb::choice> choose_techniques(loop_context& ctx, kb::knowledge_base& kb, const std::string& state,
-                                          std::uint64_t seed) {
+                                          const std::optional<kb::kernel_evidence>& evidence, std::uint64_t seed) {
   if (!ctx.options.only_technique.empty()) {
     // "Apply this technique": the user chose; the KB only supplies what it knows about it.
     kb::choice c;
@@ -52,7 +53,8 @@ std::vector<kb::choice> choose_techniques(loop_context& ctx, kb::knowledge_base&
   const bool known = state != "unknown" && kb.find_state(state).has_value();
   if (ctx.env.model) {
     if (!known) return {};
-    return kb.select(selection_for(ctx, state, static_cast<std::size_t>(std::max(ctx.options.top_k, 1)), seed));
+    return kb.select(
+        selection_for(ctx, state, static_cast<std::size_t>(std::max(ctx.options.top_k, 1)), seed, evidence));
   }
   std::vector<kb::candidate> cands;
   if (known)
@@ -71,7 +73,7 @@ std::vector<kb::choice> choose_techniques(loop_context& ctx, kb::knowledge_base&
     }
     cands.push_back({o, 0, 0});
   }
-  auto request = selection_for(ctx, state, cands.size(), seed);
+  auto request = selection_for(ctx, state, cands.size(), seed, evidence);
   return kb::choose(std::move(cands), request);
 }
 
@@ -202,7 +204,8 @@ step_record run_step(loop_context& ctx, kb::knowledge_base& kb, const version& s
   rec.state_before = before.name;
   rec.state_score = before.score;
   rec.result = start.hash;
-  const auto choices = choose_techniques(ctx, kb, before.name, step_seed(ctx.options.seed, iteration, trajectory, step));
+  const auto choices =
+      choose_techniques(ctx, kb, before.name, evidence_of(start.eval), step_seed(ctx.options.seed, iteration, trajectory, step));
   mechanical_result variants;
   const kb::choice* chosen = pick_choice(ctx, choices, start, tried, variants);
   if (!chosen) {

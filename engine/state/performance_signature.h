@@ -72,6 +72,11 @@ struct performance_signature {
   std::vector<finding> findings;
   std::vector<std::string> unknown;  // what this profile cannot tell
   sol_figures sol;
+  /// How strongly the profile shows the primary bottleneck, 0..1 (0 for a static profile): the
+  /// busiest unit's share of peak when one is busy, the idle share when none is, ncu's
+  /// LaunchConfiguration estimate for a small grid. The KB weighs states by it.
+  double primary_weight = 0;
+  int launches_in_run = 1;  // kernel launches in the profiled run (every kernel)
   bool static_only = false;
 
   /// True when `name` is among the secondary characteristics.

@@ -128,6 +128,8 @@ void classify_primary(const kernel_instance& k, const classifier_thresholds& t, 
     s.primary = primary::balanced;
     s.primary_evidence.push_back(figures + ": within " + fmt(t.heavy_gap_pct, 0) + " points of each other");
   }
+  const rule_result* launch = best_rule(k, "LaunchConfiguration");
+  s.primary_weight = primary_weight_of(s, launch ? launch->estimated_speedup : std::nullopt);
   if (!s.memory_level.empty())
     s.primary_evidence.push_back("busiest memory level: " + s.memory_level + " (DRAM " + fmt(f.dram_pct.value_or(0)) +
                                  "%, L2 " + fmt(f.l2_pct.value_or(0)) + "%, L1/TEX " + fmt(f.l1_pct.value_or(0)) + "%)");
@@ -243,11 +245,10 @@ void classify_secondary(const kernel_instance& k, const classify_context& ctx, p
   }
 
   // Tensor cores unused where the math is a matrix product.
-  static const std::regex matrix_like(R"((gemm|matmul|mm_|_mm|bmm|conv|attention|attn|linear))", std::regex::icase);
   const auto tensor = first_value(k, {{nullptr, "SM: Pipe Tensor Cycles Active"},
                                       {nullptr, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"}});
   const auto ffma = first_value(k, {{nullptr, "Predicated-On FFMA Operations Per Cycle"}});
-  if (tensor && *tensor < t.tensor_pipe_idle_pct && std::regex_search(k.function, matrix_like) &&
+  if (tensor && *tensor < t.tensor_pipe_idle_pct && looks_like_matrix_product(k.function) &&
       ffma.value_or(1) > 0)
     add(s, secondary::tensor_cores_unused,
         "tensor pipe active " + fmt(*tensor, 2) + "% while the kernel (" + k.function +
@@ -266,6 +267,22 @@ void collect_findings(const kernel_instance& k, performance_signature& s) {
 }
 
 }  // namespace
+
+double primary_weight_of(const performance_signature& s, std::optional<double> launch_configuration_pct) {
+  if (s.static_only || !s.sol.compute_pct || !s.sol.memory_pct) return 0;
+  const double top = std::max(*s.sol.compute_pct, *s.sol.memory_pct);
+  double w = top / 100.0;
+  if (s.sol_band == "low") {
+    w = 1.0 - top / 100.0;
+    if (s.primary == primary::small_grid && launch_configuration_pct) w = *launch_configuration_pct / 100.0;
+  }
+  return std::clamp(w, 0.05, 1.0);
+}
+
+bool looks_like_matrix_product(const std::string& function) {
+  static const std::regex matrix_like(R"((gemm|matmul|mm_|_mm|bmm|conv|attention|attn|linear))", std::regex::icase);
+  return std::regex_search(function, matrix_like);
+}
 
 performance_signature classify(const kernel_instance& k, const classify_context& ctx) {
   performance_signature s;
@@ -308,6 +325,7 @@ std::vector<performance_signature> classify_report(const profile_report& report,
     ctx.thresholds = t;
     ctx.launches_of_same_function = launches[k.function];
     out.push_back(classify(k, ctx));
+    out.back().launches_in_run = static_cast<int>(report.kernels.size());
   }
   return out;
 }

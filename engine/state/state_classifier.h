@@ -49,6 +49,14 @@ struct classify_context {
   classifier_thresholds thresholds;
 };
 
+/// The weight of a signature's primary bottleneck (performance_signature::primary_weight) from
+/// its Speed-of-Light figures and ncu's LaunchConfiguration estimate (percent), where it fired.
+double primary_weight_of(const performance_signature& s, std::optional<double> launch_configuration_pct);
+
+/// True when a kernel's name says it computes a matrix product (gemm, matmul, bmm, conv,
+/// attention, linear): the only evidence of one that a profile gives.
+bool looks_like_matrix_product(const std::string& function);
+
 /// Classifies one profiled kernel instance.
 performance_signature classify(const kernel_instance& k, const classify_context& ctx = {});
 

@@ -1,7 +1,9 @@
 // Reading and writing the task format (see task.h and the README's "Tasks" section).
 #include "engine/task/task.h"
+
 #include "support/files.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -184,6 +186,21 @@ task_spec task_from_json(const nlohmann::json& j, const std::string& dir, const 
       throw task_error(origin + ": 'seeds' must be an integer from 3 to 100");
     t.seeds = j["seeds"].get<int>();
   }
+  if (j.contains("stress")) {
+    const auto& st = j["stress"];
+    const auto where = origin + ".stress";
+    if (!st.is_object() || !st.contains("skip") || !st["skip"].is_array())
+      throw task_error(where + ": must be {\"skip\": [kinds], \"reason\": \"why they are out of the task's domain\"}");
+    for (const auto& k : st["skip"]) {
+      const auto& kinds = stress_kinds();
+      if (!k.is_string() || std::find(kinds.begin(), kinds.end(), k.get<std::string>()) == kinds.end())
+        throw task_error(where + ".skip: unknown stress set " + k.dump() + " (large_magnitude, near_limits)");
+      t.stress_skip.push_back(k.get<std::string>());
+    }
+    t.stress_skip_reason = opt_string(st, "reason", where);
+    if (!t.stress_skip.empty() && t.stress_skip_reason.empty())
+      throw task_error(where + ": skipping a stress set needs a 'reason' (what makes those inputs out of the task's domain)");
+  }
   return t;
 }
 
@@ -255,6 +272,7 @@ nlohmann::json to_json(const task_spec& t) {
   if (!t.arch.empty()) j["arch"] = t.arch;
   j["allow_libraries"] = t.allow_libraries;
   j["seeds"] = t.seeds;
+  if (!t.stress_skip.empty()) j["stress"] = {{"skip", t.stress_skip}, {"reason", t.stress_skip_reason}};
   return j;
 }
 

@@ -60,8 +60,18 @@ struct task_spec {
   std::string arch;                  // e.g. "sm_90"; empty: the machine's
   bool allow_libraries = false;      // may the candidate import cuBLAS/cuDNN/CUTLASS/LibTorch?
   int seeds = 3;                     // correctness seeds, each with fresh inputs
+  // Stress input sets the task declares outside its domain ("large_magnitude", "near_limits"),
+  // and why: the harness skips them and says so.
+  std::vector<std::string> stress_skip;
+  std::string stress_skip_reason;
   std::string description;
 };
+
+/// The stress input sets the harness runs beyond the task's own distribution.
+inline const std::vector<std::string>& stress_kinds() {
+  static const std::vector<std::string> kinds{"large_magnitude", "near_limits"};
+  return kinds;
+}
 
 /// Per-dtype tolerance: fp32/fp64 1e-4, fp16/bf16 1e-2, integers exact; spec overrides win.
 struct tolerance {

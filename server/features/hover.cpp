@@ -2,6 +2,7 @@
 // file has been analysed) its performance state with the evidence, the KB's top strategies for
 // that state and the last measured runtime; in an untrusted workspace, why profiling is off and
 // how to turn it on.
+#include "engine/source/kernel_launches.h"
 #include "server/features/cuda_symbol_text.h"
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
@@ -30,7 +31,9 @@ void register_hover(feature_registry& registry, lsp_server& server, editor_state
     if (symbol->kind == engine::cuda_symbol_kind::global_kernel) {
       const auto settings = read_editor_settings(server.settings());
       const auto k = lookup_kernel(state, settings, *doc, symbol->name);
-      if (k.view) md += "\n" + performance_markdown(*k.analysis, *k.view, k.insight);
+      if (k.view)
+        md += "\n" + performance_markdown(*k.analysis, *k.view, k.insight,
+                                          engine::launch_configurations(doc->text(), symbol->name));
       else if (k.analysis && !k.analysis->static_profile.error.empty())
         md += "\n---\n\n_No performance figures: " + k.analysis->static_profile.error + "_\n";
       if (!state.workspace_trusted()) md += "\n---\n\n_" + untrusted_message("Profiling and Optimize are off") + "_\n";

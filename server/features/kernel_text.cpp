@@ -38,14 +38,26 @@ std::string utc_in_words(const std::string& iso) {
   return iso;
 }
 
+namespace {
+// "registers" from "occupancy_limited_by_registers"; empty when no limiter is known.
+std::string occupancy_limiter(const engine::performance_signature& s) {
+  for (const auto& c : s.secondary)
+    if (c.name.rfind("occupancy_limited_by_", 0) == 0) return c.name.substr(21);
+  return "";
+}
+}  // namespace
+
 std::string performance_line(const engine::kernel_view& v, const engine::kernel_insight& insight) {
   std::string line;
   if (v.signature.static_only) {
     // Without a profile no bottleneck is known: the lens says what ptxas and the occupancy
-    // calculator do know, not a state guessed from them (the hover has that guess, labelled).
+    // calculator do know, and claims no state.
     line = "not profiled";
-    if (v.signature.sol.theoretical_occupancy_pct)
-      line += " · occupancy " + fixed(*v.signature.sol.theoretical_occupancy_pct, 0) + "% (theoretical)";
+    if (v.signature.sol.theoretical_occupancy_pct) {
+      line += " · occupancy " + fixed(*v.signature.sol.theoretical_occupancy_pct, 0) + "% (theoretical";
+      const std::string limiter = occupancy_limiter(v.signature);
+      line += limiter.empty() ? ")" : ", limited by " + limiter + ")";
+    }
     for (const auto& c : v.signature.secondary)
       if (c.name == "register_spills") line += " · register spills";
   } else {
@@ -56,16 +68,66 @@ std::string performance_line(const engine::kernel_view& v, const engine::kernel_
   return line;
 }
 
+namespace {
+
+// The part of the hover shown without a profile: what ptxas, the occupancy calculator and the
+// source say, and that the performance state needs a run.
+std::string static_facts_markdown(const engine::performance_signature& s, const std::vector<std::string>& launches) {
+  std::string md =
+      "State: `not measured` — where the kernel sits against the roofline (memory, compute, latency, "
+      "the grid) is known only from a profile on a GPU.\n\nKnown without a run:\n\n";
+  for (const auto& e : s.primary_evidence) md += "- " + e + "\n";
+  if (s.sol.theoretical_occupancy_pct) {
+    md += "- Occupancy: theoretical " + fixed(*s.sol.theoretical_occupancy_pct, 1) + "%";
+    const std::string limiter = occupancy_limiter(s);
+    md += limiter.empty() ? std::string(", no resource limits it") : ", limited by " + limiter;
+    md += "\n";
+  }
+  bool spills = false;
+  for (const auto& c : s.secondary)
+    if (c.name == "register_spills") {
+      md += "- Register spills: " + c.evidence + "\n";
+      spills = true;
+    }
+  if (!spills) md += "- No register spills\n";
+  for (const auto& l : launches) md += "- Launch in the source: `<<<" + l + ">>>`\n";
+  return md;
+}
+
+}  // namespace
+
 std::string performance_markdown(const engine::file_analysis& a, const engine::kernel_view& v,
-                                  const engine::kernel_insight& insight) {
+                                  const engine::kernel_insight& insight, const std::vector<std::string>& launches) {
   const auto& s = v.signature;
   const auto& sol = s.sol;
   std::string md = "---\n\n**Performance** (" +
                    std::string(s.static_only ? "static: ptxas + occupancy, not a profile" : "ncu profile") + ", " +
                    utc_in_words(a.analysed_at) + ")\n\n";
+  if (s.static_only) {
+    md += static_facts_markdown(s, launches);
+    if (!insight.strategies.empty()) {
+      md += "\n**Strategies** for what ptxas shows (knowledge base; not measured)\n\n| technique | predicted | confidence "
+            "|\n| --- | --- | --- |\n";
+      for (const auto& st : insight.strategies)
+        md += "| `" + st.technique + "` | " + fixed(st.predicted_speedup, 2) + "× | " +
+              (st.attempts == 0 ? std::string("prior only, not measured yet")
+                                : fixed(st.confidence * 100, 0) + "% (" + std::to_string(st.attempts) + " measured)") +
+              " |\n";
+    } else if (!insight.error.empty()) {
+      md += "\n_Knowledge base unavailable: " + insight.error + "_\n";
+    } else {
+      md += "\n_No strategy: nothing known without a profile calls for one._\n";
+    }
+    md += "\nLast runtime: not measured yet" +
+          std::string(a.live_refused ? " (the workspace was not trusted at the last save)"
+                      : a.live_skipped.empty() ? ""
+                                               : " (" + a.live_skipped + ")") +
+          "\n";
+    return md;
+  }
   md += "State: `" + (insight.kb_state.empty() ? v.state.state : insight.kb_state) + "`";
   if (s.primary != "unknown") md += " — primary `" + s.primary + "`";
-  if (s.static_only) md += "\n\n_Estimated from ptxas and occupancy alone: a profile on a GPU decides the state._";
+  if (insight.discovered) md += " (discovered: no known state explains this profile)";
   md += "\n\n";
   if (sol.compute_pct || sol.memory_pct) {
     md += "- Speed of light: compute " + (sol.compute_pct ? fixed(*sol.compute_pct, 1) + "%" : "?") + ", memory " +

@@ -6,12 +6,15 @@
 #include "engine/analysis/kernel_insight.h"
 
 #include <string>
+#include <vector>
 
 namespace kblaster::server {
 
 /// Markdown: state and evidence, the KB's top strategies, the last runtime and when. Short.
+/// Without a profile it states only what is known (resources, occupancy and its limiter, spills,
+/// `launches` as the source writes them) and claims no performance state.
 std::string performance_markdown(const engine::file_analysis& a, const engine::kernel_view& v,
-                                 const engine::kernel_insight& insight);
+                                 const engine::kernel_insight& insight, const std::vector<std::string>& launches = {});
 
 /// A state key in words: "memory_bound_dram+uncoalesced_global_access" -> "memory bound dram,
 /// uncoalesced global access".

@@ -146,6 +146,23 @@ struct checker {
     }
   }
 
+  // Legitimate fast candidates (tiled GEMM, shuffle reductions, fast-math): each must pass with
+  // its speedup, stress inputs included; a harness that refused everything would prove nothing.
+  void controls() {
+    std::cout << "controls (" << opt.device << "): legitimate fast candidates, each must pass\n";
+    for (const auto& f : files(fs::path(opt.root) / "tests/harness/controls")) {
+      const auto task = task_named(tag(read(f), "kblaster-task"));
+      const auto b = build(f.string());
+      if (!b.ok) {
+        record("controls", f.filename().string(), false, "does not build: " + b.log.substr(0, 300), {});
+        continue;
+      }
+      const auto r = evaluate(task, b.library);
+      const bool ok = r.value("verdict", "") == "pass" && r.contains("timing");
+      record("controls", f.filename().string(), ok, ok ? figures(r) : r.dump().substr(0, 400), r);
+    }
+  }
+
   void adversarial() {
     std::cout << "adversarial candidates (" << opt.device << "): each must be rejected with its check\n";
     for (const auto& f : files(fs::path(opt.root) / "tests/harness/adversarial")) {
@@ -289,12 +306,16 @@ struct checker {
         continue;
       }
       const int tcp_before = tcp_listener->accepted, unix_before = unix_listener->accepted;
+      const int starts_before = client->starts();
       const auto screened = evaluate(good_task, b.library);  // the outer wall first
       if (screened.value("check", "") != "screening")
         record("escape", f.filename().string() + " (screening)", false,
                "the static screening let it through: " + screened.dump().substr(0, 200), screened);
       const auto r = evaluate(good_task, b.library, false);  // then the sandbox behind it
       const auto after = evaluate(good_task, good.library);
+      // The judge is the harness process: the candidate ran in a runner beside it and must not
+      // have ended it (a fresh harness for the next request would say it did).
+      const bool judge_survived = client->starts() == starts_before + 1;
       client->stop();  // the harness ends: nothing it started may outlive it
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       std::vector<std::string> out;
@@ -311,6 +332,7 @@ struct checker {
         out.push_back("process " + std::to_string(pid) + " outlived the harness");
         ::kill(pid, SIGKILL);
       }
+      if (!judge_survived) out.push_back("the judge (the harness process) did not survive the candidate");
       if (after.value("verdict", "") != "pass") out.push_back("the next good candidate did not pass: " + after.dump().substr(0, 200));
       std::string detail = r.value("verdict", "") + " (" + r.value("check", "") + "); next request " + after.value("verdict", "");
       for (const auto& o : out) detail += "; ESCAPED: " + o;
@@ -382,7 +404,7 @@ int main(int argc, char** argv) {
   }
   if (o.harness.empty() || o.root.empty()) {
     std::cerr << "usage: harness_check --harness PATH --root SOURCE_DIR [--device cpu|cuda] [--cache DIR] "
-                 "[--only examples|adversarial|isolation|escape|bench] [--watchdog S] [--max-seconds S] [--bench N] [--bench-task NAME] [--json-out F]\n";
+                 "[--only examples|controls|adversarial|isolation|escape|bench] [--watchdog S] [--max-seconds S] [--bench N] [--bench-task NAME] [--json-out F]\n";
     return 100;
   }
   if (o.cache.empty()) o.cache = (fs::temp_directory_path() / "kblaster-harness-check").string();
@@ -394,6 +416,7 @@ int main(int argc, char** argv) {
   c.client = std::make_unique<harness_client>(ho);
   try {
     if (o.only.empty() || o.only == "examples") c.examples();
+    if (o.only.empty() || o.only == "controls") c.controls();
     if (o.only.empty() || o.only == "adversarial") c.adversarial();
     if (o.only.empty() || o.only == "isolation") c.isolation();
     if (o.only.empty() || o.only == "escape") c.escape();

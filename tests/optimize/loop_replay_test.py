@@ -108,9 +108,11 @@ if "vector_add" in whole:
     journal = out / "steps.jsonl"
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
-        if journal.exists() and len(journal.read_text().splitlines()) >= 3:
+        # The first step evaluates; the answer book gives every later step of vector_add the same
+        # kernel, so they are evaluation-cache hits and follow within milliseconds: kill at once.
+        if journal.exists() and len(journal.read_text().splitlines()) >= 1:
             break
-        time.sleep(0.02)
+        time.sleep(0.002)
     still_running = proc.poll() is None
     proc.send_signal(signal.SIGKILL)
     proc.wait()

@@ -37,6 +37,19 @@ bool is_grid_stride(const parsed_source& s, token_range r);
 /// True when kernel `k` holds `for (T i = <global index>; …; i += <grid stride>)`.
 bool has_grid_stride_loop(const parsed_source& s, const function_info& k);
 
+/// vectorized_memory_access (vectorize.cpp).
+mechanical_result vectorize_variants(const parsed_source& s, const mechanical_context& c);
+
+/// True when token `i` is followed by an assignment (`=`, `op=`, `++`, `--`) within `limit`
+/// (grid_stride.cpp).
+bool is_assignment_after(const parsed_source& s, std::size_t i, std::size_t limit);
+/// Why the per-element code `r` must not run several times per thread (barriers, shared
+/// memory, warp collectives, thread indices, a modified index); "" when it may.
+std::string per_element_hazard(const parsed_source& s, token_range r, std::string_view index);
+/// The bound of `name < bound` (less) or `name >= bound` in condition `c`; empty when the
+/// condition is not of that form or the bound is not a simple expression.
+token_range bound_of(const parsed_source& s, token_range c, std::string_view name, bool less);
+
 /// Joins `reasons` with "; ", each once, in order.
 std::string join_reasons(const std::vector<std::string>& reasons);
 

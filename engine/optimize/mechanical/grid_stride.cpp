@@ -31,6 +31,8 @@ constexpr std::string_view cap_helper_source =
     "  return grid < cap ? grid : cap;\n"
     "}\n\n";
 
+}  // namespace
+
 bool is_assignment_after(const parsed_source& s, std::size_t i, std::size_t limit) {
   // name = …, name op= …, name++ / name-- (the lexer splits operators into characters)
   if (i + 1 >= limit) return false;
@@ -94,6 +96,8 @@ token_range bound_of(const parsed_source& s, token_range c, std::string_view nam
   }
   return {};
 }
+
+namespace {
 
 // The rewrite of one kernel into a grid-stride loop: its edits, or why not.
 std::string convert_kernel(const parsed_source& s, const function_info& k, std::vector<edit>& edits) {

@@ -15,8 +15,8 @@ const std::vector<std::string>& mechanical_techniques() {
   // Cheapest and safest first: launch shape, then code shape, then qualifiers, then the one
   // that trades accuracy.
   static const std::vector<std::string> names = {
-      "block_size_tuning", "grid_stride_loop", "grid_size_tuning", "launch_bounds",
-      "loop_unrolling",    "read_only_cache",  "fast_math_intrinsics"};
+      "block_size_tuning", "grid_stride_loop", "grid_size_tuning",         "launch_bounds",
+      "loop_unrolling",    "read_only_cache",  "vectorized_memory_access", "fast_math_intrinsics"};
   return names;
 }
 
@@ -50,6 +50,7 @@ mechanical_result mechanical_variants(const std::string& source, const std::stri
     else if (technique == "launch_bounds") result = mech::launch_bounds_variants(parsed, context);
     else if (technique == "loop_unrolling") result = mech::unroll_variants(parsed, context);
     else if (technique == "read_only_cache") result = mech::read_only_variants(parsed, context);
+    else if (technique == "vectorized_memory_access") result = mech::vectorize_variants(parsed, context);
     else result = mech::fast_math_variants(parsed, context);
   } catch (const std::exception& e) {
     // A transformation bug must not take the loop down: the technique just does not apply.

@@ -1,5 +1,6 @@
-// signals: kills the engine. It scans /proc for the process that started the harness
-// (harness_check here, kblaster in the daemon) and sends it SIGKILL, then kills its own parent.
+// signals: kills the engine and the judge. It scans /proc for the process that started the
+// harness (harness_check here, kblaster in the daemon) and for the judge (kblaster-harness) and
+// sends them SIGKILL, then kills its own parent (the judge again).
 // kblaster-expect: contained
 #include "escape_probe.h"
 
@@ -19,10 +20,10 @@ extern "C" int kb_forward(const DLTensor*, int, DLTensor*, int, void*) {
       std::ifstream in(std::string("/proc/") + e->d_name + "/comm");
       std::string comm;
       std::getline(in, comm);
-      if (comm == "harness_check" || comm == "kblaster" || comm == "test_engine") hit |= kill(pid, SIGKILL) == 0;
+      if (comm == "harness_check" || comm == "kblaster" || comm == "test_engine" || comm == "kblaster-harness") hit |= kill(pid, SIGKILL) == 0;
     }
     closedir(d);
   }
-  kill(getppid(), SIGKILL);  // in the sandbox: its own init, which takes the harness with it
+  hit |= kill(getppid(), SIGKILL) == 0;  // the judge, whose child this runner is
   return hit ? escape::kEscaped : 0;
 }

@@ -57,7 +57,7 @@ bool contains(const std::string& haystack, const std::string& needle) {
 TEST_CASE("mechanical: the technique list in probing order") {
   const std::vector<std::string> expected = {"block_size_tuning", "grid_stride_loop", "grid_size_tuning",
                                              "launch_bounds",     "loop_unrolling",   "read_only_cache",
-                                             "fast_math_intrinsics"};
+                                             "vectorized_memory_access", "fast_math_intrinsics"};
   CHECK(mechanical_techniques() == expected);
   CHECK(is_mechanical("loop_unrolling"));
   CHECK_FALSE(is_mechanical("kernel_fusion"));
@@ -378,4 +378,101 @@ TEST_CASE("mechanical: bad input gets a reason, never a crash") {
   mechanical_context none;
   none.max_variants = 0;
   CHECK(run(vector_add, "block_size_tuning", none).not_applicable == "no variants asked for (max_variants is 0)");
+}
+
+TEST_CASE("mechanical vectorized_memory_access: float4 and float2 with an alignment check and a scalar tail") {
+  const auto r = run(vector_add, "vectorized_memory_access");
+  REQUIRE(r.variants.size() == 2);
+  CHECK(r.variants[0].label == "float4 loads/stores");
+  CHECK(r.variants[1].label == "float2 loads/stores");
+  CHECK(r.variants[0].parameters["vector_width"] == 4);
+  const std::string& v4 = r.variants[0].source;
+  // Every pointer the body uses must be 16-byte aligned, else the whole range stays scalar.
+  CHECK(contains(v4, "const bool kb_aligned = ((reinterpret_cast<unsigned long long>(c) | "
+                     "reinterpret_cast<unsigned long long>(a) | reinterpret_cast<unsigned long long>(b)) & 15ull) == 0;"));
+  CHECK(contains(v4, "const long long kb_nv = kb_aligned ? kb_n / 4 : 0;"));
+  CHECK(contains(v4, "const float4 kb_t = reinterpret_cast<const float4*>(a)[kb_v];"));
+  CHECK(contains(v4, "const float4 kb_t = reinterpret_cast<const float4*>(b)[kb_v];"));
+  // c is only written: stored in one float4, never loaded.
+  CHECK_FALSE(contains(v4, "reinterpret_cast<const float4*>(c)"));
+  CHECK(contains(v4, "reinterpret_cast<float4*>(c)[kb_v] = make_float4(kb_c[0], kb_c[1], kb_c[2], kb_c[3]);"));
+  CHECK(contains(v4, "kb_c[kb_l] = kb_a[kb_l] + kb_b[kb_l];"));
+  // The tail: element kb_nv * 4 + (t - kb_nv) for threads past the vectors, through the original body.
+  CHECK(contains(v4, "const long long kb_j = kb_nv * 4 + (static_cast<long long>(i) - kb_nv);"));
+  CHECK(contains(v4, "if (kb_j < kb_n) {"));
+  CHECK(contains(v4, "c[kb_j] = a[kb_j] + b[kb_j];"));
+  // The launch and the host code are untouched.
+  CHECK(contains(v4, "vector_add<<<static_cast<unsigned>(grid), block, 0, stream>>>(a, b, c, n);"));
+  CHECK(contains(r.variants[1].source, "& 7ull) == 0;"));
+  CHECK(contains(r.variants[1].source, "make_float2(kb_c[0], kb_c[1])"));
+  CHECK(run(vector_add, "vectorized_memory_access").variants[0].source == v4);  // deterministic
+}
+
+TEST_CASE("mechanical vectorized_memory_access: a grid-stride kernel keeps its loop for the tail") {
+  const auto strided = run(vector_add, "grid_stride_loop");
+  REQUIRE_FALSE(strided.variants.empty());
+  const auto r = run(strided.variants[0].source, "vectorized_memory_access");
+  REQUIRE(r.variants.size() == 2);
+  const std::string& v4 = r.variants[0].source;
+  CHECK(contains(v4, "for (long long kb_v = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; "
+                     "kb_v < kb_nv; kb_v += static_cast<long long>(gridDim.x) * blockDim.x) {"));
+  CHECK(contains(v4, "for (long long i = static_cast<long long>(kb_nv * 4 + (blockIdx.x * "
+                     "static_cast<long long>(blockDim.x) + threadIdx.x)); i < kb_n; i += "
+                     "static_cast<long long>(gridDim.x) * blockDim.x)"));
+}
+
+TEST_CASE("mechanical vectorized_memory_access: read-modify-write and conditional writes load the output") {
+  const std::string axpy = R"(__global__ void axpy(const float* x, float* y, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += a * x[i];
+}
+)";
+  const auto r = run(axpy, "vectorized_memory_access");
+  REQUIRE(r.variants.size() == 2);
+  CHECK(contains(r.variants[0].source, "reinterpret_cast<const float4*>(y)[kb_v]"));
+  CHECK(contains(r.variants[0].source, "reinterpret_cast<float4*>(y)[kb_v] = make_float4("));
+  const std::string relu = R"(__global__ void relu(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { if (x[i] > 0.f) y[i] = x[i]; }
+}
+)";
+  const auto c = run(relu, "vectorized_memory_access");
+  REQUIRE(c.variants.size() == 2);
+  // y is written only under a condition: lanes the body skips must keep their values.
+  CHECK(contains(c.variants[0].source, "reinterpret_cast<const float4*>(y)[kb_v]"));
+}
+
+TEST_CASE("mechanical vectorized_memory_access: refusals say why") {
+  auto refused = [](const std::string& src) { return run(src, "vectorized_memory_access").not_applicable; };
+  CHECK(contains(refused(row_kernel), "kernel rows has code after (or an else to) its bounds check"));
+  CHECK(contains(refused(R"(__global__ void k(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[2 * i];
+}
+)"),
+                 "pointer x is used other than as x[i]"));
+  CHECK(contains(refused(R"(__global__ void k(const double* x, double* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i];
+}
+)"),
+                 "pointer y is not a float*"));
+  CHECK(contains(refused(R"(__global__ void k(const float* x, float* y, int n) {
+  for (;;) { y[0] = x[0]; }
+}
+)"),
+                 "is not element-wise"));
+  CHECK(contains(refused(R"(__global__ void k(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { y[i] = x[i]; __syncthreads(); }
+}
+)"),
+                 "__syncthreads"));
+  CHECK(contains(refused(R"(__global__ void k(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i];
+  else y[0] = 0.f;
+}
+)"),
+                 "after (or an else to) its bounds check"));
 }

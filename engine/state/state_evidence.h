@@ -1,0 +1,18 @@
+// What the KB is told about a classified kernel: the signature's primary bottleneck and
+// characteristics weighed by their evidence, and the facts technique preconditions name
+// (kb/evidence.h). One place turns a signature into KB evidence, for the editor and the loop.
+#pragma once
+
+#include "engine/state/performance_signature.h"
+#include "kb/evidence.h"
+
+namespace kblaster::engine {
+
+/// The evidence of `s`. Weights: ncu's estimated speedup over 100 where a rule gave one;
+/// launch_bound by how far under the launch overhead (10 us) the kernel is; otherwise
+/// kb::default_characteristic_weight. Facts: several_launches (more than one launch in the run),
+/// short_launch (under 10 us), matrix_product (the kernel's name says so). A static signature
+/// gives unmeasured evidence: resource characteristics only, no state to claim.
+kb::kernel_evidence kb_evidence(const performance_signature& s);
+
+}  // namespace kblaster::engine

@@ -1,0 +1,357 @@
+// kblaster-runner: loads one candidate and calls its kb_forward on memory the judge
+// (kblaster-harness) shares with it, nothing more. It holds no reference, no expected output
+// and no verdict, and cannot write to the engine: whatever the candidate does to this process's
+// memory, clock or functions, the judge reads only the shared outputs and its own clock.
+// Started by the judge inside the same sandbox, with the protocol socket as fd 3
+// (harness/runner/protocol.h); it dies with the judge (PDEATHSIG) and is killed after the
+// one request it serves.
+#include "harness/runner/protocol.h"
+#include "harness/runner/seccomp_filter.h"
+
+#include <dlfcn.h>
+#include <dlpack/dlpack.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#ifdef KBLASTER_RUNNER_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace {
+
+using namespace kblaster::harness::runner;
+using kb_forward_fn = int (*)(const DLTensor*, int, DLTensor*, int, void*);
+
+int sock = 3;
+
+bool read_exact(void* data, std::size_t n, int* received_fd = nullptr) {
+  auto* p = static_cast<char*>(data);
+  while (n > 0) {
+    iovec iov{p, n};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    const ssize_t got = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    if (got <= 0) return false;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && received_fd)
+        std::memcpy(received_fd, CMSG_DATA(c), sizeof(int));
+    p += got;
+    n -= static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
+void send_reply(reply r) {
+  r.magic = protocol_magic;
+  const char* p = reinterpret_cast<const char*>(&r);
+  std::size_t n = sizeof(r);
+  while (n > 0) {
+    const ssize_t put = ::write(sock, p, n);
+    if (put <= 0) std::_Exit(1);  // the judge is gone
+    p += put;
+    n -= static_cast<std::size_t>(put);
+  }
+}
+
+reply failure(status s, const std::string& message) {
+  reply r;
+  r.result = s;
+  std::snprintf(r.message, sizeof(r.message), "%s", message.c_str());
+  return r;
+}
+
+// The device side: the CUDA context, the stream handed to candidates and the event timer.
+struct device {
+  bool cuda = false;
+#ifdef KBLASTER_RUNNER_CUDA
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  void* scratch = nullptr;
+#endif
+  std::chrono::steady_clock::time_point host_start;
+
+  std::string init(bool want_cuda) {
+    cuda = want_cuda;
+#ifdef KBLASTER_RUNNER_CUDA
+    if (!cuda) return {};
+    if (auto e = cudaSetDevice(0); e != cudaSuccess) return cudaGetErrorString(e);
+    // The same kind of stream the in-process harness handed out: blocking, so that the legacy
+    // stream's events bracket it.
+    if (auto e = cudaStreamCreate(&stream); e != cudaSuccess) return cudaGetErrorString(e);
+    if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) return "cudaEventCreate";
+    // Everything the runtime starts lazily (its threads, the memset kernel's module) starts now,
+    // so that the judge's count of this process's threads is the runtime's before the candidate.
+    if (cudaMalloc(&scratch, 256) != cudaSuccess || cudaMemsetAsync(scratch, 0, 256, stream) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess)
+      return "warming the CUDA runtime failed";
+    return {};
+#else
+    return cuda ? "this runner was built without CUDA" : "";
+#endif
+  }
+  /// The empty exchange's stand-in for a call: one tiny operation on the candidate's stream, so
+  /// that the judge's calibration pays what a call pays for launching into this process's
+  /// context (on a time-sliced GPU, a context switch) and nothing more.
+  void touch() {
+#ifdef KBLASTER_RUNNER_CUDA
+    if (cuda) cudaMemsetAsync(scratch, 0, 4, stream);
+#endif
+  }
+  void* candidate_stream() const {
+#ifdef KBLASTER_RUNNER_CUDA
+    return stream;
+#else
+    return nullptr;
+#endif
+  }
+  void timer_start() {
+    host_start = std::chrono::steady_clock::now();
+#ifdef KBLASTER_RUNNER_CUDA
+    if (cuda) cudaEventRecord(start, cudaStreamLegacy);
+#endif
+  }
+  /// Ends the timed region after the whole device is done; fills r's event time and error.
+  void timer_stop(reply& r) {
+    r.event_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count();
+#ifdef KBLASTER_RUNNER_CUDA
+    if (!cuda) return;
+    cudaEventRecord(stop, cudaStreamLegacy);
+    cudaError_t e = cudaEventSynchronize(stop);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    float ms = 0;
+    if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, start, stop);
+    r.event_ms = ms;
+    if (e == cudaSuccess) e = cudaGetLastError();
+    note_error(r, e);
+#endif
+  }
+  /// The candidate's own stream is done (two-phase calls, first half).
+  void sync_stream(reply& r) {
+#ifdef KBLASTER_RUNNER_CUDA
+    if (cuda) note_error(r, cudaStreamSynchronize(stream));
+#else
+    (void)r;
+#endif
+  }
+  void sync_device(reply& r) {
+#ifdef KBLASTER_RUNNER_CUDA
+    if (!cuda) return;
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaGetLastError();
+    note_error(r, e);
+#else
+    (void)r;
+#endif
+  }
+#ifdef KBLASTER_RUNNER_CUDA
+  static void note_error(reply& r, cudaError_t e) {
+    if (e == cudaSuccess || r.result != status::ok) return;
+    r.result = status::cuda_error;
+    r.fatal = e == cudaErrorIllegalAddress || e == cudaErrorLaunchFailure || e == cudaErrorMisalignedAddress ||
+              e == cudaErrorIllegalInstruction || e == cudaErrorHardwareStackError || e == cudaErrorAssert ||
+              e == cudaErrorInvalidPc || e == cudaErrorLaunchTimeout;
+    std::snprintf(r.message, sizeof(r.message), "%s", cudaGetErrorString(e));
+  }
+#endif
+};
+
+// The shared arena, as this process sees it.
+struct arena {
+  char* base = nullptr;
+  std::uint64_t bytes = 0;
+  bool cuda = false;
+  void release() {
+    if (!base) return;
+#ifdef KBLASTER_RUNNER_CUDA
+    if (cuda) cudaIpcCloseMemHandle(base);
+#endif
+    if (!cuda) ::munmap(base, bytes);
+    base = nullptr;
+  }
+  std::string map(const request_header& h, int fd, bool on_cuda) {
+    release();
+    cuda = on_cuda;
+    bytes = h.arena_bytes;
+#ifdef KBLASTER_RUNNER_CUDA
+    if (cuda) {
+      cudaIpcMemHandle_t handle;
+      static_assert(sizeof(handle) == sizeof(h.ipc_handle));
+      std::memcpy(&handle, h.ipc_handle, sizeof(handle));
+      void* p = nullptr;
+      if (auto e = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess); e != cudaSuccess)
+        return std::string("cudaIpcOpenMemHandle: ") + cudaGetErrorString(e);
+      base = static_cast<char*>(p);
+      return {};
+    }
+#endif
+    if (fd < 0) return "no arena file descriptor came with the map request";
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED) return std::string("mmap: ") + std::strerror(errno);
+    base = static_cast<char*>(p);
+    return {};
+  }
+};
+
+// DLTensors over the arena, with copies of what they said, to tell whether kb_forward changed them.
+struct views {
+  std::vector<DLTensor> tensors, original;
+  std::vector<std::int64_t> dims, dims_copy;
+  std::string build(const std::vector<tensor_desc>& descs, const arena& a, bool cuda) {
+    tensors.assign(descs.size(), DLTensor{});
+    dims.assign(descs.size() * 2 * max_dims, 0);
+    for (std::size_t i = 0; i < descs.size(); ++i) {
+      const auto& d = descs[i];
+      if (d.ndim < 0 || d.ndim > max_dims) return "descriptor with " + std::to_string(d.ndim) + " dimensions";
+      if (d.offset > a.bytes) return "descriptor outside the arena";
+      auto* shape = &dims[i * 2 * max_dims];
+      auto* strides = shape + max_dims;
+      std::copy(d.shape, d.shape + max_dims, shape);
+      std::copy(d.strides, d.strides + max_dims, strides);
+      DLTensor& t = tensors[i];
+      t.data = a.base + d.offset;
+      t.device = cuda ? DLDevice{kDLCUDA, 0} : DLDevice{kDLCPU, 0};
+      t.ndim = d.ndim;
+      t.dtype = DLDataType{d.code, d.bits, d.lanes};
+      t.shape = shape;
+      t.strides = strides;
+      t.byte_offset = 0;
+    }
+    original = tensors;
+    dims_copy = dims;
+    return {};
+  }
+  int changed() const {
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      const auto &a = tensors[i], &b = original[i];
+      if (a.data != b.data || a.ndim != b.ndim || a.shape != b.shape || a.strides != b.strides ||
+          a.byte_offset != b.byte_offset || a.dtype.code != b.dtype.code || a.dtype.bits != b.dtype.bits)
+        return static_cast<int>(i);
+      if (!std::equal(dims.begin() + static_cast<long>(i * 2 * max_dims),
+                      dims.begin() + static_cast<long>((i + 1) * 2 * max_dims),
+                      dims_copy.begin() + static_cast<long>(i * 2 * max_dims)))
+        return static_cast<int>(i);
+    }
+    return -1;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool want_cuda = false;
+  long judge = -1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--device" && i + 1 < argc) want_cuda = std::string(argv[++i]) == "cuda";
+    else if (a == "--fd" && i + 1 < argc) sock = std::atoi(argv[++i]);
+    else if (a == "--judge" && i + 1 < argc) judge = std::atol(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: kblaster-runner --device cpu|cuda [--fd N] [--judge PID] (started by kblaster-harness)\n");
+      return 2;
+    }
+  }
+  // Dies with the judge; if the judge is already gone, at once.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (judge > 0 && ::getppid() != judge) return 1;
+  device dev;
+  if (const auto err = dev.init(want_cuda); !err.empty()) {
+    send_reply(failure(status::cuda_error, "runner start-up: " + err));
+    return 1;
+  }
+  const auto filter = install_seccomp_filter();
+  send_reply(failure(status::ok, filter.empty() ? "seccomp filter active" : "no seccomp filter: " + filter));
+
+  kb_forward_fn forward = nullptr;
+  arena shared;
+  views v;
+  for (;;) {
+    request_header h;
+    int fd = -1;
+    if (!read_exact(&h, sizeof(h), &fd) || h.magic != protocol_magic) return 0;  // the judge is gone
+    std::vector<char> payload(h.payload_bytes);
+    if (h.payload_bytes > sizeof(tensor_desc) * max_tensors + max_path || !read_exact(payload.data(), payload.size()))
+      return 1;
+    switch (h.kind) {
+      case op::quit: return 0;
+      case op::load: {
+        if (forward || payload.empty() || payload.size() > max_path) {
+          send_reply(failure(status::bad_request, "one candidate per runner"));
+          break;
+        }
+        const std::string path(payload.data(), strnlen(payload.data(), payload.size()));
+        void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!handle) {
+          send_reply(failure(status::load_failed, std::string("cannot load the candidate: ") + dlerror()));
+          break;
+        }
+        forward = reinterpret_cast<kb_forward_fn>(dlsym(handle, "kb_forward"));
+        send_reply(forward ? reply{} : failure(status::load_failed,
+                                               "the candidate has no extern \"C\" kb_forward (see the README's candidate ABI)"));
+        break;
+      }
+      case op::map: {
+        const auto err = shared.map(h, fd, dev.cuda);
+        send_reply(err.empty() ? reply{} : failure(status::map_failed, err));
+        break;
+      }
+      case op::noop:
+      case op::call: {
+        const std::size_t n = std::size_t{h.n_in} + h.n_out;
+        if ((h.kind == op::call && !forward) || !shared.base || n > max_tensors || payload.size() != n * sizeof(tensor_desc)) {
+          send_reply(failure(status::bad_request, "call before load and map, or a malformed descriptor list"));
+          break;
+        }
+        std::vector<tensor_desc> descs(n);
+        if (n) std::memcpy(descs.data(), payload.data(), payload.size());
+        if (const auto err = v.build(descs, shared, dev.cuda); !err.empty()) {
+          send_reply(failure(status::bad_request, err));
+          break;
+        }
+        reply r;
+        dev.timer_start();
+        if (h.kind == op::noop) dev.touch();
+        if (h.kind == op::call) {
+          try {
+            r.rc = forward(v.tensors.data(), static_cast<int>(h.n_in), v.tensors.data() + h.n_in,
+                           static_cast<int>(h.n_out), dev.candidate_stream());
+          } catch (const std::bad_alloc& e) {
+            r = failure(status::out_of_memory, std::string("kb_forward threw std::bad_alloc: ") + e.what());
+          } catch (const std::exception& e) {
+            r = failure(status::exception, std::string("kb_forward threw: ") + e.what());
+          } catch (...) {
+            r = failure(status::exception, "kb_forward threw a non-standard exception");
+          }
+        }
+        if (h.flags & flag_two_phase) {
+          dev.sync_stream(r);
+          send_reply(r);
+          request_header fin;
+          if (!read_exact(&fin, sizeof(fin)) || fin.magic != protocol_magic || fin.kind != op::finish) return 1;
+          r = reply{};
+          dev.sync_device(r);
+        } else {
+          dev.timer_stop(r);
+        }
+        r.descriptor_changed = v.changed();
+        send_reply(r);
+        break;
+      }
+      default: send_reply(failure(status::bad_request, "unknown request")); break;
+    }
+  }
+}

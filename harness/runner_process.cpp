@@ -1,0 +1,263 @@
+// Starting, talking to and ending kblaster-runner.
+#include "harness/runner_process.h"
+
+#include "harness/shared_arena.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+namespace kblaster::harness {
+
+std::string runner_reply::lost_check() const {
+  if (how == outcome::timed_out) return "hang";
+  if (signal == SIGABRT) return "abort";
+  if (signal == SIGKILL) return "out_of_memory";  // not ours (we only kill after a timeout): the OOM killer
+  if (signal != 0) return "crash";
+  return "crash";
+}
+
+std::string runner_reply::lost_reason(const std::string& during) const {
+  if (how == outcome::timed_out)
+    return "the candidate did not return within the deadline during " + during +
+           " (a kernel that never ends?); its runner was killed, the harness goes on";
+  if (signal != 0)
+    return "the candidate's runner died of signal " + std::to_string(signal) + " (" + strsignal(signal) + ") during " +
+           during + (signal == SIGKILL ? " (out of memory?)" : "") + "; the harness goes on";
+  return "the candidate's runner exited with status " + std::to_string(exit_code) + " during " + during +
+         " (the candidate called exit?); the harness goes on";
+}
+
+std::string runner_program() {
+  if (const char* env = std::getenv("KBLASTER_RUNNER"); env && *env) return env;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto next_to_us = self.parent_path() / "kblaster-runner";
+  if (ec || !std::filesystem::exists(next_to_us))
+    throw std::runtime_error("kblaster-runner is not next to the harness (" + next_to_us.string() +
+                             "): candidates run only in their own runner process");
+  return next_to_us.string();
+}
+
+runner_process::runner_process(const std::string& program, const std::string& device) {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
+  // posix_spawn (a vfork underneath), not fork: the judge's address space holds the CUDA
+  // driver's large mappings and LibTorch's threads, which a fork would copy page by page.
+  // fd 0: nothing; 1 and 2: the judge's stderr (never its protocol channel); 3: the socket;
+  // nothing else (the protocol's stdout is close-on-exec, and everything from 4 up is closed).
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, 2, 1);
+  posix_spawn_file_actions_adddup2(&actions, sv[1], 3);  // dup2 clears close-on-exec on the copy
+  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+  const std::string judge = std::to_string(::getpid());
+  const char* argv[] = {program.c_str(), "--device", device.c_str(), "--fd", "3", "--judge", judge.c_str(), nullptr};
+  pid_t pid = -1;
+  const int err = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, const_cast<char* const*>(argv), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(sv[1]);
+  if (err != 0) {
+    ::close(sv[0]);
+    throw std::runtime_error("starting " + program + ": " + std::strerror(err));
+  }
+  pid_ = pid;
+  fd_ = sv[0];
+}
+
+runner_process::~runner_process() {
+  kill();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void runner_process::kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  while (::waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+}
+
+runner_reply runner_process::lost(runner_reply::outcome how) {
+  runner_reply r;
+  r.how = how;
+  if (pid_ > 0) {
+    if (how == runner_reply::outcome::died) {
+      // It closed the socket: it is dying. Give it a moment to be reaped with its real cause.
+      for (int i = 0; i < 200; ++i) {
+        int st = 0;
+        const pid_t got = ::waitpid(pid_, &st, WNOHANG);
+        if (got == pid_) {
+          wait_status_ = st;
+          pid_ = -1;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
+    kill();
+  }
+  if (how == runner_reply::outcome::died) {
+    if (WIFSIGNALED(wait_status_)) r.signal = WTERMSIG(wait_status_);
+    if (WIFEXITED(wait_status_)) r.exit_code = WEXITSTATUS(wait_status_);
+  }
+  return r;
+}
+
+runner_reply runner_process::receive(deadline until) {
+  runner_reply r;
+  auto* p = reinterpret_cast<char*>(&r.body);
+  std::size_t need = sizeof(r.body);
+  while (need > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return lost(runner_reply::outcome::timed_out);
+    pollfd pfd{fd_, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count() + 1, 1 << 30)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) continue;
+    const ssize_t got = ::read(fd_, p, need);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return lost(runner_reply::outcome::died);
+    p += got;
+    need -= static_cast<std::size_t>(got);
+  }
+  if (r.body.magic != runner::protocol_magic) {
+    // Not the runner's own words: something wrote into the socket. Trust nothing further.
+    kill();
+    r.body = runner::reply{};
+    r.body.result = runner::status::bad_request;
+    std::snprintf(r.body.message, sizeof(r.body.message), "the runner's reply was garbled");
+  }
+  r.body.message[sizeof(r.body.message) - 1] = '\0';
+  return r;
+}
+
+runner_reply runner_process::exchange(const runner::request_header& h, const void* payload, std::size_t payload_bytes,
+                                      int send_fd, deadline until) {
+  if (pid_ <= 0) return lost(runner_reply::outcome::died);
+  const auto* head = reinterpret_cast<const char*>(&h);
+  std::vector<char> bytes(head, head + sizeof(h));
+  const auto* body = static_cast<const char*>(payload);
+  if (payload_bytes) bytes.insert(bytes.end(), body, body + payload_bytes);
+  std::size_t sent = 0;
+  bool fd_sent = send_fd < 0;
+  while (sent < bytes.size()) {
+    iovec iov{bytes.data() + sent, bytes.size() - sent};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    if (!fd_sent) {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof(control);
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(c), &send_fd, sizeof(int));
+    }
+    const ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return lost(runner_reply::outcome::died);
+    fd_sent = true;
+    sent += static_cast<std::size_t>(n);
+  }
+  return receive(until);
+}
+
+std::string runner_process::ready(deadline until) {
+  if (started_) return start_error_;
+  started_ = true;
+  const auto r = receive(until);
+  if (!r.replied()) start_error_ = r.lost_reason("its start-up");
+  else if (r.body.result != runner::status::ok) start_error_ = r.body.message;
+  else filter_state_ = r.body.message;
+  return start_error_;
+}
+
+runner_reply runner_process::load(const std::string& library, deadline until) {
+  runner::request_header h;
+  h.kind = runner::op::load;
+  h.payload_bytes = static_cast<std::uint32_t>(library.size() + 1);
+  return exchange(h, library.c_str(), library.size() + 1, -1, until);
+}
+
+runner_reply runner_process::map(const shared_arena& arena, deadline until) {
+  runner::request_header h;
+  h.kind = runner::op::map;
+  h.arena_bytes = arena.bytes();
+  arena.ipc_handle(h.ipc_handle);
+  return exchange(h, nullptr, 0, arena.fd(), until);
+}
+
+runner_reply runner_process::call(const std::vector<runner::tensor_desc>& descs, int n_in, int n_out, bool two_phase,
+                                  deadline until) {
+  runner::request_header h;
+  h.kind = runner::op::call;
+  h.n_in = static_cast<std::uint32_t>(n_in);
+  h.n_out = static_cast<std::uint32_t>(n_out);
+  h.flags = two_phase ? runner::flag_two_phase : 0;
+  h.payload_bytes = static_cast<std::uint32_t>(descs.size() * sizeof(runner::tensor_desc));
+  return exchange(h, descs.data(), h.payload_bytes, -1, until);
+}
+
+runner_reply runner_process::noop(const std::vector<runner::tensor_desc>& descs, int n_in, int n_out, deadline until) {
+  runner::request_header h;
+  h.kind = runner::op::noop;
+  h.n_in = static_cast<std::uint32_t>(n_in);
+  h.n_out = static_cast<std::uint32_t>(n_out);
+  h.payload_bytes = static_cast<std::uint32_t>(descs.size() * sizeof(runner::tensor_desc));
+  return exchange(h, descs.data(), h.payload_bytes, -1, until);
+}
+
+runner_reply runner_process::finish(deadline until) {
+  runner::request_header h;
+  h.kind = runner::op::finish;
+  return exchange(h, nullptr, 0, -1, until);
+}
+
+int runner_process::threads() const {
+  if (pid_ <= 0) return -1;
+  DIR* d = ::opendir(("/proc/" + std::to_string(pid_) + "/task").c_str());
+  if (!d) return -1;
+  int n = 0;
+  while (const dirent* e = ::readdir(d))
+    if (e->d_name[0] != '.') ++n;
+  ::closedir(d);
+  return n;
+}
+
+long long runner_process::cpu_ns() const {
+  if (pid_ <= 0) return -1;
+  const std::string dir = "/proc/" + std::to_string(pid_) + "/task";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return -1;
+  long long total = 0;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::FILE* f = std::fopen((dir + "/" + e->d_name + "/schedstat").c_str(), "r");
+    if (!f) continue;
+    long long on_cpu = 0;
+    if (std::fscanf(f, "%lld", &on_cpu) == 1) total += on_cpu;
+    std::fclose(f);
+  }
+  ::closedir(d);
+  return total;
+}
+
+}  // namespace kblaster::harness
