@@ -414,6 +414,15 @@ nlohmann::json session::handle(const nlohmann::json& req) {
       }
     }
   } end{*this, runner};
+  // Where the request's time went, for the engine's per-candidate breakdown: each phase's wall
+  // seconds from the previous mark (the reference's first load, the runner's start and load, the
+  // checked calls, the timed ones).
+  auto last_mark = received;
+  auto mark = [&](const char* phase) {
+    const auto now = clock_type::now();
+    reply["seconds"][phase] = std::chrono::duration<double>(now - last_mark).count();
+    last_mark = now;
+  };
   try {
     if (op == "ping") {
       reply.update({{"ok", true}, {"device", dev_.name()}, {"cuda", dev_.is_cuda()}, {"torch", TORCH_VERSION}});
@@ -433,6 +442,7 @@ nlohmann::json session::handle(const nlohmann::json& req) {
     // "screening": false is for tests of the sandbox behind the screening; the engine never sends it.
     const bool screen = req.value("screening", true);
     auto& ref = reference(task, req.value("reference_library", ""));
+    mark("reference");
     if (op == "profile_run") {
       // A profile is ncu's measurement of one call, not a verdict: the one-shot process under ncu
       // (itself sandboxed) loads the candidate, so that ncu sees the kernels of the process it runs.
@@ -471,12 +481,15 @@ nlohmann::json session::handle(const nlohmann::json& req) {
       reply.update(fail("fail", "load", loaded.body.message));
       return reply;
     }
+    mark("runner");
     if (op == "verify" || op == "evaluate") {
       reply.update(verify(task, *runner, ref, seed_base, until));
+      mark("verify");
       if (reply["verdict"] != "pass" || op == "verify") return reply;
       // verify's frame is gone; the timed calls get their own (rotated inputs, same shapes).
     }
     reply.update(time(task, runner, ref, seed_base + 99, req.value("timing", nlohmann::json::object()), until));
+    mark("time");
   } catch (const fatal_device_error&) {
     throw;
   } catch (const c10::OutOfMemoryError& e) {

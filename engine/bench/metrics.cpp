@@ -58,7 +58,9 @@ group_metrics group_of(const std::string& name, int level, const std::vector<con
   g.level = level;
   g.problems = static_cast<int>(rs.size());
   std::vector<std::optional<double>> eager, compile, best;
+  std::vector<optimize::phase_seconds> phases;
   for (const auto* r : rs) {
+    phases.insert(phases.end(), r->candidate_phases.begin(), r->candidate_phases.end());
     ++g.statuses[r->status];
     g.valid += r->valid ? 1 : 0;
     g.tokens += r->tokens;
@@ -70,6 +72,7 @@ group_metrics group_of(const std::string& name, int level, const std::vector<con
     compile.push_back(s.compile);
     best.push_back(s.best_baseline);
   }
+  g.cost = optimize::summarize_costs(phases);
   g.valid_rate = g.problems ? static_cast<double>(g.valid) / g.problems : 0;
   const auto present = [](const std::vector<std::optional<double>>& v) {
     std::vector<double> out;
@@ -130,6 +133,7 @@ nlohmann::json to_json(const group_metrics& g) {
                    {"gpu_seconds", g.gpu_seconds},
                    {"wall_seconds", g.wall_seconds},
                    {"candidates", g.candidates},
+                   {"cost_per_candidate", optimize::to_json(g.cost)},
                    {"statuses", g.statuses}};
   j["speedup_per_mtoken"] = g.speedup_per_mtoken ? nlohmann::json(*g.speedup_per_mtoken) : nlohmann::json(nullptr);
   return j;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "engine/bench/problem_result.h"
+#include "engine/optimize/candidate_cost.h"
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +44,7 @@ struct group_metrics {
   std::int64_t tokens = 0;
   double gpu_seconds = 0, wall_seconds = 0;
   int candidates = 0;
+  optimize::cost_summary cost;  ///< seconds per candidate, over the group's problems
   /// geomean best-baseline speedup per million tokens spent per problem; absent with no tokens
   std::optional<double> speedup_per_mtoken;
   std::map<std::string, int> statuses;  ///< ok, import_failed, no_initial_kernel, ...

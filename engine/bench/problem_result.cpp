@@ -50,6 +50,8 @@ nlohmann::json to_json(const problem_result& r) {
   put(j, "reference_ms", r.reference_ms);
   put(j, "input_ms", r.input_ms);
   put(j, "best_ms", r.best_ms);
+  auto& phases = j["candidate_phases"] = nlohmann::json::array();
+  for (const auto& p : r.candidate_phases) phases.push_back(optimize::to_json(p));
   auto& t = j["techniques"] = nlohmann::json::array();
   for (const auto& u : r.techniques) t.push_back({{"technique", u.technique}, {"success", u.success}});
   const auto s = speedups_of(r);
@@ -83,6 +85,8 @@ problem_result problem_result_from_json(const nlohmann::json& j) {
     r.run_id = j.value("run_id", "");
     r.worker = j.value("worker", "");
     r.finished_at = j.value("finished_at", "");
+    for (const auto& p : j.value("candidate_phases", nlohmann::json::array()))
+      r.candidate_phases.push_back(optimize::phases_from_json(p));
     for (const auto& t : j.value("techniques", nlohmann::json::array()))
       r.techniques.push_back({t.at("technique").get<std::string>(), t.value("success", false)});
   } catch (const nlohmann::json::exception& e) {

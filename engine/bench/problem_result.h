@@ -3,6 +3,8 @@
 // the merge step and the tests agree on what "speedup over torch.compile" means.
 #pragma once
 
+#include "engine/evaluate/evaluator.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -35,6 +37,7 @@ struct problem_result {
   std::int64_t tokens = 0;
   double gpu_seconds = 0, wall_seconds = 0;
   int candidates = 0, correct_candidates = 0;
+  std::vector<optimize::phase_seconds> candidate_phases;  ///< where each candidate's seconds went
   std::vector<technique_use> techniques;
   std::vector<std::string> states_visited;  ///< KB states of the versions profiled, in order
   std::string initial_kernel;  ///< where the initial CUDA came from: task | kernels_dir | model

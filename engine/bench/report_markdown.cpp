@@ -92,6 +92,18 @@ std::string report_markdown(const std::vector<report_run>& runs) {
     for (const auto& g : groups)
       o << "| " << g.name << " | " << g.tokens << " | " << fixed(g.gpu_seconds, 1) << " | " << fixed(g.wall_seconds, 1)
         << " | " << g.candidates << " | " << (g.speedup_per_mtoken ? fixed(*g.speedup_per_mtoken, 3) : "-") << " |\n";
+    o << "\nSeconds per candidate (medians; device: the GPU held for harness start, reference, runner, verification, "
+         "timing and profile; build: nvcc, of which waited: what the loop waited for it):\n\n"
+      << "| level | candidates | profiled | device | runner | verify | time | profile | build | waited | mean device |\n"
+      << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+    for (const auto& g : groups) {
+      const auto& c = g.cost;
+      if (c.candidates == 0) continue;
+      o << "| " << g.name << " | " << c.candidates << " | " << c.profiled << " | " << fixed(c.median_device, 2) << " | "
+        << fixed(c.median.runner, 2) << " | " << fixed(c.median.verify, 2) << " | " << fixed(c.median.time, 2) << " | "
+        << fixed(c.median.profile, 2) << " | " << fixed(c.median.build, 2) << " | " << fixed(c.median.build_wait, 2)
+        << " | " << fixed(c.mean_device, 2) << " |\n";
+    }
     o << "\nStatuses: ";
     bool first = true;
     for (const auto& [s, n] : r.metrics.overall.statuses) {

@@ -207,6 +207,7 @@ void take_loop_result(problem_result& r, const optimize::optimize_result& res) {
   r.tokens = res.tokens;
   r.gpu_seconds = res.gpu_seconds;
   r.candidates = res.candidates;
+  r.candidate_phases = res.candidate_phases;
   r.correct_candidates = res.correct_candidates;
   r.stop_reason = res.stop_reason.to_string();
   r.run_id = res.run_id;

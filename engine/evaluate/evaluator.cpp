@@ -67,7 +67,7 @@ kb::kernel_evidence evidence_from_view(const profile_snapshot& p) {
   for (const auto& f : v.value("findings", nlohmann::json::array()))
     if (f.value("rule", "") == "LaunchConfiguration") launch = number(f, "estimated_speedup");
   s.primary_weight = primary_weight_of(s, launch);
-  s.launches_in_run = v.value("profiled_kernels", 1);
+  s.launches_in_run = integer_or(v, "profiled_kernels", 1);
   return kb_evidence(s);
 }
 
@@ -99,6 +99,26 @@ profile_snapshot snapshot_from_json(const nlohmann::json& j) {
   });
 }
 
+nlohmann::json to_json(const phase_seconds& p) {
+  return {{"build", p.build},   {"build_wait", p.build_wait}, {"harness_start", p.harness_start},
+          {"reference", p.reference}, {"runner", p.runner}, {"verify", p.verify},
+          {"time", p.time},     {"profile", p.profile}};
+}
+
+phase_seconds phases_from_json(const nlohmann::json& j) {
+  phase_seconds p;
+  if (!j.is_object()) return p;
+  p.build = j.value("build", 0.0);
+  p.build_wait = j.value("build_wait", p.build);
+  p.harness_start = j.value("harness_start", 0.0);
+  p.reference = j.value("reference", 0.0);
+  p.runner = j.value("runner", 0.0);
+  p.verify = j.value("verify", 0.0);
+  p.time = j.value("time", 0.0);
+  p.profile = j.value("profile", 0.0);
+  return p;
+}
+
 nlohmann::json to_json(const evaluation& e) {
   nlohmann::json j{{"code_hash", e.code_hash},   {"compile_ok", e.compile_ok}, {"compile_log", e.compile_log},
                    {"correct", e.correct},       {"verdict", e.verdict},       {"check", e.check},
@@ -109,6 +129,7 @@ nlohmann::json to_json(const evaluation& e) {
   put_optional(j, "reference_ms", e.reference_ms);
   if (e.profile) j["profile"] = to_json(*e.profile);
   if (!e.profile_note.empty()) j["profile_note"] = e.profile_note;
+  j["phases"] = to_json(e.phases);
   return j;
 }
 
@@ -135,6 +156,12 @@ evaluation evaluation_from_json(const nlohmann::json& j) {
     e.profile_note = j.value("profile_note", "");
     e.replayed = j.value("replayed", false);
     e.harness = j.value("harness", nlohmann::json::object());
+    if (j.contains("phases")) {
+      e.phases = phases_from_json(j["phases"]);
+    } else {  // recorded before phases: the build, and the rest as one undivided request
+      e.phases.build = e.phases.build_wait = e.build_seconds;
+      e.phases.verify = e.gpu_seconds;
+    }
     return e;
   });
 }

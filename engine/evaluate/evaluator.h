@@ -31,6 +31,21 @@ struct profile_snapshot {
   kb::kernel_evidence evidence;        ///< weighed characteristics and facts: what the KB matches
 };
 
+/// Where one candidate's seconds went, each phase's wall clock. The loop's cost per candidate is
+/// read from here: `kblaster optimize` and `bench` print the median of each phase.
+struct phase_seconds {
+  double build = 0;          ///< the compiler (CPU), whether waited for or done ahead (prepare)
+  double build_wait = 0;     ///< what the evaluation waited for its build: less than build when prepared ahead
+  double harness_start = 0;  ///< starting kblaster-harness (LibTorch, CUDA context): first candidate, or after a crash
+  double reference = 0;      ///< the reference's load and first run (once per task per harness)
+  double runner = 0;         ///< the candidate's runner made ready and the candidate loaded
+  double verify = 0;         ///< the checked calls on every seed and stress set
+  double time = 0;           ///< the timed calls, candidate and reference
+  double profile = 0;        ///< ncu (or the static profile)
+  /// Seconds the device was held: harness start, reference, runner, verify, time, profile.
+  double device() const { return harness_start + reference + runner + verify + time + profile; }
+};
+
 /// The verdict on one candidate source.
 struct evaluation {
   std::string code_hash;               ///< source_hash() of the candidate
@@ -44,8 +59,9 @@ struct evaluation {
   std::optional<double> runtime_ms;    ///< candidate median, when timed
   std::optional<double> reference_ms;  ///< the task's reference (PyTorch) median, same session
   std::optional<profile_snapshot> profile;
-  double gpu_seconds = 0;              ///< device time spent: verify + time + profile
+  double gpu_seconds = 0;              ///< device time spent: verify + time + profile (+ a harness start)
   double build_seconds = 0;
+  phase_seconds phases;                ///< gpu_seconds and build_seconds, by phase
   std::string gpu_name;                ///< e.g. "NVIDIA H100 80GB HBM3"
   std::string arch;                    ///< e.g. sm_90
   std::string profile_note;            ///< why the profile is static or absent (empty: live ncu)
@@ -56,7 +72,9 @@ struct evaluation {
 /// What to do with a candidate.
 struct evaluation_request {
   bool time = true;     ///< time against the reference once correct
-  bool profile = true;  ///< profile once correct
+  /// Profile once correct. The loop asks only for the versions whose state it needs (the input,
+  /// a step's new best); asked of a candidate already verified and timed, only the profile runs.
+  bool profile = true;
   /// Abandons the evaluation in flight (the harness or ncu is killed): it comes back with
   /// check "cancelled", which is no verdict on the candidate and must not be recorded.
   std::stop_token stop = {};
@@ -74,6 +92,13 @@ class evaluator {
   /// verdicts. Throws only when evaluation itself is impossible (no harness, replay miss).
   virtual evaluation evaluate(const std::string& task_name, const std::string& source,
                               const evaluation_request& request) = 0;
+  /// Starts whatever of `source`'s evaluation needs no GPU (its build) in the background, so that
+  /// the CPU builds the next candidates while the GPU verifies this one. A hint: evaluate() gives
+  /// the same result whether or not it was called. Never throws.
+  virtual void prepare(const std::string& task_name, const std::string& source) {
+    (void)task_name;
+    (void)source;
+  }
   /// "live: kblaster-harness on 1 x NVIDIA H100 80GB HBM3" or "replay: FILE (recorded on ...)".
   virtual std::string describe() const = 0;
   /// GPUs evaluations can run on at once (1 for a replay).
@@ -93,6 +118,8 @@ std::string source_hash(const std::string& task_name, const std::string& source)
 nlohmann::json to_json(const profile_snapshot& p);
 profile_snapshot snapshot_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const evaluation& e);
+nlohmann::json to_json(const phase_seconds& p);
+phase_seconds phases_from_json(const nlohmann::json& j);
 evaluation evaluation_from_json(const nlohmann::json& j);
 
 }  // namespace kblaster::engine::optimize

@@ -212,6 +212,71 @@ std::string harness_evaluator::describe() const {
   return out + " (" + arch_ + ")" + (ncu_.empty() ? ", static profiles (no ncu)" : ", ncu profiles") + sandbox;
 }
 
+struct harness_evaluator::timed_build {
+  fs::path dir;          // the candidate's content-addressed folder
+  fs::path path;         // its source file there
+  candidate_build build;
+  double seconds = 0;    // the compiler's wall time
+  std::string error;     // the source could not be written: no evaluation is possible
+};
+
+std::shared_future<harness_evaluator::timed_build> harness_evaluator::build_of(const task_entry& task,
+                                                                               const std::string& source,
+                                                                               const std::string& hash) {
+  std::lock_guard lock(builds_mutex_);
+  if (const auto it = builds_.find(hash); it != builds_.end()) return it->second;
+  timed_build t;
+  // Content-addressed: the same source always lands in the same file, so nvcc's cache and the
+  // ncu report sit beside it and a later run can be inspected by hash.
+  t.dir = work_dir_ / safe_name(task.spec.name) / hash;
+  std::error_code ec;
+  fs::create_directories(t.dir, ec);
+  t.path = t.dir / (device_ == "cpu" ? "kernel.cpp" : "kernel.cu");
+  if (!fs::exists(t.path, ec) || fs::file_size(t.path, ec) != source.size()) {
+    try {
+      support::write_file_atomically(t.path, source);  // the rename makes it appear whole
+    } catch (const support::file_error& error) {
+      t.error = "cannot write the candidate: " + std::string(error.what());
+    }
+  }
+  std::shared_future<timed_build> f;
+  if (!t.error.empty()) {
+    std::promise<timed_build> p;
+    p.set_value(std::move(t));
+    f = p.get_future().share();
+  } else {
+    const std::string arch = task.spec.arch;
+    f = std::async(std::launch::async, [this, t = std::move(t), arch]() mutable {
+          const auto start = clock_type::now();
+          try {
+            t.build = device_ == "cpu" ? build_host_candidate(t.path.string(), (work_dir_ / "build").string())
+                                       : build_candidate(t.path.string(), arch, *nvcc_);
+          } catch (const std::exception& x) {
+            t.build.ok = false;
+            t.build.log = std::string("the build could not run: ") + x.what();
+          }
+          t.seconds = seconds_since(start);
+          return std::move(t);
+        }).share();
+  }
+  builds_.emplace(hash, f);
+  return f;
+}
+
+void harness_evaluator::prepare(const std::string& task_name, const std::string& source) {
+  std::shared_ptr<const task_entry> task;
+  {
+    std::lock_guard lock(tasks_mutex_);
+    if (const auto it = tasks_.find(task_name); it != tasks_.end()) task = it->second;
+  }
+  if (!task) return;  // evaluate() will say so
+  try {
+    (void)build_of(*task, source, source_hash(task_name, source));
+  } catch (const std::exception&) {
+    // A hint only (a thread that could not start, say): evaluate() builds it itself.
+  }
+}
+
 evaluation harness_evaluator::evaluate(const std::string& task_name, const std::string& source,
                                        const evaluation_request& request) {
   std::shared_ptr<const task_entry> task;
@@ -227,7 +292,7 @@ evaluation harness_evaluator::evaluate(const std::string& task_name, const std::
   const auto hash = source_hash(task_name, source);
   auto key = [&](bool t, bool p) { return hash + (t ? "|t" : "|-") + (p ? "p" : "-"); };
   std::promise<evaluation> promise;
-  std::shared_future<evaluation> result;
+  std::shared_future<evaluation> result, prior;
   {
     std::lock_guard lock(cache_mutex_);
     // The same request, or one that did more (timed, profiled), answers this one.
@@ -236,11 +301,16 @@ evaluation harness_evaluator::evaluate(const std::string& task_name, const std::
         if (!result.valid())
           if (const auto it = cache_.find(key(t, p)); it != cache_.end()) result = it->second;
     if (result.valid()) return result.get();  // may wait for a concurrent measurement
+    // Verified (and timed) without a profile, now wanted with one: only the profile runs.
+    if (request.profile)
+      for (bool t : {request.time, true})
+        if (!prior.valid())
+          if (const auto it = cache_.find(key(t, false)); it != cache_.end()) prior = it->second;
     result = promise.get_future().share();
     cache_[key(request.time, request.profile)] = result;
   }
   try {
-    auto e = measure(*task, source, hash, request);
+    auto e = measure(*task, source, hash, request, prior);
     if (cancelled(e)) {
       std::lock_guard lock(cache_mutex_);
       cache_.erase(key(request.time, request.profile));  // no verdict: a later run measures it
@@ -269,29 +339,30 @@ void harness_evaluator::start_if_needed(slot& s) {
 }
 
 evaluation harness_evaluator::measure(const task_entry& task, const std::string& source, const std::string& hash,
-                                      const evaluation_request& request) {
-  evaluation e;
+                                      const evaluation_request& request, std::shared_future<evaluation> prior) {
+  std::optional<evaluation> before;
+  if (prior.valid()) {
+    try {
+      before = prior.get();
+    } catch (const std::exception&) {
+      // That measurement failed as a whole; this one starts from nothing.
+    }
+    if (before && cancelled(*before)) before.reset();
+    if (before && !before->correct) return *before;  // never profile a candidate that failed
+  }
+  evaluation e = before.value_or(evaluation{});
   e.code_hash = hash;
   e.arch = device_ == "cpu" ? "cpu" : task.spec.arch.empty() ? arch_ : task.spec.arch;
 
-  // Content-addressed: the same source always lands in the same file, so nvcc's cache and the
-  // ncu report sit beside it and a later run can be inspected by hash.
-  const auto dir = work_dir_ / safe_name(task.spec.name) / hash;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  const auto path = dir / (device_ == "cpu" ? "kernel.cpp" : "kernel.cu");
-  if (!fs::exists(path, ec) || fs::file_size(path, ec) != source.size()) {
-    try {
-      support::write_file_atomically(path, source);  // the rename makes it appear whole
-    } catch (const support::file_error& error) {
-      throw evaluation_error("cannot write the candidate: " + std::string(error.what()));
-    }
+  const auto wait_start = clock_type::now();
+  const auto built = build_of(task, source, hash).get();
+  if (!built.error.empty()) throw evaluation_error(built.error);
+  const auto& b = built.build;
+  if (!before) {
+    e.build_seconds = built.seconds;
+    e.phases.build = built.seconds;
+    e.phases.build_wait = seconds_since(wait_start);
   }
-
-  const auto build_start = clock_type::now();
-  const auto b = device_ == "cpu" ? build_host_candidate(path.string(), (work_dir_ / "build").string())
-                                  : build_candidate(path.string(), task.spec.arch, *nvcc_);
-  e.build_seconds = seconds_since(build_start);
   if (!b.ok) {
     e.verdict = "fail";
     e.check = "compile";
@@ -303,10 +374,18 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
 
   lease held(*this);
   slot& s = held.get();
+  const auto start = clock_type::now();
   start_if_needed(s);
+  const double started = seconds_since(start);
+  e.phases.harness_start += started;
+  e.gpu_seconds += started;
   {
     std::lock_guard lock(pool_mutex_);
     e.gpu_name = s.device_name;
+  }
+  if (before) {
+    if (request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.stop);
+    return e;
   }
   nlohmann::json req{{"op", request.time ? "evaluate" : "verify"},
                      {"task", to_json(task.spec)},
@@ -315,9 +394,19 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
   if (!task.reference_library.empty()) req["reference_library"] = task.reference_library;
   const auto t0 = clock_type::now();
   const auto reply = s.client->request(req, request.stop);
-  e.gpu_seconds += seconds_since(t0);
+  const double took = seconds_since(t0);
+  e.gpu_seconds += took;
   e.harness = reply.to_json();
   e.harness.erase("id");
+  // The judge's own division of the request; what it does not account for (the exchange, a
+  // runner that did not start) is the runner's.
+  const auto phases = e.harness.value("seconds", nlohmann::json::object());
+  e.harness.erase("seconds");
+  auto phase = [&](const char* name) { return phases.contains(name) && phases[name].is_number() ? phases[name].get<double>() : 0.0; };
+  e.phases.reference = phase("reference");
+  e.phases.verify = phase("verify");
+  e.phases.time = phase("time");
+  e.phases.runner = std::max(0.0, took - e.phases.reference - e.phases.verify - e.phases.time);
   e.verdict = e.harness.value("verdict", "error");
   e.check = e.harness.value("check", "");
   e.reason = e.harness.value("reason", "");
@@ -334,7 +423,7 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
     if (e.runtime_ms && e.reference_ms)
       e.reason += "; " + ms_text(*e.runtime_ms) + " against the reference's " + ms_text(*e.reference_ms);
   }
-  if (e.correct && request.profile) profile(task, dir, path.string(), b.library, s, e, request.stop);
+  if (e.correct && request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.stop);
   return e;
 }
 

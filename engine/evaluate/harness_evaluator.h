@@ -51,8 +51,10 @@ std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& detai
 /// The live evaluator over kblaster-harness. Thread-safe; evaluations of distinct candidates
 /// run in parallel up to parallelism() (one per GPU), and the same (source, request) is
 /// measured once per evaluator: later calls get the first result (concurrent ones wait for it).
-/// An evaluation's gpu_seconds is the wall time of its harness request and its ncu run
-/// (harness start-up excluded); build_seconds that of the compiler.
+/// An evaluation's gpu_seconds is the wall time the device was held for it: its harness request,
+/// its ncu run, and the harness's start when this candidate started it; build_seconds that of
+/// the compiler; phases divides both. prepare() builds ahead on the CPU, one thread per
+/// candidate, so a step's variants are built while the GPU verifies the first.
 class harness_evaluator final : public evaluator {
  public:
   /// Knows `tasks` by name (more with add_task). Throws evaluation_error when candidates cannot
@@ -68,6 +70,7 @@ class harness_evaluator final : public evaluator {
   /// Throws evaluation_error for an unknown task or a harness that cannot start.
   evaluation evaluate(const std::string& task_name, const std::string& source,
                       const evaluation_request& request) override;
+  void prepare(const std::string& task_name, const std::string& source) override;
   /// "live: kblaster-harness on 2 x NVIDIA H100 80GB HBM3 (sm_90)" or "live: kblaster-harness on the CPU".
   std::string describe() const override;
   int parallelism() const override { return static_cast<int>(slots_.size()); }
@@ -108,12 +111,22 @@ class harness_evaluator final : public evaluator {
   std::mutex cache_mutex_;
   std::map<std::string, std::shared_future<evaluation>> cache_;  // "hash|time|profile"
 
+  struct timed_build;
+  /// The candidate's build: the one prepare() started, else one made now. Never throws.
+  std::shared_future<timed_build> build_of(const task_entry& task, const std::string& source, const std::string& hash);
+  /// The whole evaluation; or, given `prior` (the same candidate verified and timed, without
+  /// its profile), only the profile added to it.
   evaluation measure(const task_entry& task, const std::string& source, const std::string& hash,
-                     const evaluation_request& request);
+                     const evaluation_request& request, std::shared_future<evaluation> prior);
   void start_if_needed(slot& s);
   void profile(const task_entry& task, const std::filesystem::path& dir, const std::string& source_path,
                const std::string& library, slot& s, evaluation& e, std::stop_token stop);
   void profile_static(const task_entry& task, const std::string& source_path, evaluation& e, const std::string& why);
+
+  // Last, so that it goes first: a build still running in the background uses nvcc_ and the
+  // work directory, and destroying its future waits for it.
+  std::mutex builds_mutex_;
+  std::map<std::string, std::shared_future<timed_build>> builds_;  // by source hash
 };
 
 }  // namespace kblaster::engine::optimize

@@ -108,7 +108,9 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   program.insert(program.end(), {harness_, "--device", "cuda", "--request", request_file.string()});
   const auto t0 = std::chrono::steady_clock::now();
   const auto run = run_ncu(ncu_, n, program);
-  e.gpu_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  e.gpu_seconds += took;
+  e.phases.profile += took;
   if (!run.ok && run.error == "cancelled") {
     // Correct and timed, but the profile was abandoned: the whole evaluation is, so that a
     // half-profiled result is never recorded as the candidate's.

@@ -27,6 +27,7 @@ class paced_evaluator final : public evaluator {
     cv.wait_for(lock, r.stop, std::min(wait, cap_), [] { return false; });
     return e;
   }
+  void prepare(const std::string& task, const std::string& source) override { inner_.prepare(task, source); }
   std::string describe() const override { return inner_.describe() + ", paced"; }
   int parallelism() const override { return inner_.parallelism(); }
 

@@ -32,6 +32,7 @@ class recording_evaluator final : public evaluator {
   recording_evaluator(evaluator& inner, std::filesystem::path file, std::string note = "");
   evaluation evaluate(const std::string& task_name, const std::string& source,
                       const evaluation_request& request) override;
+  void prepare(const std::string& task_name, const std::string& source) override { inner_.prepare(task_name, source); }
   std::string describe() const override;
   int parallelism() const override { return inner_.parallelism(); }
   /// Lines written so far (the note excluded).

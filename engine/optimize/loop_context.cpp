@@ -25,6 +25,7 @@ version loop_context::evaluate(const std::string& source) {
   try {
     evaluation_request request;
     request.stop = env.stop;
+    request.profile = false;  // with_state() profiles the versions whose state the loop needs
     e = env.eval->evaluate(task.name, source, request);
   } catch (...) {
     {
@@ -51,6 +52,27 @@ version loop_context::evaluate(const std::string& source) {
   }
   evaluated_.notify_all();
   return v;
+}
+
+version loop_context::with_state(const version& v) {
+  if (!v.eval.correct || v.eval.profile) return v;
+  if (auto c = cached(v.hash); c && c->eval.profile) return *c;
+  evaluation_request request;
+  request.stop = env.stop;
+  auto e = env.eval->evaluate(task.name, v.source, request);  // verified and timed already: only the profile runs
+  if (cancelled(e)) throw evaluation_cancelled();
+  e.code_hash = v.hash;
+  version out{v.hash, v.source, e};
+  {
+    std::lock_guard lock(mutex_);
+    cache_[v.hash] = out;
+  }
+  return out;
+}
+
+void loop_context::prepare(const std::vector<std::string>& sources) {
+  for (const auto& s : sources)
+    if (!cached(source_hash(task.name, s))) env.eval->prepare(task.name, s);
 }
 
 std::optional<version> loop_context::cached(const std::string& hash) const {

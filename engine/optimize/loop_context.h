@@ -55,10 +55,18 @@ class loop_context {
   const std::string run_id;
   std::string arch;  ///< the KB statistics key (sm_90), set once the baseline is measured
 
-  /// Evaluates `source` fully (verify, time, profile when correct), once per hash per run:
+  /// Evaluates `source` (verify, then time when correct; no profile), once per hash per run:
   /// later calls, and resumed runs, are served from the cache and the checkpoint. A caller's
   /// stop abandons the evaluation in flight and throws evaluation_cancelled.
   version evaluate(const std::string& source);
+  /// `v` with its profile, the evidence its KB state is read from: taken now when `v` is correct
+  /// and has none (only the profile runs; its seconds join the evaluation's). The loop profiles
+  /// only what it needs a state of: the input and each step's new best. Throws
+  /// evaluation_cancelled like evaluate().
+  version with_state(const version& v);
+  /// Has the evaluator build `sources` in the background (the next candidates, while the GPU
+  /// verifies the first).
+  void prepare(const std::vector<std::string>& sources);
   /// The cached version with `hash`, if evaluated in this run.
   std::optional<version> cached(const std::string& hash) const;
   /// Adds a journaled evaluation to the cache (resume) without counting it again.

@@ -152,7 +152,7 @@ std::optional<version> measure_baseline(loop_context& ctx, run_journal& journal,
     baseline = version{ev.code_hash, input_source, ev};
   } else {
     try {
-      baseline = ctx.evaluate(input_source);
+      baseline = ctx.with_state(ctx.evaluate(input_source));
     } catch (const evaluation_cancelled&) {
       return std::nullopt;
     }
@@ -317,6 +317,11 @@ optimize_result finish_run(loop_context& ctx, kb::knowledge_base& kb, const fs::
   r.tokens = ctx.tokens();
   r.gpu_seconds = ctx.gpu_seconds();
   r.wall_seconds = ctx.wall_seconds();
+  std::set<std::string> seen{baseline.hash};
+  r.candidate_phases.push_back(baseline.eval.phases);
+  for (const auto& rec : ctx.journal.steps())
+    for (const auto& c : rec.candidates)
+      if (seen.insert(c.hash).second) r.candidate_phases.push_back(c.eval.phases);
   for (const auto& a : kb.attempts_of(ctx.task.name, ctx.run_id + "/")) {
     r.attempt_ids.push_back(a.id);
     if (a.correct) ++r.correct_candidates;

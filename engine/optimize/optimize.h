@@ -110,6 +110,7 @@ struct optimize_result {
   int candidates = 0, correct_candidates = 0;
   std::int64_t tokens = 0;
   double gpu_seconds = 0, wall_seconds = 0;
+  std::vector<phase_seconds> candidate_phases;  ///< per candidate (the input first), each counted once
   std::vector<std::int64_t> attempt_ids;  ///< KB attempts recorded by this run
   std::optional<optimize::best_step> best_step;  ///< absent when no candidate beat the input
   nlohmann::json report;                  ///< the run report (trajectory tree) as JSON

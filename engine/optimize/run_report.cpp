@@ -2,6 +2,7 @@
 #include "engine/optimize/run_report.h"
 
 #include "engine/llm/llm_client.h"
+#include "engine/optimize/candidate_cost.h"
 
 #include <iomanip>
 #include <sstream>
@@ -59,6 +60,9 @@ json build_run_report(loop_context& ctx, const optimize_result& r, const version
   rep["totals"] = {{"candidates", r.candidates}, {"attempts", r.attempt_ids.size()},
                    {"correct_attempts", r.correct_candidates}, {"tokens", r.tokens},
                    {"gpu_seconds", r.gpu_seconds}, {"wall_seconds", r.wall_seconds}};
+  const auto cost = summarize_costs(r.candidate_phases);
+  rep["cost_per_candidate"] = to_json(cost);
+  rep["cost_per_candidate"]["text"] = describe_costs(cost);
   json iterations = json::array();
   for (int k = 0; k < o.iterations; ++k) {
     json it{{"iteration", k}, {"trajectories", json::array()}};
@@ -141,6 +145,7 @@ std::string render_run_report(const json& rep) {
      << tot.value("correct_attempts", 0) << " |\n";
   md << "| tokens | " << tot.value("tokens", 0) << " |\n";
   md << "| GPU time | " << num(tot.value("gpu_seconds", 0.0), 1) << " s |\n";
+  if (rep.contains("cost_per_candidate")) md << "| per candidate | " << rep["cost_per_candidate"].value("text", "") << " |\n";
   md << "| stopped because | " << rep.value("stop_reason", "") << " |\n\n";
   const auto& o = rep["options"];
   md << "Breadth " << o.value("breadth", 0) << ", depth " << o.value("depth", 0) << ", iterations " << o.value("iterations", 0)

@@ -88,15 +88,18 @@ step_record step_record_from_json(const json& j) {
   try {
     if (!j.is_object()) throw std::invalid_argument("expected an object");
     step_record r;
-    r.iteration = j.at("iteration").get<int>();
-    r.trajectory = j.at("trajectory").get<int>();
-    r.step = j.at("step").get<int>();
+    r.iteration = integer_field<int>(j.at("iteration"), "iteration");
+    r.trajectory = integer_field<int>(j.at("trajectory"), "trajectory");
+    r.step = integer_field<int>(j.at("step"), "step");
     r.start = j.at("start").get<std::string>();
     r.start_ms = j.value("start_ms", 0.0);
     r.state_before = j.value("state_before", "unknown");
     r.state_score = j.value("state_score", 0.0);
     for (const auto& c : j.value("candidates", json::array())) r.candidates.push_back(candidate_from_json(c));
-    r.tokens = j.value("tokens", std::map<std::string, std::int64_t>{});
+    if (j.contains("tokens")) {
+      if (!j["tokens"].is_object()) throw std::invalid_argument("'tokens' must be an object of role -> count");
+      for (const auto& [role, n] : j["tokens"].items()) r.tokens[role] = integer_field<std::int64_t>(n, "tokens");
+    }
     r.result = j.value("result", r.start);
     r.end = j.value("end", false);
     r.note = get_optional<std::string>(j, "note");

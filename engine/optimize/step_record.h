@@ -29,7 +29,8 @@ struct candidate_record {
   std::string hash;   ///< source_hash(); the source is in the checkpoint's sources/
   nlohmann::json parameters = nlohmann::json::object();  ///< the variant's knobs, e.g. {"block": 512}
   evaluation eval;
-  std::string state_after;                ///< KB state of the candidate; empty unless correct
+  std::string state_after;                ///< KB state of the candidate; empty unless correct and profiled
+                                          ///< (the loop profiles a step's new best, not every candidate)
   std::optional<double> measured_speedup;  ///< over the step's start, when both were timed
   std::optional<soft_verdict> soft_verifier;
 };

@@ -79,8 +79,9 @@ std::vector<kb::choice> choose_techniques(loop_context& ctx, kb::knowledge_base&
 
 candidate_record record_of(const version& v, const std::string& technique, const std::string& label,
                            const nlohmann::json& parameters, const version& start, const state_of_version& after) {
-  candidate_record c{technique, label, v.hash, parameters, v.eval, v.eval.correct ? after.name : "", std::nullopt,
-                     std::nullopt};
+  // Only a profiled candidate has a state: the step's new best (with_state_recorded).
+  candidate_record c{technique, label, v.hash, parameters, v.eval, v.eval.correct && v.eval.profile ? after.name : "",
+                     std::nullopt, std::nullopt};
   if (v.eval.correct && v.eval.runtime_ms && start.eval.runtime_ms && *v.eval.runtime_ms > 0)
     c.measured_speedup = *start.eval.runtime_ms / *v.eval.runtime_ms;
   return c;
@@ -119,10 +120,30 @@ const kb::choice* pick_choice(const loop_context& ctx, const std::vector<kb::cho
   return nullptr;
 }
 
+// The step's new best, profiled: the next step starts from its state. Only it is profiled (the
+// other candidates' verdicts and times are all the loop reads of them), and its record in the
+// step gets the profile, the state it reached and the profile's seconds.
+version with_state_recorded(loop_context& ctx, kb::knowledge_base& kb, const version& best, const version& start,
+                            step_record& rec) {
+  auto profiled = ctx.with_state(best);
+  for (auto& c : rec.candidates)
+    if (c.hash == profiled.hash) {
+      const auto parameters = c.parameters;
+      const auto verifier = c.soft_verifier;
+      c = record_of(profiled, c.technique, c.label, parameters, start, state_of(kb, profiled.eval, ctx.arch));
+      c.soft_verifier = verifier;
+    }
+  return profiled;
+}
+
 // The mechanical tier: every variant evaluated; the best that improves on `start` is returned.
 version run_mechanical(loop_context& ctx, kb::knowledge_base& kb, const version& start, const mechanical_result& variants,
                        step_record& rec) {
   rec.tier = step_tier::mechanical;
+  // The CPU builds every variant while the GPU verifies them one after the other.
+  std::vector<std::string> sources;
+  for (const auto& var : variants.variants) sources.push_back(var.source);
+  ctx.prepare(sources);
   version best = start;
   for (const auto& var : variants.variants) {
     if (ctx.stopped()) break;
@@ -131,6 +152,7 @@ version run_mechanical(loop_context& ctx, kb::knowledge_base& kb, const version&
         record_of(v, var.technique, var.label, var.parameters, start, state_of(kb, v.eval, ctx.arch)));
     if (improves(v, best)) best = v;
   }
+  if (best.hash != start.hash) best = with_state_recorded(ctx, kb, best, start, rec);
   return best;
 }
 
@@ -187,7 +209,8 @@ version run_model(loop_context& ctx, kb::knowledge_base& kb, const version& star
   auto cand = record_of(v, chosen.opt.technique, "llm", nlohmann::json::object(), start, state_of(kb, v.eval, ctx.arch));
   if (improves(v, start)) soft_verify_candidate(ctx, chosen.opt.technique, v, cand, rec);
   rec.candidates.push_back(std::move(cand));
-  return improves(v, start) ? v : start;
+  if (!improves(v, start)) return start;
+  return with_state_recorded(ctx, kb, v, start, rec);
 }
 
 }  // namespace

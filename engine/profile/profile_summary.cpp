@@ -8,7 +8,7 @@ namespace kblaster::engine {
 
 namespace {
 
-std::string fmt(double v, int decimals = 1) {
+std::string fixed_text(double v, int decimals = 1) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
@@ -21,7 +21,7 @@ std::string sol_line(const sol_figures& f) {
   auto item = [&](const char* label, const std::optional<double>& v, const char* unit) {
     if (!v) return;
     if (!s.empty()) s += ", ";
-    s += std::string(label) + " " + fmt(*v) + unit;
+    s += std::string(label) + " " + fixed_text(*v) + unit;
   };
   item("SM", f.compute_pct, "%");
   item("Memory", f.memory_pct, "%");
@@ -37,9 +37,9 @@ std::string sol_line(const sol_figures& f) {
 
 std::string hot_line_text(const hot_line& h) {
   std::string where = h.line > 0 ? "line " + std::to_string(h.line) : std::string("sass");
-  std::string what = h.reason == hot_reason::stall_samples ? fmt(h.share * 100, 0) + "% of stall samples"
-                     : h.reason == hot_reason::uncoalesced_global ? fmt(h.share * 100, 0) + "% of excessive global sectors"
-                                                                  : fmt(h.share * 100, 0) + "% of excessive shared wavefronts";
+  std::string what = h.reason == hot_reason::stall_samples ? fixed_text(h.share * 100, 0) + "% of stall samples"
+                     : h.reason == hot_reason::uncoalesced_global ? fixed_text(h.share * 100, 0) + "% of excessive global sectors"
+                                                                  : fixed_text(h.share * 100, 0) + "% of excessive shared wavefronts";
   if (h.reason == hot_reason::stall_samples && !h.top_stall.empty()) what += " (mostly " + h.top_stall + ")";
   return where + ": " + what + ": " + h.text;
 }
@@ -61,7 +61,7 @@ std::string summarize_for_prompt(const kernel_view& v, std::size_t max_chars) {
   if (!s.findings.empty()) {
     o << "Top ncu findings (est. speedup):\n";
     for (std::size_t i = 0; i < s.findings.size() && i < 3; ++i)
-      o << "  - " << s.findings[i].rule << " " << fmt(s.findings[i].estimated_speedup.value_or(0)) << "%\n";
+      o << "  - " << s.findings[i].rule << " " << fixed_text(s.findings[i].estimated_speedup.value_or(0)) << "%\n";
   }
   if (!v.hot_lines.empty()) {
     o << "Hot lines:\n";
@@ -86,16 +86,16 @@ std::string render_human(const kernel_view& v) {
   for (const auto& e : s.primary_evidence) o << "            " << e << "\n";
   if (!s.static_only) o << "   SOL:     " << sol_line(s.sol) << "\n";
   if (s.static_only && s.sol.theoretical_occupancy_pct)
-    o << "   theoretical occupancy: " << fmt(*s.sol.theoretical_occupancy_pct, 0) << "%\n";
+    o << "   theoretical occupancy: " << fixed_text(*s.sol.theoretical_occupancy_pct, 0) << "%\n";
   for (const auto& c : s.secondary) {
     o << "   + " << c.name;
-    if (c.estimated_speedup) o << " (up to " << fmt(*c.estimated_speedup) << "% faster)";
+    if (c.estimated_speedup) o << " (up to " << fixed_text(*c.estimated_speedup) << "% faster)";
     o << "\n       " << c.evidence << "\n";
   }
   if (!s.findings.empty()) {
     o << "   top findings:\n";
     for (const auto& f : s.findings)
-      o << "     " << fmt(f.estimated_speedup.value_or(0)) << "%  " << f.rule << ": " << f.text << "\n";
+      o << "     " << fixed_text(f.estimated_speedup.value_or(0)) << "%  " << f.rule << ": " << f.text << "\n";
   }
   if (!v.hot_lines.empty()) {
     o << "   lines that hurt:\n";

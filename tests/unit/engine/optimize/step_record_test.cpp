@@ -94,6 +94,29 @@ TEST_CASE("step record: a malformed record names what is wrong") {
   CHECK_THROWS_WITH_AS(step_record_from_json(j), doctest::Contains("oracle"), std::invalid_argument);
 }
 
+TEST_CASE("step record: a count that is no integer, or too large for one, is refused, not cast") {
+  // fuzz_step_record's finding (tests/fuzz/regressions/fuzz_step_record/step-float-as-int): a
+  // trajectory of 4.4e55 was converted to int by a cast, undefined behaviour.
+  auto j = to_json(model_step());
+  j["trajectory"] = 4.4e55;
+  CHECK_THROWS_WITH_AS(step_record_from_json(j), doctest::Contains("trajectory"), std::invalid_argument);
+  j = to_json(model_step());
+  j["step"] = 1.5;
+  CHECK_THROWS_WITH_AS(step_record_from_json(j), doctest::Contains("step"), std::invalid_argument);
+  j = to_json(model_step());
+  j["iteration"] = std::int64_t{1} << 40;
+  CHECK_THROWS_WITH_AS(step_record_from_json(j), doctest::Contains("iteration"), std::invalid_argument);
+  j = to_json(model_step());
+  j["tokens"] = {{"lowering", 1e300}};
+  CHECK_THROWS_WITH_AS(step_record_from_json(j), doctest::Contains("tokens"), std::invalid_argument);
+  j = to_json(model_step());
+  j["repairs"] = -1e20;
+  CHECK_THROWS_WITH_AS(step_record_from_json(j), doctest::Contains("repairs"), std::invalid_argument);
+  j = to_json(model_step());
+  j["trajectory"] = 7;
+  CHECK(step_record_from_json(j).trajectory == 7);
+}
+
 TEST_CASE("run journal: typed steps survive a reopen; a torn last line is dropped; a foreign line is refused") {
   llm_test::temp_dir dir;
   const json identity{{"task", "t"}, {"seed", 1}};

@@ -1,0 +1,72 @@
+// Summaries of per-candidate seconds (see candidate_cost.h).
+#include "engine/optimize/candidate_cost.h"
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+namespace kblaster::engine::optimize {
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+template <typename F>
+double median_by(const std::vector<phase_seconds>& phases, F f) {
+  std::vector<double> v;
+  v.reserve(phases.size());
+  for (const auto& p : phases) v.push_back(f(p));
+  return median_of(std::move(v));
+}
+
+std::string secs(double v) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << v << " s";
+  return s.str();
+}
+
+}  // namespace
+
+cost_summary summarize_costs(const std::vector<phase_seconds>& phases) {
+  cost_summary c;
+  c.candidates = static_cast<int>(phases.size());
+  if (phases.empty()) return c;
+  for (const auto& p : phases) {
+    c.total_device += p.device();
+    if (p.profile > 0) ++c.profiled;
+  }
+  c.mean_device = c.total_device / static_cast<double>(phases.size());
+  c.median_device = median_by(phases, [](const phase_seconds& p) { return p.device(); });
+  c.median_wall = median_by(phases, [](const phase_seconds& p) { return p.device() + p.build_wait; });
+  c.median.build = median_by(phases, [](const phase_seconds& p) { return p.build; });
+  c.median.build_wait = median_by(phases, [](const phase_seconds& p) { return p.build_wait; });
+  c.median.harness_start = median_by(phases, [](const phase_seconds& p) { return p.harness_start; });
+  c.median.reference = median_by(phases, [](const phase_seconds& p) { return p.reference; });
+  c.median.runner = median_by(phases, [](const phase_seconds& p) { return p.runner; });
+  c.median.verify = median_by(phases, [](const phase_seconds& p) { return p.verify; });
+  c.median.time = median_by(phases, [](const phase_seconds& p) { return p.time; });
+  c.median.profile = median_by(phases, [](const phase_seconds& p) { return p.profile; });
+  return c;
+}
+
+nlohmann::json to_json(const cost_summary& c) {
+  return {{"candidates", c.candidates},       {"profiled", c.profiled},
+          {"median_device_seconds", c.median_device}, {"mean_device_seconds", c.mean_device},
+          {"median_wall_seconds", c.median_wall},     {"total_device_seconds", c.total_device},
+          {"median_phase_seconds", to_json(c.median)}};
+}
+
+std::string describe_costs(const cost_summary& c) {
+  if (c.candidates == 0) return "no candidate evaluated";
+  const auto& m = c.median;
+  return "median " + secs(c.median_device) + " of device time per candidate (runner " + secs(m.runner) + ", verify " +
+         secs(m.verify) + ", time " + secs(m.time) + ", profile " + secs(m.profile) + "; build " + secs(m.build) +
+         ", of which waited " + secs(m.build_wait) + "), mean " + secs(c.mean_device) + ", " + std::to_string(c.profiled) +
+         " of " + std::to_string(c.candidates) + " profiled";
+}
+
+}  // namespace kblaster::engine::optimize
