@@ -164,6 +164,9 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_flag("--no-gradient", [o](std::int64_t) { o->bench.loop.textual_gradient = false; },
                 "ablation: no textual-gradient KB update");
   app->add_flag("--cycles-only", o->bench.loop.cycles_only, "ablation: feedback is cycles only, not the profile");
+  app->add_flag("--profile-all", o->bench.loop.profile_all,
+                "profile every correct candidate (each KB attempt records its state after; an ncu run per candidate), "
+                "not only the input and each step's new best");
   app->add_option("--seed", o->bench.loop.seed, "selection seed");
   app->add_option("--budget-tokens", o->bench.loop.limits.tokens, "per problem: stop after this many tokens");
   app->add_option("--budget-gpu-seconds", o->bench.loop.limits.gpu_seconds, "per problem: stop after this much GPU time");

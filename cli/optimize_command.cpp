@@ -169,6 +169,9 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--jobs", o->loop.jobs, "trajectories run at once (default: breadth)");
   app->add_flag("--no-gradient", [o](std::int64_t) { o->loop.textual_gradient = false; }, "ablation: no textual-gradient KB update");
   app->add_flag("--cycles-only", o->loop.cycles_only, "ablation: the agents see cycles, not the profile");
+  app->add_flag("--profile-all", o->loop.profile_all,
+                "profile every correct candidate (each KB attempt records its state after; an ncu run per candidate), "
+                "not only the input and each step's new best");
   app->add_flag("--no-mechanical-first", [o](std::int64_t) { o->loop.mechanical_first = false; },
                 "ask the model even for techniques the mechanical tier implements");
   app->add_option("--arch", o->loop.arch, "architecture for KB statistics (default: the GPU's, e.g. sm_90)");

@@ -283,6 +283,7 @@ nlohmann::json hyperparameters_json(const bench_options& o) {
           {"seed", l.seed},
           {"textual_gradient", l.textual_gradient},
           {"cycles_only", l.cycles_only},
+          {"profile_all", l.profile_all},
           {"mechanical_first", l.mechanical_first},
           {"max_repairs", l.max_repairs},
           {"empty_kb", o.empty_kb},

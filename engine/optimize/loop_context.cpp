@@ -25,7 +25,7 @@ version loop_context::evaluate(const std::string& source) {
   try {
     evaluation_request request;
     request.stop = env.stop;
-    request.profile = false;  // with_state() profiles the versions whose state the loop needs
+    request.profile = options.profile_all;  // else with_state() profiles the versions whose state the loop needs
     e = env.eval->evaluate(task.name, source, request);
   } catch (...) {
     {

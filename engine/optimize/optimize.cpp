@@ -41,11 +41,13 @@ void validate(const loop_options& o, const run_environment& env) {
 }
 
 json identity_of(const task_spec& task, const std::string& input_hash, const loop_options& o, bool model) {
-  return {{"task", task.name},         {"input", input_hash},         {"breadth", o.breadth},
-          {"depth", o.depth},          {"iterations", o.iterations},  {"top_k", o.top_k},
-          {"policy", o.policy},        {"seed", o.seed},              {"mechanical_first", o.mechanical_first},
-          {"textual_gradient", o.textual_gradient}, {"cycles_only", o.cycles_only}, {"model", model},
-          {"only_technique", o.only_technique}};
+  json j{{"task", task.name},         {"input", input_hash},         {"breadth", o.breadth},
+         {"depth", o.depth},          {"iterations", o.iterations},  {"top_k", o.top_k},
+         {"policy", o.policy},        {"seed", o.seed},              {"mechanical_first", o.mechanical_first},
+         {"textual_gradient", o.textual_gradient}, {"cycles_only", o.cycles_only}, {"model", model},
+         {"only_technique", o.only_technique}};
+  if (o.profile_all) j["profile_all"] = true;  // absent when false: the runs made before it keep their identity
+  return j;
 }
 
 // The key that makes committing an attempt idempotent.

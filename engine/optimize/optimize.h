@@ -46,6 +46,10 @@ struct loop_options {
   bool mechanical_first = true;     ///< probe the mechanical tier before asking the model
   bool textual_gradient = true;     ///< run agents 5-7 after each iteration (ablation: off)
   bool cycles_only = false;         ///< ablation: agents see only cycles, not the profile
+  /// Profile every correct candidate, not only the versions whose state the loop needs (the
+  /// input and each step's new best): every KB attempt then records the state it reached, at
+  /// the price of an ncu run per candidate.
+  bool profile_all = false;
   int max_repairs = 2;              ///< lowering agent's repair rounds per candidate
   int jobs = 0;                     ///< trajectories run in parallel; 0: breadth
   std::string arch;                 ///< architecture for KB statistics; empty: the evaluator's

@@ -43,7 +43,8 @@ for phase in $phases; do
       done ;;
     mechanical)
       for task in ${KBLASTER_GPU_MECH_TASKS:-vector_add sum_reduction row_softmax layer_norm square_matmul gemm_bias_relu}; do
-        run "mechanical-$task" "$task" --no-llm --breadth 2 --depth 3 --iterations 1
+        run "mechanical-$task" "$task" --no-llm --breadth ${KBLASTER_GPU_MECH_BREADTH:-2} --depth ${KBLASTER_GPU_MECH_DEPTH:-3} \
+          --iterations 1 ${KBLASTER_GPU_LOOP_ARGS:-}
       done ;;
   esac
 done
@@ -62,5 +63,15 @@ for n, tier, a, b, s, ref, vs, c, att, g, gpu in rows:
     f = lambda v, d=4: "-" if v is None else f"{v:.{d}f}"
     print(f"| {n} | {tier} | {f(a)} | {f(b)} | {s:.2f}x | {f(ref)} | {f(vs, 2)}x | {c} | {att} | {g:.1f} |")
 if rows: print(f"GPU: {rows[0][-1]}")
+# Where each candidate's seconds went (the report's cost_per_candidate: medians over the run).
+print()
+print("| run | candidates | profiled | median device s | runner | verify | time | profile | build | build waited | mean device s |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for rep in sorted(pathlib.Path(sys.argv[1]).glob("*/report.json")):
+    c = json.loads(rep.read_text()).get("cost_per_candidate")
+    if not c: continue
+    m = c["median_phase_seconds"]
+    print(f"| {rep.parent.name} | {c['candidates']} | {c['profiled']} | {c['median_device_seconds']:.2f} | {m['runner']:.2f} | "
+          f"{m['verify']:.2f} | {m['time']:.2f} | {m['profile']:.2f} | {m['build']:.2f} | {m['build_wait']:.2f} | {c['mean_device_seconds']:.2f} |")
 PY
 exit $status
