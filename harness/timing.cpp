@@ -26,6 +26,16 @@ double rsd_of(const std::vector<double>& v) {
   return mean > 0 ? std::sqrt(var) / mean : 0;
 }
 
+// The median's standard error relative to it, from the IQR (robust to the outliers a context
+// switch or a clock change makes): 1.253 sigma / sqrt(n), sigma = IQR / 1.349 for a normal.
+double median_se_of(const std::vector<double>& v) {
+  if (v.size() < 2) return 1;
+  const double median = quantile(v, 0.5);
+  if (median <= 0) return 1;
+  const double sigma = (quantile(v, 0.75) - quantile(v, 0.25)) / 1.349;
+  return 1.253 * sigma / std::sqrt(static_cast<double>(v.size())) / median;
+}
+
 }  // namespace
 
 timing_policy policy_from_json(const nlohmann::json& j) {
@@ -36,6 +46,8 @@ timing_policy policy_from_json(const nlohmann::json& j) {
   p.max_samples = std::clamp(j.value("max_samples", p.max_samples), p.min_samples, 1000000);
   p.max_seconds = std::clamp(j.value("max_seconds", p.max_seconds), 0.01, 600.0);
   p.rsd_target = std::clamp(j.value("rsd_target", p.rsd_target), 1e-5, 1.0);
+  p.median_se_target = std::clamp(j.value("median_se_target", p.median_se_target), 0.0, 1.0);
+  p.min_samples_for_se = std::clamp(j.value("min_samples_for_se", p.min_samples_for_se), 3, 100000);
   return p;
 }
 
@@ -43,6 +55,7 @@ nlohmann::json timing_stats::to_json() const {
   nlohmann::json j{{"samples", samples},     {"median_ms", median_ms}, {"q1_ms", q1_ms},
                    {"q3_ms", q3_ms},         {"iqr_ms", iqr_ms},       {"mean_ms", mean_ms},
                    {"min_ms", min_ms},       {"max_ms", max_ms},       {"rsd", rsd},
+                   {"median_se", median_se},
                    {"converged", converged}, {"l2_flushed", l2_flushed}, {"drift", drift},
                    {"throttled", throttled}, {"host_median_ms", host_median_ms}, {"host_min_ms", host_min_ms}};
   if (sm_clock_start_mhz >= 0) j["sm_clock_mhz"] = {sm_clock_start_mhz, sm_clock_end_mhz};
@@ -84,6 +97,12 @@ timing_stats measure_samples(device_context& dev, const std::function<timed_samp
       st.converged = true;
       break;
     }
+    // Sorting for the quantiles every tenth sample keeps the check cheap at thousands of samples.
+    if (n >= std::max(policy.min_samples, policy.min_samples_for_se) && n % 10 == 0 &&
+        median_se_of(samples) < policy.median_se_target) {
+      st.converged = true;
+      break;
+    }
     if (n >= policy.max_samples) break;
     if (std::chrono::duration<double>(clock::now() - started).count() > policy.max_seconds && n >= 3) break;
   }
@@ -98,6 +117,7 @@ timing_stats measure_samples(device_context& dev, const std::function<timed_samp
   st.min_ms = *std::min_element(samples.begin(), samples.end());
   st.max_ms = *std::max_element(samples.begin(), samples.end());
   st.rsd = rsd_of(samples);
+  st.median_se = median_se_of(samples);
   st.host_median_ms = quantile(host, 0.5);
   st.host_min_ms = *std::min_element(host.begin(), host.end());
   st.l2_flushed = dev.is_cuda();
@@ -111,7 +131,7 @@ timing_stats measure_samples(device_context& dev, const std::function<timed_samp
   std::string note;
   if (!dev.is_cuda()) note = "CPU: no cache flush between samples (timed the same way otherwise)";
   if (!st.converged)
-    note += std::string(note.empty() ? "" : "; ") + "stopped at the cap before the RSD target";
+    note += std::string(note.empty() ? "" : "; ") + "stopped at the cap before the median was known to the target";
   if (st.throttled)
     note += std::string(note.empty() ? "" : "; ") +
             (throttled_start || throttled_end ? "the GPU reported clock throttling" : "samples drifted by more than 5 %");
