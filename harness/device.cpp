@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #ifdef KBLASTER_HARNESS_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 #endif
@@ -196,6 +197,12 @@ void device_context::range_push(const char* name) {
 void device_context::range_pop() {
 #ifdef KBLASTER_HARNESS_CUDA
   nvtxRangePop();
+#endif
+}
+
+void device_context::release_cached_memory() {
+#ifdef KBLASTER_HARNESS_CUDA
+  if (cuda_) c10::cuda::CUDACachingAllocator::emptyCache();
 #endif
 }
 

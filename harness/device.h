@@ -65,6 +65,10 @@ class device_context {
   /// Opens an NVTX range (for ncu --nvtx-include) when built with CUDA; no-op otherwise.
   void range_push(const char* name);
   void range_pop();
+  /// Returns the memory LibTorch's caching allocator keeps from finished requests to the driver:
+  /// a warm harness must not sit on a KernelBench problem's 60 GB of freed inputs while the next
+  /// problem's exporter, or the next runner, needs them. No-op on CPU.
+  void release_cached_memory();
 
  private:
   bool cuda_ = false;

@@ -79,6 +79,9 @@ std::string session::runner_filter_state() {
 
 reference_model& session::reference(const engine::task_spec& task, const std::string& kernel_library) {
   const auto key = engine::to_json(task).dump() + "#" + kernel_library;
+  // One task's reference at a time: a conversation optimizes one task, and a bench goes from
+  // problem to problem, whose weights (a GEMM's, on the GPU) would otherwise accumulate.
+  for (auto it = references_.begin(); it != references_.end();) it = it->first == key ? std::next(it) : references_.erase(it);
   auto& slot = references_[key];
   if (!slot) slot = std::make_unique<reference_model>(task, dev_, kernel_library);
   return *slot;
@@ -406,6 +409,7 @@ nlohmann::json session::handle(const nlohmann::json& req) {
     bool candidate_request = false;
     ~request_end() {
       runner.reset();
+      s.dev_.release_cached_memory();
       if (s.one_shot_ || s.spare_ || !candidate_request) return;
       try {
         s.spare_ = s.take_runner();
