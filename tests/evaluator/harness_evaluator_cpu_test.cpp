@@ -153,6 +153,35 @@ TEST_CASE("live evaluator on the CPU: pass, mismatch, compile error, crash, then
     CHECK(a.runtime_ms == b.runtime_ms);
   }
 
+  SUBCASE("prepared ahead, timed without a profile, then profiled: only the profile runs") {
+    const auto src = f.good + "\n// prepared\n";
+    f.eval->prepare("vector_add", src);  // the build starts now, in the background
+    f.eval->prepare("no_such_task", src);  // a hint: nothing happens, nothing throws
+    const auto timed = f.eval->evaluate("vector_add", src, {true, false});
+    INFO(to_json(timed).dump(2));
+    REQUIRE(timed.correct);
+    CHECK(timed.profile_note.empty());  // no profile asked for: none taken, none explained
+    CHECK(timed.phases.build > 0);
+    CHECK(timed.phases.build_wait <= timed.phases.build + 0.05);
+    CHECK(timed.phases.verify > 0);
+    CHECK(timed.phases.time > 0);
+    CHECK(timed.phases.profile == 0);
+    CHECK(timed.gpu_seconds >= timed.phases.verify + timed.phases.time);
+    const auto starts = f.eval->harness_starts();
+    const auto profiled = f.eval->evaluate("vector_add", src, {true, true});
+    INFO(to_json(profiled).dump(2));
+    CHECK(profiled.runtime_ms == timed.runtime_ms);  // bit-identical: verified and timed once
+    CHECK(profiled.phases.verify == timed.phases.verify);
+    CHECK(profiled.profile_note.find("CPU") != std::string::npos);  // the profile step ran (the CPU has none)
+    CHECK(f.eval->harness_starts() == starts);
+    // A failed candidate is never profiled.
+    const auto wrong = replace(f.good, "a[i] + b[i]", "a[i] - b[i]");
+    CHECK_FALSE(f.eval->evaluate("vector_add", wrong, {true, false}).correct);
+    const auto wrong_again = f.eval->evaluate("vector_add", wrong, {true, true});
+    CHECK_FALSE(wrong_again.correct);
+    CHECK(wrong_again.profile_note.empty());
+  }
+
   SUBCASE("verify only: correct without timing") {
     const auto v = f.eval->evaluate("vector_add", f.good + "\n// verify only\n", {false, false});
     CHECK(v.correct);

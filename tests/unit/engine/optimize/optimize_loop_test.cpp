@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 // loop has real improvements to find; fails sources without kb_forward and ones marked BROKEN.
 class feature_evaluator final : public evaluator {
  public:
-  evaluation evaluate(const std::string& task, const std::string& source, const evaluation_request&) override {
+  evaluation evaluate(const std::string& task, const std::string& source, const evaluation_request& request) override {
     ++calls;
     evaluation e;
     e.code_hash = source_hash(task, source);
@@ -53,6 +53,13 @@ class feature_evaluator final : public evaluator {
     if (source.find("float4") != std::string::npos) ms *= 0.70;
     e.runtime_ms = ms;
     e.reference_ms = 0.8;
+    e.phases.verify = 0.05;
+    e.phases.time = 0.2;
+    if (!request.profile) return e;
+    // Profiled: as the live evaluator, which runs only the profile for a candidate it verified.
+    ++profiles;
+    e.phases.profile = 9;
+    e.gpu_seconds += 9;
     profile_snapshot p;
     p.kernel = "vector_add";
     p.primary = "memory_bound_dram";
@@ -62,8 +69,9 @@ class feature_evaluator final : public evaluator {
     e.profile = p;
     return e;
   }
+  void prepare(const std::string&, const std::string&) override { ++prepared; }
   std::string describe() const override { return "feature-priced test evaluator"; }
-  std::atomic<int> calls{0};
+  std::atomic<int> calls{0}, profiles{0}, prepared{0};
 };
 
 task_spec vector_add_task() { return load_task(std::string(KBLASTER_SOURCE_DIR) + "/examples/tasks/vector_add"); }
@@ -135,6 +143,52 @@ TEST_CASE("optimize: the mechanical tier alone improves vector_add and records e
   CHECK(report["tier"] == "mechanical only");
   CHECK(report["iterations"].size() == 2);
   CHECK(r.report_markdown.find("**" + attempts.back().technique + "**") != std::string::npos);
+}
+
+TEST_CASE("optimize: only the input and each step's new best are profiled; --profile-all profiles every correct candidate") {
+  for (const bool all : {false, true}) {
+    CAPTURE(all);
+    temp_dir dir;
+    feature_evaluator eval;
+    run_environment env;
+    env.kb_path = dir / "kb.sqlite";
+    env.eval = &eval;
+    env.out_dir = dir / "run";
+    auto o = small_options();
+    o.profile_all = all;
+    const auto r = run_optimization(vector_add_task(), o, env);
+    REQUIRE(r.stop_reason == stop_kind::finished);
+    std::set<std::string> step_results, correct, profiled;
+    for (const auto& it : r.report["iterations"])
+      for (const auto& tr : it["trajectories"])
+        for (const auto& st : tr["steps"]) {
+          if (st["result"] != st["start"]) step_results.insert(st["result"].get<std::string>());
+          for (const auto& c : st["candidates"]) {
+            const auto hash = c["hash"].get<std::string>();
+            if (c["correct"].get<bool>()) correct.insert(hash);
+            // A state after exactly when profiled, and the profile's seconds with it.
+            const bool has_state = !c["state_after"].get<std::string>().empty();
+            if (has_state) profiled.insert(hash);
+            CHECK(c["gpu_seconds"].get<double>() == doctest::Approx(has_state ? 9.25 : 0.25));
+          }
+        }
+    REQUIRE_FALSE(step_results.empty());
+    if (all) {
+      CHECK(profiled == correct);
+    } else {
+      CHECK(profiled == step_results);
+      CHECK(profiled.size() < correct.size());
+      // The input is profiled too; nothing else is.
+      CHECK(eval.profiles.load() == static_cast<int>(profiled.size()) + 1);
+    }
+    CHECK(eval.prepared.load() > 0);
+    // The report summarises the same: candidates, how many profiled, medians per phase.
+    const auto& cost = r.report["cost_per_candidate"];
+    CHECK(cost["candidates"] == r.candidate_phases.size());
+    CHECK(cost["profiled"] == static_cast<int>(profiled.size()) + 1);  // and the input
+    CHECK(cost["median_phase_seconds"]["time"] == doctest::Approx(0.2));
+    CHECK(r.report_markdown.find("| per candidate | median ") != std::string::npos);
+  }
 }
 
 TEST_CASE("optimize: a run stopped midway and resumed ends with the same KB as an uninterrupted one") {
