@@ -84,7 +84,9 @@ std::optional<version> loop_context::cached(const std::string& hash) const {
 
 void loop_context::remember(const std::string& source, const evaluation& e) {
   std::lock_guard lock(mutex_);
-  cache_.emplace(e.code_hash, version{e.code_hash, source, e});
+  auto [it, added] = cache_.emplace(e.code_hash, version{e.code_hash, source, e});
+  // A candidate met first unprofiled and later profiled as a step's best keeps its profile.
+  if (!added && !it->second.eval.profile && e.profile) it->second = version{e.code_hash, source, e};
 }
 
 bool loop_context::stopped() const { return env.stop.stop_requested() || internal_.stop_requested(); }
