@@ -11,8 +11,13 @@ std::optional<dim3_value> parse_dim3(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size() && n < 3) {
     if (text[i] >= '0' && text[i] <= '9') {
+      // A CUDA dimension is below 2^31; more digits than that is no dimension (and would overflow).
+      constexpr long long limit = (1LL << 31) - 1;
       long long x = 0;
-      while (i < text.size() && text[i] >= '0' && text[i] <= '9') x = x * 10 + (text[i++] - '0');
+      while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+        x = x * 10 + (text[i++] - '0');
+        if (x > limit) return std::nullopt;
+      }
       v[n++] = x;
     } else if (text[i] == ',' || text[i] == ' ' || text[i] == '(' || text[i] == ')') {
       ++i;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,7 +16,12 @@ namespace kblaster::engine {
 /// A (x, y, z) extent as ncu prints it: "(256, 1, 1)".
 struct dim3_value {
   long long x = 1, y = 1, z = 1;
-  long long total() const { return x * y * z; }
+  /// x * y * z, saturating: each is below 2^31 (parse_dim3), but their product need not fit.
+  long long total() const {
+    long long xy = 0, xyz = 0;
+    if (__builtin_mul_overflow(x, y, &xy) || __builtin_mul_overflow(xy, z, &xyz)) return std::numeric_limits<long long>::max();
+    return xyz;
+  }
 };
 
 /// Parses "(256, 1, 1)"; nullopt when malformed.

@@ -173,3 +173,27 @@ TEST_CASE("an ID beyond a long long is not a launch: the row is skipped, not thr
   REQUIRE(merged.kernels.size() == 1);
   CHECK(merged.kernels[0].id == 9223372036854775807LL);
 }
+
+TEST_CASE("launch dimensions: the forms ncu prints, and digits beyond any CUDA dimension are none") {
+  // fuzz_ncu_csv's finding (tests/fuzz/regressions/fuzz_ncu_csv/dim3-digits-overflow): a grid
+  // size of 5555555555555555555 overflowed a long long while it was read, undefined behaviour.
+  const auto d = kblaster::engine::parse_dim3("(256, 2, 1)");
+  REQUIRE(d);
+  CHECK(d->x == 256);
+  CHECK(d->y == 2);
+  CHECK(d->z == 1);
+  REQUIRE(kblaster::engine::parse_dim3("128"));
+  CHECK(kblaster::engine::parse_dim3("128")->x == 128);
+  CHECK(kblaster::engine::parse_dim3("(2147483647, 1, 1)"));
+  CHECK_FALSE(kblaster::engine::parse_dim3("(2147483648, 1, 1)"));
+  CHECK_FALSE(kblaster::engine::parse_dim3("(5555555555555555555, 1, 1)"));
+  CHECK_FALSE(kblaster::engine::parse_dim3("(256, x, 1)"));
+  CHECK_FALSE(kblaster::engine::parse_dim3(""));
+}
+
+TEST_CASE("launch dimensions: a product beyond a long long saturates") {
+  const auto d = kblaster::engine::parse_dim3("(2147483647, 2147483647, 2147483647)");
+  REQUIRE(d);
+  CHECK(d->total() == std::numeric_limits<long long>::max());
+  CHECK(kblaster::engine::parse_dim3("(1024, 64, 2)")->total() == 131072);
+}
