@@ -137,28 +137,28 @@ std::optional<std::pair<std::string_view, std::string_view>> entry_line(std::str
   return std::nullopt;
 }
 
-// R"(Function properties for (\S+))": the function.
-std::optional<std::string_view> properties_line(std::string_view line) {
-  static constexpr std::string_view head = "Function properties for ";
+// What a regex "HEAD(TOKEN+)FOLLOWED_BY" captures: the first non-empty run of characters
+// `in_token` accepts right after an occurrence of `head`, with `followed_by` right after it.
+template <typename Pred>
+std::optional<std::string_view> token_after(std::string_view line, std::string_view head, Pred in_token,
+                                            std::string_view followed_by = {}) {
   for (auto at = line.find(head); at != not_found; at = line.find(head, at + 1)) {
-    const std::size_t name = at + head.size();
-    std::size_t end = name;
-    while (end < line.size() && !is_space(line[end])) ++end;
-    if (end > name) return line.substr(name, end - name);
+    const std::size_t start = at + head.size();
+    std::size_t end = start;
+    while (end < line.size() && in_token(line[end])) ++end;
+    if (end > start && line.substr(end, followed_by.size()) == followed_by) return line.substr(start, end - start);
   }
   return std::nullopt;
 }
 
+// R"(Function properties for (\S+))": the function.
+std::optional<std::string_view> properties_line(std::string_view line) {
+  return token_after(line, "Function properties for ", [](char c) { return !is_space(c); });
+}
+
 // R"(Compile time = ([0-9.]+) ms)": the milliseconds as written.
 std::optional<std::string_view> compile_time_line(std::string_view line) {
-  static constexpr std::string_view head = "Compile time = ";
-  for (auto at = line.find(head); at != not_found; at = line.find(head, at + 1)) {
-    const std::size_t number = at + head.size();
-    std::size_t end = number;
-    while (end < line.size() && (is_digit(line[end]) || line[end] == '.')) ++end;
-    if (end > number && line.substr(end, 3) == " ms") return line.substr(number, end - number);
-  }
-  return std::nullopt;
+  return token_after(line, "Compile time = ", [](char c) { return is_digit(c) || c == '.'; }, " ms");
 }
 
 }  // namespace

@@ -76,6 +76,15 @@ class feature_evaluator final : public evaluator {
 
 task_spec vector_add_task() { return load_task(std::string(KBLASTER_SOURCE_DIR) + "/examples/tasks/vector_add"); }
 
+// A run in `dir` (its KB and output folder) evaluated by `eval`.
+run_environment environment_in(const temp_dir& dir, evaluator& eval) {
+  run_environment env;
+  env.kb_path = dir / "kb.sqlite";
+  env.eval = &eval;
+  env.out_dir = dir / "run";
+  return env;
+}
+
 loop_options small_options() {
   loop_options o;
   o.breadth = 2;
@@ -100,10 +109,7 @@ std::multiset<std::tuple<std::string, int, std::string, std::string, std::string
 TEST_CASE("optimize: the mechanical tier alone improves vector_add and records every candidate in the KB") {
   temp_dir dir;
   feature_evaluator eval;
-  run_environment env;
-  env.kb_path = dir / "kb.sqlite";
-  env.eval = &eval;
-  env.out_dir = dir / "run";
+  auto env = environment_in(dir, eval);
   std::vector<progress_event> events;
   env.progress = [&](const progress_event& e) { events.push_back(e); };
   const auto r = run_optimization(vector_add_task(), small_options(), env);
@@ -150,10 +156,7 @@ TEST_CASE("optimize: only the input and each step's new best are profiled; --pro
     CAPTURE(all);
     temp_dir dir;
     feature_evaluator eval;
-    run_environment env;
-    env.kb_path = dir / "kb.sqlite";
-    env.eval = &eval;
-    env.out_dir = dir / "run";
+    auto env = environment_in(dir, eval);
     auto o = small_options();
     o.profile_all = all;
     const auto r = run_optimization(vector_add_task(), o, env);
@@ -236,10 +239,7 @@ TEST_CASE("optimize: a run stopped midway and resumed ends with the same KB as a
 TEST_CASE("optimize: budgets stop the run cleanly") {
   temp_dir dir;
   feature_evaluator eval;
-  run_environment env;
-  env.kb_path = dir / "kb.sqlite";
-  env.eval = &eval;
-  env.out_dir = dir / "run";
+  auto env = environment_in(dir, eval);
   auto o = small_options();
   o.limits.candidates = 2;
   const auto r = run_optimization(vector_add_task(), o, env);
@@ -294,10 +294,7 @@ TEST_CASE("optimize: with the answer book as model, lowering, soft verification 
 TEST_CASE("optimize: unusable options and inputs are refused with a reason") {
   temp_dir dir;
   feature_evaluator eval;
-  run_environment env;
-  env.kb_path = dir / "kb.sqlite";
-  env.eval = &eval;
-  env.out_dir = dir / "run";
+  auto env = environment_in(dir, eval);
   auto o = small_options();
   o.breadth = 0;
   CHECK_THROWS_WITH_AS(run_optimization(vector_add_task(), o, env), doctest::Contains("breadth"), std::invalid_argument);
