@@ -160,6 +160,22 @@ void loop_context::step_done(int iteration, int trajectory, int step, int count,
   emit(std::move(e));
 }
 
+void loop_context::step_started(int iteration, int trajectory, int step, const std::string& what) {
+  progress_event e;
+  e.phase = "step_started";
+  e.iteration = iteration;
+  e.trajectory = trajectory;
+  e.step = step;
+  e.message = step_position(options, iteration, trajectory, step) + ": " + what;
+  emit(std::move(e));
+}
+
+std::string step_position(const loop_options& o, int iteration, int trajectory, int step) {
+  return "iteration " + std::to_string(iteration + 1) + "/" + std::to_string(o.iterations) + ", trajectory " +
+         std::to_string(trajectory + 1) + "/" + std::to_string(o.breadth) + ", step " + std::to_string(step + 1) + "/" +
+         std::to_string(o.depth);
+}
+
 void loop_context::emit(progress_event e) {
   std::lock_guard lock(mutex_);
   e.steps_total = steps_total();

@@ -88,6 +88,9 @@ class loop_context {
   std::int64_t tokens() const;
   double wall_seconds() const;
 
+  /// Progress: a step began trying `what` (counts nothing done yet; a step may take a while,
+  /// and the user sees what it is doing rather than the previous message).
+  void step_started(int iteration, int trajectory, int step, const std::string& what);
   /// Progress: a step finished (or was skipped), with the best speedup known.
   void step_done(int iteration, int trajectory, int step, int count, const std::string& message);
   void set_best_speedup(double s);
@@ -116,6 +119,9 @@ state_of_version state_of(kb::knowledge_base& kb, const evaluation& e, const std
 
 /// What the agents read about a version: the profile summary, or only cycles (an ablation).
 std::string prompt_summary(const evaluation& e, bool cycles_only);
+
+/// "iteration 1/2, trajectory 1/2, step 1/2": where step (k, b, t) sits in the run.
+std::string step_position(const loop_options& o, int iteration, int trajectory, int step);
 
 /// A 64-bit mix of the run seed and a step's coordinates (selection seeds).
 std::uint64_t step_seed(std::uint64_t seed, int iteration, int trajectory, int step, std::uint64_t salt = 0);

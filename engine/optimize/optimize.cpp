@@ -182,10 +182,7 @@ void replay_checkpoint(loop_context& ctx, run_journal& journal, const version& b
 }
 
 std::string step_message(const loop_options& o, int k, int b, int t, const step_record& rec) {
-  std::string message = "iteration " + std::to_string(k + 1) + "/" + std::to_string(o.iterations) + ", trajectory " +
-                        std::to_string(b + 1) + "/" + std::to_string(o.breadth) + ", step " + std::to_string(t + 1) +
-                        "/" + std::to_string(o.depth) + ": ";
-  return message + (rec.end ? rec.note.value_or("nothing left to try")
+  return step_position(o, k, b, t) + ": " + (rec.end ? rec.note.value_or("nothing left to try")
                            : rec.technique.value_or("?") + " in " + rec.state_before);
 }
 

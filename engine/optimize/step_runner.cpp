@@ -241,6 +241,10 @@ step_record run_step(loop_context& ctx, kb::knowledge_base& kb, const version& s
   rec.reason = chosen->reason;
   rec.predicted = chosen->opt.predicted_speedup;
   rec.confidence = chosen->opt.confidence;
+  ctx.step_started(iteration, trajectory, step,
+                   "trying " + *rec.technique + " in " + before.name +
+                       (variants.variants.empty() ? " (the model writes it)"
+                                                  : " (" + std::to_string(variants.variants.size()) + " variants)"));
   const version best = !variants.variants.empty() ? run_mechanical(ctx, kb, start, variants, rec)
                                                   : run_model(ctx, kb, start, *chosen, before, rec);
   rec.result = best.hash;

@@ -139,10 +139,11 @@ function workspaceSettings(workspace, taskName) {
     'kblaster.optimize.outputDir': path.join(workspace, 'runs'),
     'kblaster.optimize.replayHarness': path.join(args.recordingsDir, `loop-${taskName}.jsonl`),
     'kblaster.llm.replay': args.answerBook,
-    // The one addition to settingsFor(): each replayed evaluation waits 5% of its recorded GPU
-    // time (~0.5 s), so that the run's progress stays on screen long enough to be seen (an
-    // instant replay ends within a second). It changes no result.
-    'kblaster.optimize.replayPace': 0.05,
+    // The one addition to settingsFor(): each replayed evaluation waits a quarter of its recorded
+    // GPU time, so that the run's progress stays on screen long enough to be seen (an instant
+    // replay ends within a second; at 5% a run whose replies carry no profile seconds ended in
+    // about 2 s, before the 150 ms poll had seen a step line). It changes no result.
+    'kblaster.optimize.replayPace': 0.25,
     'kblaster.ncuPath': '/nonexistent/ncu',  // no live profiling on save, whatever the machine has
     'kblaster.trace.server': 'verbose',  // the LSP traffic in the output channel, kept as kblaster-output.log
   };

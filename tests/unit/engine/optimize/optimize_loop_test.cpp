@@ -143,6 +143,21 @@ TEST_CASE("optimize: the mechanical tier alone improves vector_add and records e
     last = e.steps_done;
     CHECK(e.steps_total == 8);
   }
+  // A step that tries something says so when it starts (the user sees what runs), and its
+  // "done" event follows with the same position.
+  std::set<std::string> announced;
+  int started = 0;
+  for (const auto& e : events) {
+    const auto at = std::to_string(e.iteration) + "/" + std::to_string(e.trajectory) + "/" + std::to_string(e.step);
+    if (e.phase == "step_started") {
+      ++started;
+      CHECK(e.message.find(": trying ") != std::string::npos);
+      announced.insert(at);
+    }
+    if (e.phase == "step" && e.message.find(" in ") != std::string::npos && e.message.find("nothing") == std::string::npos)
+      CHECK_MESSAGE(announced.count(at), e.message);
+  }
+  CHECK(started >= 2);
   for (const char* f : {"best.cu", "best.diff", "report.md", "report.json", "manifest.json", "steps.jsonl"})
     CHECK(fs::exists(env.out_dir / f));
   const auto report = r.report;
