@@ -14,6 +14,10 @@ void evaluator_flags::add_to(CLI::App& app, const std::string& watchdog_help) {
   app.add_option("--device", device, "cuda, cpu (host C++ candidates) or auto")->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app.add_option("--ncu", ncu, "ncu executable, or none for static profiles");
   app.add_option("--watchdog", watchdog_s, watchdog_help)->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--profile-timeout", profile_timeout_s,
+                 "seconds one ncu profile may take (a large task's kernel replays are slow); past it the "
+                 "version keeps its static profile and the run says so")
+      ->check(CLI::Range(1, 86400));
 }
 
 engine::optimize::evaluator_settings evaluator_flags::settings() const {
@@ -25,6 +29,7 @@ engine::optimize::evaluator_settings evaluator_flags::settings() const {
   e.ncu = ncu;
   e.device = device;
   e.watchdog = std::chrono::milliseconds(static_cast<long long>(watchdog_s * 1000));
+  e.profile_timeout = std::chrono::seconds(profile_timeout_s);
   return e;
 }
 

@@ -19,6 +19,7 @@ struct evaluator_flags {
   double replay_pace = 0;
   std::string record, harness, device = "auto", ncu;
   double watchdog_s;
+  int profile_timeout_s = 300;
 
   /// Adds --harness-replay, --replay-pace, --harness-record, --harness, --device, --ncu and
   /// --watchdog to `app`; `watchdog_help` says what the default is for.

@@ -53,7 +53,9 @@ comparison compare_output(const torch::Tensor& out_t, const torch::Tensor& ref_t
   bool infinite_error = false;
   for (std::int64_t start = 0; start < c.elements; start += compare_chunk_elements) {
     const auto n = std::min(compare_chunk_elements, c.elements - start);
-    const auto o = out.narrow(0, start, n).to(torch::kFloat64);
+    // A judge's copy of a large output lives in host memory (guarded_call.cpp): it crosses to
+    // the reference's device one chunk at a time.
+    const auto o = out.narrow(0, start, n).to(ref.device(), torch::kFloat64);
     const auto r = ref.narrow(0, start, n).to(torch::kFloat64);
     const auto o_nan = o.isnan(), r_nan = r.isnan();
     const auto unwritten = o_nan.logical_and(r_nan.logical_not());

@@ -24,7 +24,7 @@ struct call_result {
   std::string check;
   std::string reason;  // a sentence for the user
   bool runner_lost = false;
-  std::vector<torch::Tensor> outputs;  // the judge's own copies
+  std::vector<torch::Tensor> outputs;  // the judge's own copies (host memory when large)
 };
 
 /// The runner's failure to reply, as a call_result.

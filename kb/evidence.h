@@ -17,6 +17,7 @@ namespace fact {
 inline constexpr const char* several_launches = "several_launches";  ///< the run launched kernels more than once
 inline constexpr const char* short_launch = "short_launch";  ///< a launch shorter than its launch overhead
 inline constexpr const char* matrix_product = "matrix_product";  ///< the kernel computes a matrix product
+inline constexpr const char* data_reuse = "data_reuse";  ///< global loads re-read data (L1 sectors per DRAM sector >= 2)
 }  // namespace fact
 
 /// One secondary characteristic the kernel shows, weighed by its evidence.

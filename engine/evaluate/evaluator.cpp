@@ -68,6 +68,7 @@ kb::kernel_evidence evidence_from_view(const profile_snapshot& p) {
     if (f.value("rule", "") == "LaunchConfiguration") launch = number(f, "estimated_speedup");
   s.primary_weight = primary_weight_of(s, launch);
   s.launches_in_run = integer_or(v, "profiled_kernels", 1);
+  s.global_load_reuse = number(v, "global_load_reuse");
   return kb_evidence(s);
 }
 

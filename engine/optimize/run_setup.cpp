@@ -30,6 +30,7 @@ evaluator_stack::evaluator_stack(const evaluator_settings& s, std::vector<task_s
     o.harness = s.harness;
     o.ncu = s.ncu;
     o.watchdog = s.watchdog;
+    o.profile_timeout = s.profile_timeout;
     auto live = std::make_unique<harness_evaluator>(std::move(tasks), o);
     live_ = live.get();
     base_ = std::move(live);

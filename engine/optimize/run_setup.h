@@ -31,6 +31,7 @@ struct evaluator_settings {
   std::string ncu;                            ///< ncu; empty: found; "none": static profiles only
   std::string device = "auto";                ///< cpu | cuda | auto
   std::chrono::milliseconds watchdog{10'000};
+  std::chrono::seconds profile_timeout{300};  ///< one ncu run; past it the version keeps a static profile
 };
 
 /// Live measurement was asked for on a machine without a GPU; what() says what to do instead.

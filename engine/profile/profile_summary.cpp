@@ -1,6 +1,8 @@
 // Text and JSON renderings of classified kernels.
 #include "engine/profile/profile_summary.h"
 
+#include "engine/state/state_classifier.h"
+
 #include <cstdio>
 #include <sstream>
 
@@ -35,6 +37,15 @@ std::string sol_line(const sol_figures& f) {
   return s;
 }
 
+// "63.0 global-load sectors per DRAM sector read (data is re-read)": whether there is
+// anything for tiling to keep on chip.
+std::string reuse_line(double reuse) {
+  return fixed_text(reuse) + " global-load sectors per DRAM sector read (" +
+         (reuse >= classifier_thresholds{}.data_reuse_ratio ? "data is re-read: on-chip reuse can pay"
+                                                            : "each byte is read about once: nothing to tile") +
+         ")";
+}
+
 std::string hot_line_text(const hot_line& h) {
   std::string where = h.line > 0 ? "line " + std::to_string(h.line) : std::string("sass");
   std::string what = h.reason == hot_reason::stall_samples ? fixed_text(h.share * 100, 0) + "% of stall samples"
@@ -54,6 +65,7 @@ std::string summarize_for_prompt(const kernel_view& v, std::size_t max_chars) {
   o << "Primary: " << s.primary << "\n";
   for (const auto& e : s.primary_evidence) o << "  - " << e << "\n";
   if (!s.static_only) o << "SOL: " << sol_line(s.sol) << "\n";
+  if (s.global_load_reuse) o << "Reuse: " << reuse_line(*s.global_load_reuse) << "\n";
   if (!s.secondary.empty()) {
     o << "Secondary:\n";
     for (const auto& c : s.secondary) o << "  - " << c.name << ": " << c.evidence << "\n";
@@ -85,6 +97,7 @@ std::string render_human(const kernel_view& v) {
   o << "   primary: " << s.primary << (s.sol_band.empty() ? "" : "  (" + s.sol_band + ")") << "\n";
   for (const auto& e : s.primary_evidence) o << "            " << e << "\n";
   if (!s.static_only) o << "   SOL:     " << sol_line(s.sol) << "\n";
+  if (s.global_load_reuse) o << "   reuse:   " << reuse_line(*s.global_load_reuse) << "\n";
   if (s.static_only && s.sol.theoretical_occupancy_pct)
     o << "   theoretical occupancy: " << fixed_text(*s.sol.theoretical_occupancy_pct, 0) << "%\n";
   for (const auto& c : s.secondary) {
@@ -125,6 +138,7 @@ nlohmann::json to_json(const kernel_view& v) {
               {"waves_per_sm", opt(s.sol.waves_per_sm)},
               {"theoretical_occupancy_pct", opt(s.sol.theoretical_occupancy_pct)},
               {"achieved_occupancy_pct", opt(s.sol.achieved_occupancy_pct)}};
+  if (s.global_load_reuse) j["global_load_reuse"] = *s.global_load_reuse;
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : s.findings)
     findings.push_back({{"rule", f.rule}, {"type", f.type}, {"estimated_speedup", opt(f.estimated_speedup)},

@@ -77,6 +77,10 @@ struct performance_signature {
   /// LaunchConfiguration estimate for a small grid. The KB weighs states by it.
   double primary_weight = 0;
   int launches_in_run = 1;  // kernel launches in the profiled run (every kernel)
+  /// Global-load sectors L1 served per sector read from DRAM (ncu flushes the caches before
+  /// each replay, so DRAM reads are the data's first touches): about 1 when every byte is read
+  /// once, far above 1 when the kernel re-reads what it loaded. Absent without memory tables.
+  std::optional<double> global_load_reuse;
   bool static_only = false;
 
   /// True when `name` is among the secondary characteristics.

@@ -304,6 +304,11 @@ performance_signature classify(const kernel_instance& k, const classify_context&
   f.theoretical_occupancy_pct = first_value(k, {{nullptr, "Theoretical Occupancy"}, {nullptr, "sm__maximum_warps_per_active_cycle_pct"}});
   f.achieved_occupancy_pct = first_value(k, {{nullptr, "Achieved Occupancy"}, {nullptr, "sm__warps_active.avg.pct_of_peak_sustained_active"}});
 
+  // Data reuse: what tiling, register blocking and L2 blocking need to have anything to keep.
+  const auto global_ld = first_value(k, {{nullptr, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"}});
+  const auto dram_rd = first_value(k, {{nullptr, "dram__sectors_read.sum"}});
+  if (global_ld && dram_rd && *dram_rd > 0) s.global_load_reuse = *global_ld / *dram_rd;
+
   classify_primary(k, ctx.thresholds, s);
   classify_secondary(k, ctx, s);
   collect_findings(k, s);

@@ -40,6 +40,7 @@ struct classifier_thresholds {
   double launch_bound_us = 10;             // a kernel this short is dominated by launch cost
   double many_launches = 100;              // … or launched this often at under 2 × that
   double tensor_pipe_idle_pct = 1;         // tensor pipe busier than this counts as used
+  double data_reuse_ratio = 2;             // global-load sectors per DRAM sector read: re-read data
 };
 
 /// What the classifier may know beside the instance itself.

@@ -35,7 +35,7 @@ TEST_CASE("needs: every technique the seed constrains names known evidence, and 
   const auto doc = nlohmann::json::parse(seed_kb_json());
   std::set<std::string> known(primary_bottlenecks().begin(), primary_bottlenecks().end());
   known.insert(secondary_characteristics().begin(), secondary_characteristics().end());
-  known.insert({fact::several_launches, fact::short_launch, fact::matrix_product});
+  known.insert({fact::several_launches, fact::short_launch, fact::matrix_product, fact::data_reuse});
   int constrained = 0;
   for (const auto& [name, t] : doc["$techniques"].items()) {
     for (const auto& clause : needs_of(name).all_of_any_of)
@@ -60,6 +60,19 @@ TEST_CASE("needs: every technique the seed constrains names known evidence, and 
   CHECK(fits("launch_overhead_reduction", many));
   CHECK(fits("kernel_fusion", many));
   CHECK(fits("an_invented_technique", softmax));  // unknown to the seed: no needs
+  // An element-wise kernel reads each byte once: nothing for tiling to keep on chip.
+  const auto vadd = measured("memory_bound_dram", 0.9, {});
+  for (const char* t : {"shared_memory_tiling", "register_blocking", "l2_cache_blocking", "cp_async_double_buffering"}) {
+    CAPTURE(t);
+    CHECK_FALSE(fits(t, vadd));
+  }
+  CHECK(*unmet_need("shared_memory_tiling", vadd) == "needs data_reuse");
+  auto reused = vadd;
+  reused.facts.insert(fact::data_reuse);
+  for (const char* t : {"shared_memory_tiling", "register_blocking", "l2_cache_blocking", "cp_async_double_buffering"}) {
+    CAPTURE(t);
+    CHECK(fits(t, reused));
+  }
 }
 
 TEST_CASE("match: the state follows the evidence, never a characteristic the kernel does not show") {

@@ -170,3 +170,26 @@ TEST_CASE("analyze_recorded reports unreadable and wrong files as errors") {
   const auto bad_raw = analyze_recorded(dir() + "tiny.details.csv", dir() + "tiny.log");
   CHECK_FALSE(bad_raw.error.empty());
 }
+
+TEST_CASE("data reuse: global-load sectors per DRAM sector read, from the memory tables") {
+  // Element-wise and streaming kernels read each byte once; a matrix product re-reads its rows.
+  auto reuse = [](const std::string& name) { return classify_fixture(name).at(0).global_load_reuse; };
+  for (const char* once : {"vadd", "transpose_conflicts", "atomic_sum", "tiny"}) {
+    CAPTURE(once);
+    REQUIRE(reuse(once));
+    CHECK(*reuse(once) < classifier_thresholds{}.data_reuse_ratio);
+  }
+  REQUIRE(reuse("matmul_tiled"));
+  CHECK(*reuse("matmul_tiled") == doctest::Approx(62.8).epsilon(0.01));
+  REQUIRE(reuse("matmul_naive"));
+  CHECK(*reuse("matmul_naive") > 4000);
+  // The details page carries the same memory-table figures as the raw page.
+  const auto details_only = classify_fixture("vadd", false).at(0).global_load_reuse;
+  REQUIRE(details_only);
+  CHECK(*details_only == doctest::Approx(*reuse("vadd")));
+  // The summaries say it in words.
+  kernel_view v;
+  v.signature = classify_fixture("matmul_tiled").at(0);
+  CHECK(summarize_for_prompt(v).find("Reuse: 62.8 global-load sectors per DRAM sector read (data is re-read") !=
+        std::string::npos);
+}
