@@ -2,6 +2,7 @@
 // are made; NVML is loaded at run time (dlopen) so that the harness does not need it to start.
 #include "harness/device.h"
 
+#include <cstdint>
 #include <dlfcn.h>
 
 #ifdef KBLASTER_HARNESS_CUDA
@@ -140,6 +141,17 @@ void device_context::reset_l2_persistence() {
   // The set-aside may be unsupported (MIG, some parts): then there is nothing to reset.
   if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) != cudaSuccess) (void)cudaGetLastError();
 #endif
+}
+
+std::size_t device_context::free_bytes() const {
+#ifdef KBLASTER_HARNESS_CUDA
+  if (cuda_) {
+    std::size_t free = 0, total = 0;
+    KB_CUDA(cudaMemGetInfo(&free, &total));
+    return free;
+  }
+#endif
+  return SIZE_MAX;
 }
 
 void device_context::barrier() {

@@ -58,6 +58,9 @@ class device_context {
   double host_ms() const { return host_ms_; }
   /// L2 size in bytes (0 on the CPU).
   std::size_t l2_bytes() const { return l2_bytes_; }
+  /// Device memory free now, in bytes (cudaMemGetInfo: LibTorch's cached blocks count as used);
+  /// SIZE_MAX on the CPU.
+  std::size_t free_bytes() const;
   /// "NVIDIA H100 80GB HBM3" or "cpu".
   std::string name() const { return name_; }
   /// The current SM clock in MHz and whether the GPU reports throttling (NVML when present); -1 if unknown.

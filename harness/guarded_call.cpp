@@ -34,17 +34,15 @@ call_result from_status(const runner::reply& b, const std::string& when) {
   return c;
 }
 
-// The judge's own copy of an output: on the device while it is small, in host memory when it is
-// large. A KernelBench output can hold several GB, and the device already holds the reference's
-// inputs and outputs and the call's arena; a second device copy of each is what ran an H100 out
-// of memory. Comparisons read a host copy chunk by chunk (compare.cpp).
-constexpr std::int64_t device_copy_limit_bytes = std::int64_t{256} << 20;
-
-torch::Tensor judge_copy(const torch::Tensor& t) {
+// The judge's own copy of an output: on the device where there is room for it (twice over: the
+// comparison's chunks and the next seed's copy come after), else in host memory. A KernelBench
+// output can hold several GB beside the reference's inputs and outputs and the call's arena; a
+// host copy is slower (seconds per call at those sizes), so it is the fallback, not the rule.
+// Comparisons read a host copy chunk by chunk (compare.cpp).
+torch::Tensor judge_copy(const device_context& dev, const torch::Tensor& t) {
+  if (t.nbytes() <= dev.free_bytes() / 2) return t.clone();
   // copy=true: on a CPU device the host copy must still be a copy, not the output itself.
-  return static_cast<std::int64_t>(t.nbytes()) > device_copy_limit_bytes
-             ? t.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true)
-             : t.clone();
+  return t.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
 }
 
 }  // namespace
@@ -61,7 +59,7 @@ call_result guarded_call(device_context& dev, runner_process& runner, call_frame
   if (!first.replied()) return lost_call(first, "the call");
   // What the outputs hold once the candidate's own stream is done (CPU: at return).
   std::vector<torch::Tensor> at_return;
-  for (const auto& o : frame.outputs().outputs) at_return.push_back(judge_copy(o));
+  for (const auto& o : frame.outputs().outputs) at_return.push_back(judge_copy(dev, o));
   dev.sync_device();
   trace_phase("call: kb_forward returned, its stream done");
   const auto second = runner.finish(until);
