@@ -212,7 +212,7 @@ void device_context::range_pop() {
 #endif
 }
 
-void device_context::release_cached_memory() {
+void device_context::release_cached_memory() const {
 #ifdef KBLASTER_HARNESS_CUDA
   if (cuda_) c10::cuda::CUDACachingAllocator::emptyCache();
 #endif

@@ -71,7 +71,7 @@ class device_context {
   /// Returns the memory LibTorch's caching allocator keeps from finished requests to the driver:
   /// a warm harness must not sit on a KernelBench problem's 60 GB of freed inputs while the next
   /// problem's exporter, or the next runner, needs them. No-op on CPU.
-  void release_cached_memory();
+  void release_cached_memory() const;
 
  private:
   bool cuda_ = false;

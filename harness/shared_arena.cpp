@@ -26,8 +26,16 @@ shared_arena::shared_arena(const device_context& dev, std::size_t bytes) : cuda_
   if (bytes_ == 0) bytes_ = alignment;
 #ifdef KBLASTER_HARNESS_CUDA
   if (cuda_) {
-    if (auto e = cudaMalloc(&base_, bytes_); e != cudaSuccess)
-      throw std::runtime_error(std::string("allocating the call's shared memory: ") + cudaGetErrorString(e));
+    // The arena is a plain cudaMalloc (its IPC handle needs one), outside LibTorch's caching
+    // allocator, whose cached blocks (the inputs' and the reference's temporaries, several GB at
+    // KernelBench sizes) would otherwise leave no room for it: they go back to the driver first.
+    dev.release_cached_memory();
+    if (auto e = cudaMalloc(&base_, bytes_); e != cudaSuccess) {
+      cudaGetLastError();  // clear the sticky-free allocation error before the message is built
+      throw std::runtime_error(std::string("allocating the call's shared memory (") + std::to_string(bytes_ >> 20) +
+                               " MiB): " + cudaGetErrorString(e) + "; " + std::to_string(dev.free_bytes() >> 20) +
+                               " MiB free on the device");
+    }
     cudaIpcMemHandle_t h;
     static_assert(sizeof(h) == sizeof(handle_));
     if (auto e = cudaIpcGetMemHandle(&h, base_); e != cudaSuccess) {
