@@ -40,6 +40,10 @@ call_result from_status(const runner::reply& b, const std::string& when) {
 // host copy is slower (seconds per call at those sizes), so it is the fallback, not the rule.
 // Comparisons read a host copy chunk by chunk (compare.cpp).
 torch::Tensor judge_copy(const device_context& dev, const torch::Tensor& t) {
+  if (t.nbytes() <= std::size_t{256} << 20) return t.clone();
+  // Room is what the driver has once LibTorch's cached blocks are back (the inputs' and
+  // comparisons' temporaries would otherwise count as taken).
+  dev.release_cached_memory();
   if (t.nbytes() <= dev.free_bytes() / 2) return t.clone();
   // copy=true: on a CPU device the host copy must still be a copy, not the output itself.
   return t.to(torch::kCPU, /*non_blocking=*/false, /*copy=*/true);
