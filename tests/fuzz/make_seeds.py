@@ -3,7 +3,8 @@
 
 Where each seed comes from: ncu pages from ../shared/fixtures/ncu-h100/ (recorded on an H100),
 ptxas output from the same folder, cassettes from tests/fixtures/cassettes/, model answers from
-the cassettes and tests/optimize/answers/, recordings from tests/optimize/recordings/, tasks
+the cassettes and tests/optimize/answers/, recordings from tests/optimize/recordings/, batch
+results in the OpenAI Batch and Anthropic Message Batches shapes around the answer book's texts, tasks
 from examples/tasks/, the KB from kb/seed/seed_kb.json, LSP sessions from tests/transcript/.
 Fixtures are cut (rows, columns, lines) so that the whole corpus stays a few hundred KB: the
 fuzzer needs their shape, not their bulk. Run from anywhere: tests/fuzz/make_seeds.py
@@ -161,8 +162,41 @@ def lsp():
             stream = "".join(f"Content-Length: {len(m.encode())}\r\n\r\n{m}" for m in msgs[:8])
             put("fuzz_framing", f.stem, stream[:4000])
 
+def batches():
+    """fuzz_batch_results: first byte 0 = OpenAI Batch output/error lines, 1 = Anthropic results;
+    the answers' texts are the answer book's, in the shapes the providers document."""
+    book = [json.loads(l) for l in (root / "tests" / "optimize" / "answer_book.jsonl").read_text().splitlines()[1:4]]
+    texts = [b["response"]["text"][:1500] for b in book]
+
+    def openai_ok(cid, text):
+        return json.dumps({"id": "batch_req_" + cid, "custom_id": cid, "response": {
+            "status_code": 200, "request_id": "req_" + cid, "body": {
+                "model": "gpt-4o", "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                                "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 1800, "completion_tokens": 400}}}, "error": None})
+
+    def anthropic(cid, result):
+        return json.dumps({"custom_id": cid, "result": result})
+
+    openai = [openai_ok("r2", texts[0]), openai_ok("r1", texts[1]), openai_ok("other-run", texts[2]),
+              json.dumps({"id": "batch_req_x", "custom_id": "r1", "response": None,
+                          "error": {"code": "batch_expired", "message": "This request could not be executed before the completion window expired."}}),
+              json.dumps({"id": "batch_req_y", "custom_id": "a", "response": {"status_code": 400, "body": {
+                  "error": {"message": "max_tokens is too large", "type": "invalid_request_error"}}}, "error": None})]
+    put("fuzz_batch_results", "openai_output", "\x00" + "\n".join(openai) + "\n")
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+               "content": [{"type": "text", "text": texts[0]}], "stop_reason": "end_turn",
+               "usage": {"input_tokens": 1800, "output_tokens": 400}}
+    results = [anthropic("a", {"type": "succeeded", "message": message}),
+               anthropic("r1", {"type": "errored", "error": {"type": "error", "error": {
+                   "type": "invalid_request_error", "message": "prompt is too long"}}}),
+               anthropic("r2", {"type": "expired"}), anthropic("kb-0-0-0-lowering", {"type": "canceled"})]
+    put("fuzz_batch_results", "anthropic_results", "\x01" + "\n".join(results) + "\n")
+
+
 ncu()
 diagnostics()
+batches()
 answers()
 recordings()
 tasks()
