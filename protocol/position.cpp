@@ -2,6 +2,8 @@
 #include "protocol/position.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 namespace kblaster::protocol {
 namespace {
@@ -16,12 +18,22 @@ std::size_t sequence_length(unsigned char lead) {
   return 1;
 }
 
+// An LSP uinteger (0 to 2^31 - 1). json's get<int>() would convert 1.3e56 or -5 without a word
+// (the first undefined behaviour); anything else is the client's error, reported as json's own
+// type error so that the params readers answer invalid_params.
+int lsp_uinteger(const nlohmann::json& v, const char* name) {
+  if (v.is_number_unsigned() && v.get<std::uint64_t>() <= 0x7fffffffu) return static_cast<int>(v.get<std::uint64_t>());
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= 0x7fffffff)
+    return static_cast<int>(v.get<std::int64_t>());
+  throw nlohmann::json::type_error::create(302, std::string("'") + name + "' must be an integer from 0 to 2^31-1", &v);
+}
+
 }  // namespace
 
 void to_json(nlohmann::json& j, const position& p) { j = {{"line", p.line}, {"character", p.character}}; }
 void from_json(const nlohmann::json& j, position& p) {
-  p.line = j.at("line").get<int>();
-  p.character = j.at("character").get<int>();
+  p.line = lsp_uinteger(j.at("line"), "line");
+  p.character = lsp_uinteger(j.at("character"), "character");
 }
 void to_json(nlohmann::json& j, const range& r) { j = {{"start", r.start}, {"end", r.end}}; }
 void from_json(const nlohmann::json& j, range& r) {

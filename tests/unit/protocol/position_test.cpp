@@ -49,3 +49,16 @@ TEST_CASE("round trip over every offset of mixed text") {
     CHECK(lines.offset_of(lines.position_of(off)) == off);
   }
 }
+
+TEST_CASE("a position's line and character are LSP uintegers: anything else is the client's error") {
+  const auto ok = nlohmann::json::parse(R"({"line": 3, "character": 2147483647})").get<position>();
+  CHECK(ok.line == 3);
+  CHECK(ok.character == 2147483647);
+  // Found by fuzz_lsp_params: 1.3e56 was converted to int (undefined behaviour).
+  for (const char* bad : {R"({"line": 3, "character": 133333333333333333333333333333333333333333333333333333333})",
+                          R"({"line": -1, "character": 0})", R"({"line": 2147483648, "character": 0})",
+                          R"({"line": 1.5, "character": 0})", R"({"line": "1", "character": 0})"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(nlohmann::json::parse(bad).get<position>(), nlohmann::json::type_error);
+  }
+}
