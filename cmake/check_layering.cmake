@@ -10,7 +10,8 @@ set(rules
   "engine:engine,kb,support"
   "server:server,protocol,engine,kb,support"
   "cli:cli,server,protocol,engine,kb,support"
-  "harness:harness,engine/task,support")
+  "harness:harness,engine/task,support"
+  "capture:capture")
 set(violations "")
 foreach(rule IN LISTS rules)
   string(REPLACE ":" ";" parts "${rule}")

@@ -29,10 +29,26 @@ torch::Tensor poison_value(torch::Tensor t) {
   return t.fill_(-0x5A5A5A5A);
 }
 
-torch::Tensor load_saved(const std::string& path) {
+std::vector<char> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot read the saved tensor");
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A raw .bin file (a capture's memory), read as the spec's shape and dtype; the task reader
+// checked that the sizes add up, and this checks again, since the file may have changed since.
+torch::Tensor load_raw(const engine::input_spec& in, torch::ScalarType type) {
+  const auto bytes = read_bytes(in.file);
+  auto t = torch::empty(in.shape, torch::TensorOptions().dtype(type));
+  if (static_cast<std::size_t>(t.nbytes()) != bytes.size())
+    throw std::runtime_error(in.file + ": holds " + std::to_string(bytes.size()) + " bytes, the input needs " +
+                             std::to_string(t.nbytes()));
+  std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
+  return t;
+}
+
+torch::Tensor load_saved(const std::string& path) {
+  const auto bytes = read_bytes(path);
   auto value = torch::pickle_load(bytes);
   if (!value.isTensor()) throw std::runtime_error(path + ": does not hold one tensor (torch.save(tensor, path))");
   return value.toTensor();
@@ -96,7 +112,7 @@ std::vector<torch::Tensor> make_inputs(const engine::task_spec& task, std::uint6
     torch::Tensor t;
     const auto type = scalar_type(in.dtype);
     if (!in.file.empty()) {
-      t = load_saved(in.file).to(type);
+      t = engine::is_raw_tensor_file(in.file) ? load_raw(in, type) : load_saved(in.file).to(type);
     } else if (device.is_cuda() && c10::multiply_integers(in.shape) > host_drawn_max_elements) {
       // The device's default generator: the harness runs one request at a time.
       auto gen = at::globalContext().defaultGenerator(device);

@@ -258,4 +258,19 @@ std::string find_in_path(const std::string& name) {
   return {};
 }
 
+std::string find_companion(const char* env_var, std::initializer_list<const char*> relative, const std::string& name) {
+  if (const char* env = std::getenv(env_var); env && *env) return env;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (auto dir = self.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+      for (const auto* rel : relative) {
+        const auto p = dir / rel;
+        if (std::filesystem::exists(p, ec)) return p.string();
+      }
+    }
+  }
+  return find_in_path(name);
+}
+
 }  // namespace kblaster::support

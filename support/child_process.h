@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -92,5 +93,10 @@ void stop_all_children();
 
 /// Full path of `name` found in PATH (or `name` itself if it holds a '/'), or empty.
 std::string find_in_path(const std::string& name);
+
+/// A program or library installed with kblaster: $ENV_VAR when set, else the first of
+/// `relative` found in the folder of this executable or one of its parents (a build tree:
+/// <build>/cli/kblaster beside <build>/harness/…), else `name` in PATH; empty when none.
+std::string find_companion(const char* env_var, std::initializer_list<const char*> relative, const std::string& name);
 
 }  // namespace kblaster::support

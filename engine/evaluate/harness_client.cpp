@@ -84,19 +84,8 @@ nlohmann::json harness_reply::to_json() const {
 }
 
 std::string find_harness() {
-  if (const char* env = std::getenv("KBLASTER_HARNESS"); env && *env) return env;
   // In a build tree: <build>/cli/kblaster next to <build>/harness/kblaster-harness.
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (auto dir = self.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
-      for (const auto* rel : {"harness/kblaster-harness", "kblaster-harness"}) {
-        const auto p = dir / rel;
-        if (std::filesystem::exists(p, ec)) return p.string();
-      }
-    }
-  }
-  return support::find_in_path("kblaster-harness");
+  return support::find_companion("KBLASTER_HARNESS", {"harness/kblaster-harness", "kblaster-harness"}, "kblaster-harness");
 }
 
 harness_client::harness_client(harness_options options) : options_(std::move(options)) {

@@ -36,7 +36,8 @@ struct input_spec {
   std::string init = "randn";     // randn uniform zeros ones arange randint
   double low = 0, high = 1;       // uniform: [low, high); randint: [low, high)
   double scale = 1;               // multiplies randn/uniform values
-  std::string file;               // saved tensor (torch.save of one tensor); absolute path
+  std::string file;               // saved tensor (torch.save of one tensor), or raw bytes in a ".bin"
+                                  // file read as `shape` and `dtype`; absolute path
 };
 
 /// The reference side of a task.
@@ -94,6 +95,10 @@ tolerance tolerance_for(const std::string& dtype, const task_spec& t);
 
 /// True for the dtype names the format accepts.
 bool is_known_dtype(const std::string& dtype);
+/// Bytes per element of a known dtype.
+std::size_t dtype_bytes(const std::string& dtype);
+/// An input file of raw bytes (".bin", e.g. a capture's memory) rather than a torch.save file.
+bool is_raw_tensor_file(const std::string& path);
 
 /// "randn", "uniform", ... : true for the initialisations the format accepts.
 bool is_known_init(const std::string& init);

@@ -1,0 +1,327 @@
+// libkblaster-capture.so: the capture agent. Preloaded (LD_PRELOAD) into the user's own program,
+// built with `nvcc -cudart shared`, it records one launch of one kernel: the launch
+// configuration, the parameter bytes, and every device allocation a parameter points into,
+// before the launch and after it has finished. kblaster turns that folder into a task whose
+// reference is the original kernel (engine/capture/).
+//
+// Why `__cudaLaunchKernel`: since CUDA 12.x, `k<<<g, b, s, st>>>(…)` compiles to
+// `__cudaGetKernel` then `__cudaLaunchKernel` (or its per-thread-stream twin) in libcudart, and
+// never calls the public cudaLaunchKernel. A program linked with the static cudart cannot be
+// intercepted this way; kblaster builds the program itself, with the shared one.
+//
+// Configuration (environment; without KBLASTER_CAPTURE_DIR the agent only forwards):
+//   KBLASTER_CAPTURE_DIR        the folder to write (created)
+//   KBLASTER_CAPTURE_KERNEL     the kernel, unqualified or qualified ("stencil", "ns::stencil")
+//   KBLASTER_CAPTURE_LAUNCH     which of its launches, counting from 0 (default 0)
+//   KBLASTER_CAPTURE_MAX_BYTES  refuse a capture whose allocations exceed this (default 2 GiB)
+//
+// What it writes: capture.json (docs/capture-format.md) and, per allocation i,
+// alloc-i.before.bin and, when the launch changed it, alloc-i.after.bin. A launch it cannot
+// capture faithfully writes capture.json with "refusal" naming the reason, never a wrong capture.
+//
+// This file includes nothing of the project: it is loaded into programs that are not ours.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cxxabi.h>
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+
+using json = nlohmann::json;
+using launch_fn = cudaError_t (*)(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
+
+constexpr std::uint64_t default_max_bytes = 2ull << 30;
+
+struct settings {
+  std::string dir, kernel;
+  long launch = 0;
+  std::uint64_t max_bytes = default_max_bytes;
+  bool active = false;
+};
+
+settings read_settings() {
+  settings s;
+  if (const char* d = std::getenv("KBLASTER_CAPTURE_DIR")) s.dir = d;
+  if (const char* k = std::getenv("KBLASTER_CAPTURE_KERNEL")) s.kernel = k;
+  if (const char* n = std::getenv("KBLASTER_CAPTURE_LAUNCH")) s.launch = std::strtol(n, nullptr, 10);
+  if (const char* m = std::getenv("KBLASTER_CAPTURE_MAX_BYTES")) s.max_bytes = std::strtoull(m, nullptr, 10);
+  s.active = !s.dir.empty() && !s.kernel.empty();
+  return s;
+}
+
+std::string demangle(const char* mangled) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> d(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), &std::free);
+  return status == 0 && d ? std::string(d.get()) : std::string(mangled);
+}
+
+// Whether the demangled `name` ("void ns::k<float>(float*, int)", "k(float*)") is `wanted`:
+// the qualified name must end just before the template arguments or the parameter list, and
+// start at a scope boundary.
+bool names_kernel(const std::string& name, const std::string& wanted) {
+  for (auto at = name.find(wanted); at != std::string::npos; at = name.find(wanted, at + 1)) {
+    const auto end = at + wanted.size();
+    const bool starts = at == 0 || name[at - 1] == ' ' || name[at - 1] == ':' || name[at - 1] == '*';
+    const bool ends = end < name.size() && (name[end] == '(' || name[end] == '<');
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+std::string hex(const unsigned char* p, std::size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out(2 * n, '0');
+  for (std::size_t i = 0; i < n; ++i) {
+    out[2 * i] = digits[p[i] >> 4];
+    out[2 * i + 1] = digits[p[i] & 15];
+  }
+  return out;
+}
+
+bool write_file(const std::string& path, const void* data, std::size_t n) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return false;
+  const bool ok = std::fwrite(data, 1, n, f) == n;
+  return std::fclose(f) == 0 && ok;
+}
+
+std::string cu_error(CUresult r) {
+  const char* s = nullptr;
+  cuGetErrorName(r, &s);
+  return s ? s : "CUDA error " + std::to_string(static_cast<int>(r));
+}
+
+struct allocation {
+  CUdeviceptr base = 0;
+  std::size_t bytes = 0;
+  std::vector<unsigned char> before, after;
+};
+
+class agent {
+ public:
+  agent() : settings_(read_settings()) {}
+
+  ~agent() {
+    // The program ended: if the launch was never seen, say so (and what was launched instead).
+    if (!settings_.active || done_) return;
+    std::lock_guard lock(mutex_);
+    json seen = json::object();
+    for (const auto& [k, n] : launches_) seen[k] = n;
+    const long n = matching_launches_;
+    write_refusal(n == 0 ? "not_launched" : "too_few_launches",
+                  n == 0 ? "the program ran to its end without launching " + settings_.kernel +
+                               (launches_.empty() ? " (it launched no kernel through <<<>>>)" : "")
+                         : "the program launched " + settings_.kernel + " " + std::to_string(n) +
+                               " time(s); launch " + std::to_string(settings_.launch) + " was asked for",
+                  "", seen);
+  }
+
+  cudaError_t launch(launch_fn real, cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared,
+                     cudaStream_t stream, bool per_thread) {
+    if (!settings_.active || done_ || in_capture_) return real(kernel, grid, block, args, shared, stream);
+    std::unique_lock lock(mutex_);
+    const char* mangled = nullptr;
+    if (cuKernelGetName(&mangled, reinterpret_cast<CUkernel>(kernel)) != CUDA_SUCCESS || !mangled)
+      return real(kernel, grid, block, args, shared, stream);
+    const std::string name = demangle(mangled);
+    ++launches_[name];
+    if (!names_kernel(name, settings_.kernel) || matching_launches_++ != settings_.launch)
+      return real(kernel, grid, block, args, shared, stream);
+    done_ = true;
+    in_capture_ = true;
+    const auto result = capture(real, kernel, mangled, name, grid, block, args, shared, stream, per_thread);
+    in_capture_ = false;
+    return result;
+  }
+
+ private:
+  settings settings_;
+  std::mutex mutex_;
+  std::map<std::string, long> launches_;
+  long matching_launches_ = 0;
+  bool done_ = false;
+  bool in_capture_ = false;
+
+  void write_refusal(const std::string& reason, const std::string& message, const std::string& kernel,
+                     const json& seen = json::object()) {
+    ::mkdir(settings_.dir.c_str(), 0700);
+    json j{{"format", 1}, {"kernel", {{"requested", settings_.kernel}, {"name", kernel}}},
+           {"refusal", {{"reason", reason}, {"message", message}}}, {"launches_seen", seen}};
+    const auto text = j.dump(2) + "\n";
+    write_file(settings_.dir + "/capture.json", text.data(), text.size());
+  }
+
+  cudaError_t refuse(launch_fn real, cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared,
+                     cudaStream_t stream, const std::string& reason, const std::string& message,
+                     const std::string& name) {
+    write_refusal(reason, message, name);
+    return real(kernel, grid, block, args, shared, stream);
+  }
+
+  cudaError_t capture(launch_fn real, cudaKernel_t kernel, const char* mangled, const std::string& name, dim3 grid,
+                      dim3 block, void** args, size_t shared, cudaStream_t stream, bool per_thread) {
+    const auto refused = [&](const std::string& reason, const std::string& message) {
+      return refuse(real, kernel, grid, block, args, shared, stream, reason, message, name);
+    };
+    const CUstream cu_stream = stream == nullptr && per_thread ? CU_STREAM_PER_THREAD : reinterpret_cast<CUstream>(stream);
+    CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (cuStreamIsCapturing(cu_stream, &capturing) == CUDA_SUCCESS && capturing != CU_STREAM_CAPTURE_STATUS_NONE)
+      return refused("graph", "the launch of " + name + " is being recorded into a CUDA graph; launches inside graphs cannot be captured");
+    // Everything queued before this launch must have happened: the "before" state is the launch's input.
+    if (const auto r = cuCtxSynchronize(); r != CUDA_SUCCESS)
+      return refused("cuda_error", "the program's earlier work failed before " + name + ": " + cu_error(r));
+
+    // The parameter layout, from the driver (a by-value struct is one parameter of its size).
+    json params = json::array();
+    std::vector<allocation> allocs;
+    std::map<CUdeviceptr, std::size_t> alloc_index;
+    std::uint64_t total = 0;
+    bool hidden_pointers = false;
+    for (std::size_t i = 0;; ++i) {
+      std::size_t offset = 0, size = 0;
+      if (cuKernelGetParamInfo(reinterpret_cast<CUkernel>(kernel), i, &offset, &size) != CUDA_SUCCESS) break;
+      const auto* bytes = static_cast<const unsigned char*>(args[i]);
+      json p{{"index", i}, {"offset", offset}, {"size", size}, {"bytes", hex(bytes, size)}, {"pointers", json::array()}};
+      // Any aligned 8-byte word holding a device address is a pointer to relocate at replay.
+      for (std::size_t at = 0; at + 8 <= size; at += 8) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, bytes + at, 8);
+        if (word == 0) continue;
+        CUdeviceptr base = 0;
+        std::size_t bytes_in = 0;
+        if (cuMemGetAddressRange(&base, &bytes_in, static_cast<CUdeviceptr>(word)) != CUDA_SUCCESS) continue;
+        unsigned int managed = 0;
+        cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, static_cast<CUdeviceptr>(word));
+        if (managed)
+          return refused("managed_memory", "parameter " + std::to_string(i) + " of " + name +
+                                               " points into managed (cudaMallocManaged) memory, which a capture cannot restore faithfully");
+        unsigned int type = 0;
+        cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, static_cast<CUdeviceptr>(word));
+        if (type != CU_MEMORYTYPE_DEVICE)
+          return refused("host_memory", "parameter " + std::to_string(i) + " of " + name +
+                                            " points into host memory mapped for the device; only device allocations are captured");
+        if (size != 8) hidden_pointers = true;
+        auto [it, fresh] = alloc_index.try_emplace(base, allocs.size());
+        if (fresh) {
+          allocs.push_back({base, bytes_in, {}, {}});
+          total += bytes_in;
+        }
+        p["pointers"].push_back({{"at", at}, {"allocation", it->second}, {"offset", word - base}});
+      }
+      params.push_back(std::move(p));
+    }
+    if (total > settings_.max_bytes)
+      return refused("too_large", "the allocations that the parameters of " + name + " point into total " +
+                                      std::to_string(total) + " bytes, over the capture cap of " +
+                                      std::to_string(settings_.max_bytes) + " bytes (--max-capture-bytes)");
+    for (auto& a : allocs) {
+      a.before.resize(a.bytes);
+      if (const auto r = cuMemcpyDtoH(a.before.data(), a.base, a.bytes); r != CUDA_SUCCESS)
+        return refused("cuda_error", "reading an allocation of " + name + " before the launch: " + cu_error(r));
+    }
+
+    CUevent start = nullptr, stop = nullptr;
+    cuEventCreate(&start, CU_EVENT_DEFAULT);
+    cuEventCreate(&stop, CU_EVENT_DEFAULT);
+    cuEventRecord(start, cu_stream);
+    const cudaError_t result = real(kernel, grid, block, args, shared, stream);
+    cuEventRecord(stop, cu_stream);
+    const CUresult synced = cuCtxSynchronize();
+    float ms = 0;
+    cuEventElapsedTime(&ms, start, stop);
+    cuEventDestroy(start);
+    cuEventDestroy(stop);
+    if (result != cudaSuccess || synced != CUDA_SUCCESS) {
+      write_refusal("launch_failed", name + " failed in the program itself: " +
+                                         (synced != CUDA_SUCCESS ? cu_error(synced) : "launch error " + std::to_string(result)),
+                    name);
+      return result;
+    }
+
+    ::mkdir(settings_.dir.c_str(), 0700);
+    json allocations = json::array();
+    for (std::size_t i = 0; i < allocs.size(); ++i) {
+      auto& a = allocs[i];
+      a.after.resize(a.bytes);
+      cuMemcpyDtoH(a.after.data(), a.base, a.bytes);
+      const bool written = a.after != a.before;
+      const std::string stem = "alloc-" + std::to_string(i);
+      write_file(settings_.dir + "/" + stem + ".before.bin", a.before.data(), a.bytes);
+      json entry{{"index", i}, {"bytes", a.bytes}, {"before", stem + ".before.bin"}, {"written", written}};
+      if (written) {
+        write_file(settings_.dir + "/" + stem + ".after.bin", a.after.data(), a.bytes);
+        entry["after"] = stem + ".after.bin";
+      }
+      allocations.push_back(std::move(entry));
+    }
+
+    CUdevice dev = 0;
+    cuCtxGetDevice(&dev);
+    char device_name[256] = {};
+    cuDeviceGetName(device_name, sizeof device_name, dev);
+    int major = 0, minor = 0, sms = 0;
+    cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+
+    json j{{"format", 1},
+           {"kernel", {{"requested", settings_.kernel}, {"name", name}, {"mangled", mangled}}},
+           {"launch", settings_.launch},
+           {"grid", {grid.x, grid.y, grid.z}},
+           {"block", {block.x, block.y, block.z}},
+           {"shared_bytes", shared},
+           {"time_ms", ms},
+           {"device", {{"name", device_name}, {"compute_capability", std::to_string(major) + "." + std::to_string(minor)},
+                       {"sm_count", sms}}},
+           {"params", params},
+           {"allocations", allocations},
+           {"hidden_pointers", hidden_pointers}};
+    const auto text = j.dump(2) + "\n";
+    write_file(settings_.dir + "/capture.json", text.data(), text.size());
+    return result;
+  }
+};
+
+agent& the_agent() {
+  static agent a;
+  return a;
+}
+
+// Constructed at load, so that its destructor runs at the program's exit after main's statics.
+[[maybe_unused]] const bool agent_ready = (the_agent(), true);
+
+template <typename Fn>
+Fn next_symbol(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block,
+                                                                                  void** args, size_t shared, cudaStream_t stream) {
+  static const auto real = next_symbol<launch_fn>("__cudaLaunchKernel");
+  if (!real) return cudaErrorSharedObjectSymbolNotFound;
+  return the_agent().launch(real, kernel, grid, block, args, shared, stream, false);
+}
+
+extern "C" __attribute__((visibility("default"))) cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block,
+                                                                                       void** args, size_t shared,
+                                                                                       cudaStream_t stream) {
+  static const auto real = next_symbol<launch_fn>("__cudaLaunchKernel_ptsz");
+  if (!real) return cudaErrorSharedObjectSymbolNotFound;
+  return the_agent().launch(real, kernel, grid, block, args, shared, stream, true);
+}

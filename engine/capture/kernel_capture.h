@@ -1,0 +1,71 @@
+// One recorded kernel launch: what libkblaster-capture.so (capture/) wrote into a capture folder,
+// read back and checked. The folder's format is docs/capture-format.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kblaster::engine {
+
+/// A capture folder that cannot be used (malformed, inconsistent, files missing); says why.
+class capture_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A device address inside a parameter's bytes, to relocate at replay.
+struct captured_pointer {
+  std::size_t at = 0;            // byte offset in the parameter (0 for a plain pointer)
+  std::size_t allocation = 0;    // index into kernel_capture::allocations
+  std::uint64_t offset = 0;      // from the allocation's start (interior pointers)
+};
+
+struct captured_parameter {
+  std::size_t offset = 0, size = 0;       // the driver's layout (cuKernelGetParamInfo)
+  std::vector<unsigned char> bytes;       // the value passed
+  std::vector<captured_pointer> pointers;
+};
+
+/// One device allocation a parameter points into, whole (cuMemGetAddressRange).
+struct captured_allocation {
+  std::uint64_t bytes = 0;
+  std::string before;  // absolute path of its contents before the launch
+  std::string after;   // after the launch; empty when the launch left it unchanged
+  bool written = false;
+};
+
+/// Why the agent refused to capture (managed memory, too large, not launched, …).
+struct capture_refusal {
+  std::string reason;   // a stable word: "managed_memory", "not_launched", …
+  std::string message;  // a sentence naming the kernel
+};
+
+struct kernel_capture {
+  std::string dir;
+  std::string requested;  // the kernel name the capture was asked for
+  std::string name;       // the demangled name, e.g. "stencil2d(float const*, float*, int, int)"
+  std::string mangled;
+  long launch = 0;        // which launch of the kernel, from 0
+  std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
+  std::uint64_t shared_bytes = 0;
+  double time_ms = 0;     // the launch's time in the program (CUDA events, device idle before)
+  std::string device_name, compute_capability;
+  int sm_count = 0;
+  std::vector<captured_parameter> params;
+  std::vector<captured_allocation> allocations;
+  bool hidden_pointers = false;  // some pointer sits inside a by-value struct
+  std::optional<capture_refusal> refusal;
+
+  std::uint64_t total_bytes() const;
+};
+
+/// Reads DIR/capture.json and checks it against the folder: every index in range, every
+/// pointer inside its allocation, every file present with its allocation's size. A refused
+/// capture reads fine (its `refusal` is set). Throws capture_error.
+kernel_capture read_capture(const std::string& dir);
+
+}  // namespace kblaster::engine

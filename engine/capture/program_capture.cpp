@@ -1,0 +1,120 @@
+// Building, running and capturing the user's program.
+#include "engine/capture/program_capture.h"
+#include "engine/toolchain/nvcc_driver.h"
+#include "support/child_process.h"
+#include "support/files.h"
+#include "support/hash.h"
+#include "support/run_process.h"
+
+#include <filesystem>
+
+namespace kblaster::engine {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string tail(const std::string& text, std::size_t n = 2000) {
+  return text.size() <= n ? text : "…" + text.substr(text.size() - n);
+}
+
+std::string describe_end(const support::process_result& r) {
+  if (r.timed_out) return "did not finish within the watchdog's time (it hangs, or needs --timeout)";
+  if (r.cancelled) return "was cancelled";
+  if (r.failed_to_start) return "could not be started";
+  if (r.signal) return "crashed (signal " + std::to_string(r.signal) + ")";
+  return "exited with status " + std::to_string(r.exit_code);
+}
+
+}  // namespace
+
+std::string find_capture_agent() {
+  return support::find_companion("KBLASTER_CAPTURE_AGENT", {"cli/libkblaster-capture.so", "libkblaster-capture.so", "lib/libkblaster-capture.so"},
+                                 "libkblaster-capture.so");
+}
+
+std::string default_capture_root() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kblaster/captures";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kblaster/captures";
+  return (support::user_scratch_root() / "captures").string();
+}
+
+capture_result capture_program(const capture_request& request, const std::function<void(const std::string&)>& progress,
+                               std::stop_token stop) {
+  const fs::path source = fs::absolute(request.source);
+  const auto text = support::read_file_if_exists(source);
+  if (!text) throw capture_error("cannot read " + source.string());
+  const std::string nvcc = request.nvcc.empty() ? find_nvcc().value_or("") : request.nvcc;
+  if (nvcc.empty()) throw capture_error("nvcc was not found (set PATH or CUDA_HOME): the program cannot be built");
+  const std::string agent = request.agent.empty() ? find_capture_agent() : request.agent;
+  if (agent.empty() || !fs::exists(agent))
+    throw capture_error("libkblaster-capture.so was not found beside kblaster (or set KBLASTER_CAPTURE_AGENT)");
+
+  capture_result result;
+  result.provenance = "launch " + std::to_string(request.launch) + " of " + source.filename().string();
+  for (const auto& a : request.run.args) result.provenance += " " + a;
+
+  // Everything that changes what the capture holds is in the key.
+  std::string key = *text + '\0' + request.kernel + '\0' + std::to_string(request.launch) + '\0' + request.run.cwd + '\0' +
+                    std::to_string(request.max_bytes) + '\0' + nvcc + '\0';
+  for (const auto& v : {request.run.args, request.run.env, request.nvcc_flags})
+    for (const auto& s : v) key += s + '\0';
+  const std::string root = request.cache_root.empty() ? default_capture_root() : request.cache_root;
+  const fs::path folder = fs::path(root) / (source.stem().string() + "-" + request.kernel + "-" + support::fnv1a_hex(key));
+  const fs::path capture_dir = folder / "capture";
+  support::private_directory(folder);
+
+  if (fs::exists(capture_dir / "capture.json")) {
+    try {
+      auto cached = read_capture(capture_dir.string());
+      if (!cached.refusal) {
+        result.capture = std::move(cached);
+        result.cached = true;
+        result.task = write_capture_task(result.capture, *text, result.provenance);
+        return result;
+      }
+    } catch (const capture_error&) {
+      // A damaged cache entry: capture again.
+    }
+  }
+  fs::remove_all(capture_dir);
+
+  if (progress) progress("building " + source.filename().string() + " with the shared CUDA runtime");
+  const auto program = folder / "program";
+  std::vector<std::string> build{nvcc, "-cudart", "shared", "-lineinfo"};
+  build.insert(build.end(), request.nvcc_flags.begin(), request.nvcc_flags.end());
+  build.insert(build.end(), {"-o", program.string(), source.string()});
+  const auto built = support::run_process(build, std::chrono::minutes(10), source.parent_path().string(), stop);
+  result.build_seconds = built.seconds;
+  if (built.cancelled) throw capture_error("cancelled while building " + source.filename().string());
+  if (!built.ok()) throw capture_error(source.filename().string() + " does not build:\n" + tail(built.out + built.err));
+
+  if (progress) progress("running " + result.provenance + " and capturing " + request.kernel);
+  std::vector<std::string> argv{"env", "KBLASTER_CAPTURE_DIR=" + capture_dir.string(), "KBLASTER_CAPTURE_KERNEL=" + request.kernel,
+                                "KBLASTER_CAPTURE_LAUNCH=" + std::to_string(request.launch),
+                                "KBLASTER_CAPTURE_MAX_BYTES=" + std::to_string(request.max_bytes), "LD_PRELOAD=" + agent};
+  argv.insert(argv.end(), request.run.env.begin(), request.run.env.end());
+  argv.push_back(program.string());
+  argv.insert(argv.end(), request.run.args.begin(), request.run.args.end());
+  const std::string cwd = request.run.cwd.empty() ? source.parent_path().string() : request.run.cwd;
+  const auto ran = support::run_process(argv, request.timeout, cwd, stop);
+  result.run_seconds = ran.seconds;
+  result.program_output = tail(ran.out + ran.err);
+  if (ran.cancelled) throw capture_error("cancelled while running " + result.provenance);
+
+  if (!fs::exists(capture_dir / "capture.json")) {
+    // The agent writes capture.json at the launch or at the program's end: neither happened.
+    throw capture_error("the program " + describe_end(ran) + " before launch " + std::to_string(request.launch) + " of " +
+                        request.kernel + " was captured; its output:\n" + result.program_output);
+  }
+  result.capture = read_capture(capture_dir.string());
+  if (result.capture.refusal) {
+    std::string message = result.capture.refusal->message;
+    if (!ran.ok()) message += " (the program " + describe_end(ran) + ")";
+    throw capture_error(message);
+  }
+  result.task = write_capture_task(result.capture, *text, result.provenance);
+  return result;
+}
+
+}  // namespace kblaster::engine

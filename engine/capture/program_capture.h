@@ -1,0 +1,60 @@
+// Capturing a kernel launch from the user's own program: build it (nvcc, with the shared CUDA
+// runtime, so that the agent can see its launches), run it with libkblaster-capture.so
+// preloaded under a watchdog, read the capture and write its task. Cached by the source's
+// content, the kernel, the launch and how the program is run.
+#pragma once
+
+#include "engine/capture/capture_task.h"
+#include "engine/capture/kernel_capture.h"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace kblaster::engine {
+
+/// How the user's program runs (the editor's `kblaster.run` setting, the CLI's `-- ARGS`).
+struct program_run {
+  std::vector<std::string> args;
+  std::string cwd;               // empty: the source file's folder
+  std::vector<std::string> env;  // NAME=VALUE pairs added to the environment
+};
+
+struct capture_request {
+  std::string source;  // the .cu file that defines main() and the kernel
+  std::string kernel;  // plain or qualified name
+  long launch = 0;     // which launch of it, from 0
+  program_run run;
+  std::uint64_t max_bytes = 2ull << 30;
+  std::chrono::seconds timeout{120};
+  std::vector<std::string> nvcc_flags{"-O3", "-arch=native"};
+  std::string nvcc;        // empty: find_nvcc()
+  std::string agent;       // empty: find_capture_agent()
+  std::string cache_root;  // empty: default_capture_root()
+};
+
+struct capture_result {
+  kernel_capture capture;
+  capture_task task;
+  bool cached = false;
+  double build_seconds = 0, run_seconds = 0;
+  std::string program_output;  // the program's stdout and stderr (the tail)
+  std::string provenance;      // "launch 0 of stencil2d.cu 64 48"
+};
+
+/// Captures and writes the task. `progress` hears each phase ("building", "running"). Throws
+/// capture_error naming what went wrong: the build's log, a crash or a hang with the program's
+/// output, or the agent's refusal.
+capture_result capture_program(const capture_request& request, const std::function<void(const std::string&)>& progress,
+                               std::stop_token stop = {});
+
+/// libkblaster-capture.so: $KBLASTER_CAPTURE_AGENT, else beside kblaster (a build tree's cli/).
+std::string find_capture_agent();
+
+/// $XDG_CACHE_HOME/kblaster/captures, else ~/.cache/kblaster/captures.
+std::string default_capture_root();
+
+}  // namespace kblaster::engine
