@@ -131,11 +131,11 @@ nlohmann::json session::verify(const engine::task_spec& task, runner_process& ru
                           : c.reason.rfind("zero", 0) == 0 || c.reason.rfind("constant", 0) == 0 ? "constant_output"
                           : c.mismatches > 0        ? "tolerance"
                                                     : "magnitude";
-      std::string reason = "output " + std::to_string(i) + ": " + c.reason + " (seed " + std::to_string(seed) + ")";
+      std::string reason = engine::output_label(task, i) + ": " + c.reason + " (seed " + std::to_string(seed) + ")";
       // The same bits as for the previous seed's different inputs: a stored answer.
       if (!previous.empty() && same_bits(call.outputs[i], previous[i])) {
         check = "cached_result";
-        reason = "output " + std::to_string(i) + " is bit-identical to the previous seed's although the inputs changed: "
+        reason = engine::output_label(task, i) + " is bit-identical to the previous seed's although the inputs changed: "
                  "a result cached across calls (seed " + std::to_string(seed) + ")";
       }
       auto r = fail("fail", check, reason);
@@ -176,7 +176,7 @@ nlohmann::json session::verify(const engine::task_spec& task, runner_process& ru
       entry["outputs"].push_back(c.to_json());
       if (c.ok) continue;
       auto r = fail("fail", "stress_" + kind,
-                    "output " + std::to_string(i) + " is wrong " + where + " (beyond the task's own distribution; "
+                    engine::output_label(task, i) + " is wrong " + where + " (beyond the task's own distribution; "
                     "the reference stays finite there): " + c.reason);
       r["seeds"] = seeds;
       entry["ok"] = false;
@@ -300,7 +300,7 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
     const auto c = compare_output(frame.outputs().outputs[i], expected_last[i], tol);
     if (!c.ok)
       return fail("fail", "timing_output",
-                  "output " + std::to_string(i) + " was wrong after the timed calls (the candidate behaves differently "
+                  engine::output_label(task, i) + " was wrong after the timed calls (the candidate behaves differently "
                   "when called repeatedly or on inputs it has not seen): " + c.reason);
   }
   if (frame.outputs().damaged_canary() >= 0) return fail("fail", "canary", "kb_forward wrote past the end of an output while timed");

@@ -120,7 +120,7 @@ std::vector<allocation_view> allocation_views(const kernel_capture& capture, con
   for (std::size_t i = 0; i < capture.params.size(); ++i) {
     for (const auto& ptr : capture.params[i].pointers) {
       auto& v = views[ptr.allocation];
-      if (v.name.empty()) v.name = names[i] + " (parameter " + std::to_string(i) + ")";
+      if (v.name.empty()) v.name = names[i] + ", parameter " + std::to_string(i);
       const bool plain = capture.params[i].size == 8 && i < types.size() && types[i].find('*') != std::string::npos;
       dtypes[ptr.allocation].insert(plain ? dtype_of(types[i]) : "");
     }

@@ -134,6 +134,19 @@ std::optional<std::string> embedded_spec(const std::string& source) {
 
 }  // namespace
 
+namespace {
+
+std::string labelled(const char* what, const std::vector<input_spec>& specs, std::size_t index) {
+  std::string out = std::string(what) + " " + std::to_string(index);
+  if (index < specs.size() && !specs[index].name.empty()) out += " (" + specs[index].name + ")";
+  return out;
+}
+
+}  // namespace
+
+std::string output_label(const task_spec& task, std::size_t index) { return labelled("output", task.outputs, index); }
+std::string input_label(const task_spec& task, std::size_t index) { return labelled("input", task.inputs, index); }
+
 bool is_raw_tensor_file(const std::string& path) {
   return path.size() > 4 && path.compare(path.size() - 4, 4, ".bin") == 0;
 }
@@ -286,7 +299,11 @@ nlohmann::json to_json(const task_spec& t) {
   }
   if (!t.outputs.empty()) {
     j["outputs"] = nlohmann::json::array();
-    for (const auto& o : t.outputs) j["outputs"].push_back({{"shape", o.shape}, {"dtype", o.dtype}});
+    for (const auto& o : t.outputs) {
+      nlohmann::json out{{"shape", o.shape}, {"dtype", o.dtype}};
+      if (!o.name.empty()) out["name"] = o.name;  // verdicts name the output they fault
+      j["outputs"].push_back(out);
+    }
   }
   if (t.atol || t.rtol) {
     j["tolerance"] = nlohmann::json::object();

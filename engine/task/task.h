@@ -95,6 +95,10 @@ tolerance tolerance_for(const std::string& dtype, const task_spec& t);
 
 /// True for the dtype names the format accepts.
 bool is_known_dtype(const std::string& dtype);
+/// "output 1", or "output 1 (out, parameter 2)" when the task names its outputs: what a verdict
+/// calls an output. input_label likewise.
+std::string output_label(const task_spec& task, std::size_t index);
+std::string input_label(const task_spec& task, std::size_t index);
 /// Bytes per element of a known dtype.
 std::size_t dtype_bytes(const std::string& dtype);
 /// An input file of raw bytes (".bin", e.g. a capture's memory) rather than a torch.save file.

@@ -1,0 +1,93 @@
+#!/bin/bash
+# GPU test (label gpu): capture launches from ordinary CUDA programs of our own (no task, no
+# kb_forward, no PyTorch), check that each original verifies against itself, that wrong rewrites
+# are refused naming the allocation, and that what cannot be captured is refused with the reason.
+#   tests/capture/gpu_capture_test.sh KBLASTER WORK_DIR
+# Needs nvcc, a GPU, kblaster-harness (KBLASTER_HARNESS) and libkblaster-capture.so beside KBLASTER.
+set -u
+kblaster=$(realpath "$1"); work=${2:-/tmp/kblaster-capture-test}
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work"; mkdir -p "$work"
+export XDG_CACHE_HOME=$work/cache
+failures=0
+check() {  # check NAME CONDITION-RESULT(0 ok)
+  if [[ $2 == 0 ]]; then echo "ok: $1"; else echo "FAIL: $1"; failures=$((failures + 1)); fi
+}
+capture() {  # capture PROGRAM KERNEL LAUNCH ARGS... -> prints the task folder
+  local prog=$1 kernel=$2 launch=$3; shift 3
+  "$kblaster" capture "$here/programs/$prog.cu" --kernel "$kernel" --launch "$launch" --json -- "$@" > "$work/$prog.json" 2> "$work/$prog.err"
+  local rc=$?
+  cat "$work/$prog.err" >&2
+  [[ $rc == 0 ]] && python3 -c "import json; print(json.load(open('$work/$prog.json'))['task'])"
+  return $rc
+}
+verdict() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); r=j.get('result',j); print(r.get('verdict'), r.get('check',''), '|', r.get('reason', j.get('error',''))[:300])" "$1"; }
+evaluate() {  # evaluate NAME TASK [CANDIDATE] -> the verdict line
+  local name=$1 task=$2; shift 2
+  local cand=(); [[ $# -gt 0 ]] && cand=(--candidate "$1")
+  "$kblaster" eval "$task" "${cand[@]}" --json > "$work/eval-$name.json" 2> "$work/eval-$name.err"
+  verdict "$work/eval-$name.json"
+}
+
+declare -A tasks
+for spec in "stencil2d stencil2d 1 1000 1000 3" "histogram histogram 0 1000000" "row_reduce row_sum 0 2048 1000" "transpose transpose 0 1000 700"; do
+  set -- $spec
+  name=$1
+  t0=$SECONDS
+  if task=$(capture "$@"); then
+    tasks[$name]=$task
+    echo "captured $name in $((SECONDS - t0)) s: $(python3 -c "import json; j=json.load(open('$work/$name.json')); print(j['kernel'], j['grid'], j['block'], round(j['time_ms'],4), 'ms', [(a['name'], a['dtype'], a['elements'], a['written']) for a in j['allocations']])")"
+    check "capture $name" 0
+    line=$(evaluate "$name-original" "$task")
+    echo "  original against itself: $line"
+    [[ $line == pass* ]]; check "$name original verifies against itself" $?
+  else
+    check "capture $name" 1
+  fi
+done
+
+# Wrong rewrites: an off-by-one tail (the grid rounded down: the last 8 columns are never
+# written) and a missing __syncthreads.
+if [[ -n ${tasks[stencil2d]:-} ]]; then
+  sed 's/stencil2d<<<dim3(63, 63, 1)/stencil2d<<<dim3(62, 63, 1)/' "${tasks[stencil2d]}/kernel.cu" > "$work/stencil_offbyone.cu"
+  ! cmp -s "${tasks[stencil2d]}/kernel.cu" "$work/stencil_offbyone.cu"; check "the off-by-one rewrite differs from the original" $?
+  line=$(evaluate stencil-offbyone "${tasks[stencil2d]}" "$work/stencil_offbyone.cu")
+  echo "  stencil2d with an off-by-one tail: $line"
+  [[ $line == fail* && $line == *"out, parameter 1"* && $line == *"first at"* ]]; check "off-by-one refused naming the allocation and the element" $?
+fi
+if [[ -n ${tasks[row_reduce]:-} ]]; then
+  python3 - "${tasks[row_reduce]}/kernel.cu" "$work/row_sum_nosync.cu" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+loop = "    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];\n    __syncthreads();\n"
+assert loop in s
+open(sys.argv[2], "w").write(s.replace(loop, "    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];\n"))
+PY
+  line=$(evaluate row-sum-nosync "${tasks[row_reduce]}" "$work/row_sum_nosync.cu")
+  echo "  row_sum without __syncthreads: $line"
+  [[ $line == fail* && $line == *"out, parameter 1"* ]]; check "missing __syncthreads refused naming the allocation" $?
+fi
+
+# What cannot be captured is refused with the reason.
+capture managed scale 0 > /dev/null 2> "$work/managed.msg"; rc=$?
+echo "  managed memory: $(tail -1 "$work/managed.msg")"
+[[ $rc != 0 ]] && grep -q "managed" "$work/managed.msg"; check "managed memory refused" $?
+capture stencil2d stencil2d 9 64 64 2 > /dev/null 2> "$work/few.msg"; rc=$?
+echo "  launch 9 of 2: $(tail -1 "$work/few.msg")"
+[[ $rc != 0 ]] && grep -q "2 time(s)" "$work/few.msg"; check "a launch that never happens refused" $?
+
+# The mechanical tier on each capture: a verified candidate and its measured speedup.
+for name in "${!tasks[@]}"; do
+  run=$work/optimize-$name
+  "$kblaster" optimize "${tasks[$name]}" --kb "$run.sqlite" --out "$run" --no-llm --breadth 2 --depth 2 --iterations 1 --seed 1 \
+    > "$run.log" 2>&1
+  rc=$?
+  summary=$(python3 -c "
+import json; r=json.load(open('$run/report.json')); i,b,t=r['input'],r['best'],r['totals']
+print('input %.4f ms, best %.4f ms, %.2fx over the input; %d candidates, GPU %.1f s' % (i['runtime_ms'], b['runtime_ms'], b['speedup_over_input'], t['candidates'], t['gpu_seconds']))" 2>&1)
+  echo "  optimize $name (mechanical): rc=$rc: $summary"
+  [[ $rc == 0 ]]; check "mechanical optimize on $name" $?
+done
+
+echo "capture gpu test: $failures failure(s)"
+exit $((failures > 0))

@@ -1,0 +1,42 @@
+// The launcher generated from each recorded capture (tests/fixtures/captures/) compiles with the
+// real nvcc, together with the part of the program it keeps. Skipped, with a message, where nvcc
+// is absent.
+#include "engine/capture/capture_task.h"
+#include "engine/toolchain/nvcc_driver.h"
+#include "engine/toolchain/task_build.h"
+#include "support/files.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+using namespace kblaster::engine;
+namespace fs = std::filesystem;
+
+TEST_CASE("the launcher of every recorded capture compiles with the program's kernel") {
+  const auto nvcc_path = find_nvcc();
+  if (!nvcc_path) {
+    std::cout << "SKIPPED: nvcc not found: capture launcher nvcc test not run\n";
+    return;
+  }
+  const fs::path work = fs::temp_directory_path() / ("kblaster-capture-nvcc-" + std::to_string(::getpid()));
+  fs::create_directories(work);
+  nvcc_driver driver(*nvcc_path, (work / "cache").string(), 2);
+  const fs::path fixtures = fs::path(KBLASTER_FIXTURES_DIR) / "captures";
+  const fs::path programs = fs::path(KBLASTER_SOURCE_DIR) / "tests" / "capture" / "programs";
+  for (const char* name : {"stencil2d", "histogram", "row_reduce", "transpose"}) {
+    CAPTURE(name);
+    fs::copy(fixtures / name, work / name, fs::copy_options::recursive);
+    const auto capture = read_capture((work / name).string());
+    const auto task = write_capture_task(capture, kblaster::support::read_file(programs / (std::string(name) + ".cu")),
+                                         std::string("launch of ") + name);
+    const auto built = build_candidate(task.kernel_path, "sm_90", driver, false);
+    INFO(built.log);
+    CHECK(built.ok);
+    std::cout << name << ": the launcher builds (" << built.seconds << " s)\n";
+  }
+  fs::remove_all(work);
+}

@@ -1,0 +1,213 @@
+// Captures recorded on an H100 (tests/fixtures/captures/): reading them, refusing damaged ones,
+// the allocations' dtypes, the generated launcher and the task written from them.
+#include "engine/capture/capture_task.h"
+#include "engine/capture/kernel_capture.h"
+#include "engine/task/task.h"
+#include "support/files.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+
+using namespace kblaster::engine;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path fixtures = fs::path(KBLASTER_FIXTURES_DIR) / "captures";
+const fs::path programs = fs::path(KBLASTER_SOURCE_DIR) / "tests" / "capture" / "programs";
+
+// A private copy of a fixture, which a test may damage or write a task into.
+struct fixture_copy {
+  fs::path dir;
+  explicit fixture_copy(const std::string& name) {
+    dir = fs::temp_directory_path() / ("kblaster-capture-test-" + name + "-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::copy(fixtures / name, dir, fs::copy_options::recursive);
+  }
+  ~fixture_copy() { fs::remove_all(dir); }
+  nlohmann::json json() const { return nlohmann::json::parse(kblaster::support::read_file(dir / "capture.json")); }
+  void write(const nlohmann::json& j) const { kblaster::support::write_file_atomically(dir / "capture.json", j.dump()); }
+};
+
+std::string program(const std::string& name) { return kblaster::support::read_file(programs / (name + ".cu")); }
+
+std::string error_of(const fs::path& dir) {
+  try {
+    read_capture(dir.string());
+  } catch (const capture_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a recorded capture reads back with its launch, parameters and allocations") {
+  const auto c = read_capture((fixtures / "stencil2d").string());
+  CHECK_FALSE(c.refusal);
+  CHECK(c.requested == "stencil2d");
+  CHECK(c.name == "stencil2d(float const*, float*, int, int)");
+  CHECK(c.launch == 1);
+  CHECK(c.grid == std::array<unsigned, 3>{4, 3, 1});
+  CHECK(c.block == std::array<unsigned, 3>{16, 16, 1});
+  CHECK(c.device_name.find("H100") != std::string::npos);
+  REQUIRE(c.params.size() == 4);
+  CHECK(c.params[2].size == 4);
+  CHECK(c.params[2].bytes == std::vector<unsigned char>{64, 0, 0, 0});  // nx
+  REQUIRE(c.params[1].pointers.size() == 1);
+  CHECK(c.params[1].pointers[0].allocation == 1);
+  REQUIRE(c.allocations.size() == 2);
+  CHECK_FALSE(c.allocations[0].written);  // the sweep's input
+  CHECK(c.allocations[1].written);
+  CHECK(c.allocations[1].bytes == 64 * 48 * 4);
+  CHECK(c.total_bytes() == 2 * 64 * 48 * 4);
+}
+
+TEST_CASE("a damaged capture is refused with what is wrong, never read half") {
+  SUBCASE("a truncated allocation") {
+    fixture_copy f("stencil2d");
+    fs::resize_file(f.dir / "alloc-1.after.bin", 100);
+    CHECK(error_of(f.dir).find("holds 100 bytes") != std::string::npos);
+  }
+  SUBCASE("a pointer into an allocation that is not there") {
+    fixture_copy f("stencil2d");
+    auto j = f.json();
+    j["params"][0]["pointers"][0]["allocation"] = 7;
+    f.write(j);
+    CHECK(error_of(f.dir).find("names an allocation that is not there") != std::string::npos);
+  }
+  SUBCASE("a pointer past its allocation's end") {
+    fixture_copy f("stencil2d");
+    auto j = f.json();
+    j["params"][0]["pointers"][0]["offset"] = 1u << 20;
+    f.write(j);
+    CHECK(error_of(f.dir).find("outside its allocation") != std::string::npos);
+  }
+  SUBCASE("a file outside the folder") {
+    fixture_copy f("stencil2d");
+    auto j = f.json();
+    j["allocations"][0]["before"] = "../../etc/passwd";
+    f.write(j);
+    CHECK(error_of(f.dir).find("not a file name inside the capture folder") != std::string::npos);
+  }
+  SUBCASE("parameter bytes that are not the parameter's size") {
+    fixture_copy f("stencil2d");
+    auto j = f.json();
+    j["params"][2]["bytes"] = "400000";
+    f.write(j);
+    CHECK(error_of(f.dir).find("does not hold 'size' bytes") != std::string::npos);
+  }
+  SUBCASE("not JSON") {
+    fixture_copy f("stencil2d");
+    kblaster::support::write_file_atomically(f.dir / "capture.json", "{\"format\": 1, ");
+    CHECK(error_of(f.dir).find("not JSON") != std::string::npos);
+  }
+}
+
+TEST_CASE("a refusal reads as one, and writing its task gives the agent's reason") {
+  fixture_copy f("stencil2d");
+  f.write({{"format", 1},
+           {"kernel", {{"requested", "scale"}, {"name", "scale(float*, float, int)"}}},
+           {"refusal", {{"reason", "managed_memory"}, {"message", "parameter 0 of scale(float*, float, int) points into managed memory"}}}});
+  const auto c = read_capture(f.dir.string());
+  REQUIRE(c.refusal);
+  CHECK(c.refusal->reason == "managed_memory");
+  CHECK_THROWS_WITH_AS(write_capture_task(c, program("managed"), "launch 0 of managed.cu"),
+                       doctest::Contains("managed memory"), capture_error);
+}
+
+TEST_CASE("allocations take their dtype from the parameters that point into them") {
+  const auto c = read_capture((fixtures / "histogram").string());
+  const auto symbols = locate_cuda_symbols(program("histogram"));
+  const auto* k = captured_kernel_symbol(symbols, c);
+  REQUIRE(k);
+  const auto views = allocation_views(c, *k);
+  REQUIRE(views.size() == 2);
+  CHECK(views[0].name == "data, parameter 0");
+  CHECK(views[0].dtype == "uint8");  // compared bit-exactly
+  CHECK(views[0].elements == 20000);
+  CHECK(views[0].output == -1);
+  CHECK(views[1].name == "bins, parameter 1");
+  CHECK(views[1].dtype == "int32");
+  CHECK(views[1].elements == 256);
+  CHECK(views[1].output == 0);
+}
+
+TEST_CASE("the launcher replays the captured launch with the captured scalars") {
+  const auto c = read_capture((fixtures / "stencil2d").string());
+  const auto symbols = locate_cuda_symbols(program("stencil2d"));
+  const auto* k = captured_kernel_symbol(symbols, c);
+  REQUIRE(k);
+  const auto text = generate_launcher(c, *k, "launch 1 of stencil2d.cu 64 48 3");
+  CHECK(text.find("if (kb_n_in != 2 || kb_n_out != 1) return 1;") != std::string::npos);
+  CHECK(text.find("cudaMemcpyAsync(kb_alloc1, kb_in[1].data, 12288, cudaMemcpyDeviceToDevice, kb_stream)") != std::string::npos);
+  CHECK(text.find("float const* in = reinterpret_cast<float const*>(kb_alloc0);") != std::string::npos);
+  CHECK(text.find("const int nx = 64;") != std::string::npos);
+  CHECK(text.find("const int ny = 48;") != std::string::npos);
+  CHECK(text.find("stencil2d<<<dim3(4, 3, 1), dim3(16, 16, 1), 0, kb_stream>>>(in, out, nx, ny);") != std::string::npos);
+}
+
+TEST_CASE("a pointer inside a by-value struct is moved to the replay's memory") {
+  fixture_copy f("stencil2d");
+  auto j = f.json();
+  // One 24-byte struct {const float* in; float* out; int nx, ny;} in place of the four parameters.
+  const std::string in = j["params"][0]["bytes"], out = j["params"][1]["bytes"];
+  j["params"] = nlohmann::json::array({{{"index", 0}, {"offset", 0}, {"size", 24},
+                                        {"bytes", in + out + "4000000030000000"},
+                                        {"pointers", {{{"at", 0}, {"allocation", 0}, {"offset", 0}},
+                                                      {{"at", 8}, {"allocation", 1}, {"offset", 16}}}}}});
+  j["kernel"]["name"] = "grid_step(step_args)";
+  j["kernel"]["requested"] = "grid_step";
+  j["hidden_pointers"] = true;
+  f.write(j);
+  const std::string source =
+      "struct step_args { const float* in; float* out; int nx, ny; };\n"
+      "__global__ void grid_step(step_args a) { a.out[0] = a.in[0] + a.nx; }\n"
+      "int main() { return 0; }\n";
+  const auto c = read_capture(f.dir.string());
+  const auto task = write_capture_task(c, source, "launch 0 of grid.cu");
+  const auto text = kblaster::support::read_file(task.kernel_path);
+  CHECK(text.find("int main()") == std::string::npos);  // the program's main stays out
+  CHECK(text.find("static_assert(sizeof(a) == 24") != std::string::npos);
+  CHECK(text.find("char* kb_p = kb_alloc1 + 16; std::memcpy(reinterpret_cast<char*>(&a) + 8, &kb_p, sizeof kb_p);") !=
+        std::string::npos);
+  CHECK(task.views[0].dtype == "uint8");  // no typed pointer says what it holds
+  REQUIRE(task.notes.size() == 1);
+  CHECK(task.notes[0].find("struct") != std::string::npos);
+}
+
+TEST_CASE("the task of a capture loads, reads the captured memory and names its outputs") {
+  fixture_copy f("row_reduce");
+  const auto c = read_capture(f.dir.string());
+  const auto written = write_capture_task(c, program("row_reduce"), "launch 0 of row_reduce.cu 64 300");
+  const auto task = load_task(written.dir);
+  CHECK(task.reference.kind == reference_kind::kernel);
+  CHECK(task.seeds == 1);
+  CHECK(task.stress_skip.size() == 2);
+  CHECK(task.arch == "sm_90");
+  REQUIRE(task.inputs.size() == 2);
+  CHECK(task.inputs[0].file == (f.dir / "alloc-0.before.bin").string());
+  CHECK(task.inputs[0].shape == std::vector<std::int64_t>{64 * 300});
+  REQUIRE(task.outputs.size() == 1);
+  CHECK(task.outputs[0].name == "out, parameter 1");
+  CHECK(output_label(task, 0) == "output 0 (out, parameter 1)");
+  // Relocatable: the task names the memory relative to itself.
+  const auto spec = nlohmann::json::parse(kblaster::support::read_file(fs::path(written.dir) / "task.json"));
+  CHECK(spec["inputs"][0]["file"] == "../alloc-0.before.bin");
+}
+
+TEST_CASE("a raw input whose size does not match its shape is refused when the task loads") {
+  fixture_copy f("row_reduce");
+  const auto written = write_capture_task(read_capture(f.dir.string()), program("row_reduce"), "launch 0");
+  fs::resize_file(f.dir / "alloc-0.before.bin", 1000);
+  CHECK_THROWS_WITH_AS(load_task(written.dir), doctest::Contains("holds 1000 bytes"), task_error);
+}
+
+TEST_CASE("a kernel the source does not define is named in the error") {
+  const auto c = read_capture((fixtures / "transpose").string());
+  CHECK_THROWS_WITH_AS(write_capture_task(c, "__global__ void other(float* x) {}\n", "launch 0"),
+                       doctest::Contains("defines no kernel transpose"), capture_error);
+}
