@@ -51,7 +51,8 @@ void print_json(const kblaster::engine::capture_result& r) {
   nlohmann::json j{{"kernel", c.name},        {"launch", c.launch},       {"grid", c.grid},
                    {"block", c.block},        {"shared_bytes", c.shared_bytes}, {"time_ms", c.time_ms},
                    {"device", c.device_name}, {"allocations", allocations},   {"task", r.task.dir},
-                   {"capture", c.dir},        {"cached", r.cached},       {"notes", r.task.notes}};
+                   {"capture", c.dir},        {"cached", r.cached},       {"notes", r.task.notes},
+                   {"build_seconds", r.build_seconds}, {"run_seconds", r.run_seconds}};
   std::cout << j.dump(2) << "\n";
 }
 
