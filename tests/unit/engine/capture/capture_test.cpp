@@ -2,12 +2,14 @@
 // the allocations' dtypes, the generated launcher and the task written from them.
 #include "engine/capture/capture_task.h"
 #include "engine/capture/kernel_capture.h"
+#include "engine/capture/program_edit.h"
 #include "engine/task/task.h"
 #include "support/files.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -23,7 +25,9 @@ const fs::path programs = fs::path(KBLASTER_SOURCE_DIR) / "tests" / "capture" / 
 struct fixture_copy {
   fs::path dir;
   explicit fixture_copy(const std::string& name) {
-    dir = fs::temp_directory_path() / ("kblaster-capture-test-" + name + "-" + std::to_string(::getpid()));
+    static int copies = 0;
+    dir = fs::temp_directory_path() /
+          ("kblaster-capture-test-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(++copies));
     fs::remove_all(dir);
     fs::copy(fixtures / name, dir, fs::copy_options::recursive);
   }
@@ -210,4 +214,107 @@ TEST_CASE("a kernel the source does not define is named in the error") {
   const auto c = read_capture((fixtures / "transpose").string());
   CHECK_THROWS_WITH_AS(write_capture_task(c, "__global__ void other(float* x) {}\n", "launch 0"),
                        doctest::Contains("defines no kernel transpose"), capture_error);
+}
+
+namespace {
+
+// Rewrites one 4-byte float of a capture's file in place.
+void set_float(const fs::path& file, std::size_t index, float value) {
+  auto bytes = kblaster::support::read_file(file);
+  std::memcpy(bytes.data() + 4 * index, &value, 4);
+  kblaster::support::write_file_atomically(file, bytes);
+}
+
+float get_float(const fs::path& file, std::size_t index) {
+  const auto bytes = kblaster::support::read_file(file);
+  float v;
+  std::memcpy(&v, bytes.data() + 4 * index, 4);
+  return v;
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("a rewrite of the kernel is carried back into the program, main and all") {
+  fixture_copy f("stencil2d");
+  const auto source = program("stencil2d");
+  const auto task = write_capture_task(read_capture(f.dir.string()), source, "launch 1");
+  const auto generated = kblaster::support::read_file(task.kernel_path);
+  const auto rewritten = replaced(generated, "out[i] = 0.2f * (", "out[i] = 0.2f * __fadd_rn(0.f, ");
+
+  const auto e = edit_program(source, generated, rewritten, "stencil2d");
+  CHECK(e.edited.find("__fadd_rn(0.f, ") != std::string::npos);
+  CHECK(e.edited.find("int main(int argc, char** argv)") != std::string::npos);
+  CHECK(e.edited.find("kb_forward") == std::string::npos);  // the launcher stays out of the program
+  CHECK(e.edited.size() == source.size() + std::string("__fadd_rn(0.f, ").size() - 1);  // "(" replaced
+  CHECK_FALSE(e.launch_changed);
+  CHECK(e.call_sites == std::vector<std::string>{"grid, block"});
+
+  SUBCASE("a changed launch is reported with the program's call site") {
+    const auto relaunched = replaced(rewritten, "dim3(16, 16, 1), 0, kb_stream", "dim3(32, 8, 1), 0, kb_stream");
+    const auto moved = edit_program(source, generated, relaunched, "stencil2d");
+    CHECK(moved.launch_changed);
+    CHECK(moved.captured_launch == "dim3(4, 3, 1), dim3(16, 16, 1), 0, kb_stream");
+    CHECK(moved.rewritten_launch == "dim3(4, 3, 1), dim3(32, 8, 1), 0, kb_stream");
+  }
+  SUBCASE("a rewrite without the launcher's marker cannot be carried back") {
+    CHECK_THROWS_WITH_AS(edit_program(source, generated, rewritten.substr(0, rewritten.find(launcher_marker)), "stencil2d"),
+                         doctest::Contains("dropped the line"), capture_error);
+  }
+  SUBCASE("a program edited since its capture is not overwritten") {
+    const auto changed = replaced(source, "out[i] = in[i];", "out[i] = 0;");
+    CHECK_THROWS_WITH_AS(edit_program(changed, generated, rewritten, "stencil2d"), doctest::Contains("capture it again"),
+                         capture_error);
+  }
+}
+
+TEST_CASE("two captures' outputs compare by dtype: floats within tolerance, integers exactly") {
+  fixture_copy want("stencil2d"), got("stencil2d");
+  const auto expected = read_capture(want.dir.string());
+  const auto symbols = locate_cuda_symbols(program("stencil2d"));
+  const auto views = allocation_views(expected, *captured_kernel_symbol(symbols, expected));
+  CHECK_FALSE(compare_capture_outputs(expected, read_capture(got.dir.string()), views));
+
+  const auto after = got.dir / "alloc-1.after.bin";
+  const float v = get_float(after, 70);
+  set_float(after, 70, v * (1 + 1e-6f));  // within fp32's 1e-4
+  CHECK_FALSE(compare_capture_outputs(expected, read_capture(got.dir.string()), views));
+  set_float(after, 70, v + 1);
+  set_float(after, 90, v + 1);
+  const auto m = compare_capture_outputs(expected, read_capture(got.dir.string()), views);
+  REQUIRE(m);
+  CHECK(m->name == "out, parameter 1");
+  CHECK(m->element == 70);
+  CHECK(m->count == 2);
+  CHECK(describe(*m).find("first at [70]") != std::string::npos);
+
+  SUBCASE("memory the original left alone must stay alone") {
+    set_float(after, 70, v);
+    set_float(after, 90, get_float(want.dir / "alloc-1.after.bin", 90));
+    set_float(got.dir / "alloc-0.before.bin", 3, 42.f);
+    const auto touched = compare_capture_outputs(expected, read_capture(got.dir.string()), views);
+    REQUIRE(touched);
+    CHECK(touched->name == "in, parameter 0");
+    CHECK(touched->element == 3);
+  }
+}
+
+TEST_CASE("integer outputs compare bit for bit") {
+  fixture_copy want("histogram"), got("histogram");
+  const auto expected = read_capture(want.dir.string());
+  const auto symbols = locate_cuda_symbols(program("histogram"));
+  const auto views = allocation_views(expected, *captured_kernel_symbol(symbols, expected));
+  auto bins = kblaster::support::read_file(got.dir / "alloc-1.after.bin");
+  bins[4 * 7] = static_cast<char>(bins[4 * 7] + 1);  // one more count in bin 7
+  kblaster::support::write_file_atomically(got.dir / "alloc-1.after.bin", bins);
+  const auto m = compare_capture_outputs(expected, read_capture(got.dir.string()), views);
+  REQUIRE(m);
+  CHECK(m->name == "bins, parameter 1");
+  CHECK(m->element == 7);
+  CHECK(m->count == 1);
 }

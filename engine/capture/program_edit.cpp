@@ -1,0 +1,153 @@
+// Applying a rewrite to the program, and comparing two captures' outputs.
+#include "engine/capture/program_edit.h"
+#include "engine/source/kernel_launches.h"
+#include "engine/task/task.h"
+#include "support/files.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+namespace kblaster::engine {
+
+namespace {
+
+// The configuration between <<< and >>> of the launcher's launch.
+std::string launch_of(const std::string& launcher) {
+  const auto open = launcher.rfind("<<<");
+  const auto close = open == std::string::npos ? std::string::npos : launcher.find(">>>", open);
+  if (close == std::string::npos) return "";
+  return launcher.substr(open + 3, close - open - 3);
+}
+
+// The start of the line holding the marker, or npos.
+std::size_t marker_line(const std::string& text) {
+  const auto at = text.find(launcher_marker);
+  if (at == std::string::npos) return at;
+  const auto line = text.rfind('\n', at);
+  return line == std::string::npos ? 0 : line + 1;
+}
+
+double half_to_double(std::uint16_t h) {
+  const int sign = h >> 15, exponent = (h >> 10) & 31, mantissa = h & 1023;
+  double v = exponent == 0    ? std::ldexp(mantissa, -24)
+             : exponent == 31 ? (mantissa ? std::nan("") : INFINITY)
+                              : std::ldexp(mantissa + 1024, exponent - 25);
+  return sign ? -v : v;
+}
+
+double bfloat16_to_double(std::uint16_t b) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
+  return static_cast<double>(std::bit_cast<float>(bits));
+}
+
+// Element i of `bytes` as a double, for the floating dtypes.
+double element(const std::string& bytes, const std::string& dtype, std::uint64_t i) {
+  const char* p = bytes.data();
+  if (dtype == "float32") {
+    float v;
+    std::memcpy(&v, p + 4 * i, 4);
+    return v;
+  }
+  if (dtype == "float64") {
+    double v;
+    std::memcpy(&v, p + 8 * i, 8);
+    return v;
+  }
+  std::uint16_t v;
+  std::memcpy(&v, p + 2 * i, 2);
+  return dtype == "float16" ? half_to_double(v) : bfloat16_to_double(v);
+}
+
+std::string shown(const std::string& bytes, const std::string& dtype, std::uint64_t i) {
+  std::ostringstream s;
+  if (dtype == "float32" || dtype == "float64" || dtype == "float16" || dtype == "bfloat16") {
+    s << element(bytes, dtype, i);
+  } else if (dtype == "int32") {
+    std::int32_t v;
+    std::memcpy(&v, bytes.data() + 4 * i, 4);
+    s << v;
+  } else if (dtype == "int64") {
+    std::int64_t v;
+    std::memcpy(&v, bytes.data() + 8 * i, 8);
+    s << v;
+  } else {
+    s << static_cast<unsigned>(static_cast<unsigned char>(bytes[i]));
+  }
+  return s.str();
+}
+
+}  // namespace
+
+program_edit edit_program(const std::string& program, const std::string& generated, const std::string& rewritten,
+                          const std::string& kernel_name) {
+  const auto generated_end = marker_line(generated);
+  const auto rewritten_end = marker_line(rewritten);
+  if (generated_end == std::string::npos) throw capture_error("the task's kernel.cu has no launcher marker: it was not written by kblaster capture");
+  if (rewritten_end == std::string::npos)
+    throw capture_error("the rewrite dropped the line \"" + std::string(launcher_marker) +
+                        "…\", which separates the program's code from the launcher: it cannot be carried back");
+  // The generated file is the program up to the kernel's closing brace, then blank lines, then
+  // the launcher: the program's part is what precedes the blank lines.
+  std::string program_part = generated.substr(0, generated_end);
+  while (!program_part.empty() && program_part.back() == '\n') program_part.pop_back();
+  if (program.compare(0, program_part.size(), program_part) != 0)
+    throw capture_error("the program changed since it was captured (its code up to the kernel differs): capture it again");
+  program_edit e;
+  std::string rewritten_part = rewritten.substr(0, rewritten_end);
+  while (!rewritten_part.empty() && rewritten_part.back() == '\n') rewritten_part.pop_back();
+  e.edited = rewritten_part + program.substr(program_part.size());
+  e.captured_launch = launch_of(generated.substr(generated_end));
+  e.rewritten_launch = launch_of(rewritten.substr(rewritten_end));
+  e.launch_changed = e.captured_launch != e.rewritten_launch;
+  e.call_sites = launch_configurations(program, kernel_name);
+  return e;
+}
+
+std::optional<allocation_mismatch> compare_capture_outputs(const kernel_capture& expected, const kernel_capture& actual,
+                                                           const std::vector<allocation_view>& views) {
+  if (expected.allocations.size() != actual.allocations.size() || views.size() != expected.allocations.size())
+    throw capture_error("the two captures point into different numbers of allocations (" +
+                        std::to_string(expected.allocations.size()) + " and " + std::to_string(actual.allocations.size()) + ")");
+  for (std::size_t a = 0; a < expected.allocations.size(); ++a) {
+    const auto& want = expected.allocations[a];
+    const auto& got = actual.allocations[a];
+    if (want.bytes != got.bytes)
+      throw capture_error("allocation " + std::to_string(a) + " has " + std::to_string(got.bytes) + " bytes, the original's " +
+                          std::to_string(want.bytes));
+    const auto w = support::read_file(want.written ? want.after : want.before);
+    const auto g = support::read_file(got.written ? got.after : got.before);
+    const auto& dtype = views[a].dtype;
+    const auto size = dtype_bytes(dtype);
+    const bool floating = dtype == "float32" || dtype == "float64" || dtype == "float16" || dtype == "bfloat16";
+    const auto tol = tolerance_for(dtype, task_spec{});
+    allocation_mismatch m;
+    m.allocation = a;
+    m.name = views[a].name;
+    for (std::uint64_t i = 0; i < want.bytes / size; ++i) {
+      bool same;
+      if (floating) {
+        const double x = element(g, dtype, i), y = element(w, dtype, i);
+        same = (std::isnan(x) && std::isnan(y)) || x == y || std::fabs(x - y) <= tol.atol + tol.rtol * std::fabs(y);
+      } else {
+        same = std::memcmp(g.data() + i * size, w.data() + i * size, size) == 0;
+      }
+      if (same) continue;
+      if (m.count++ == 0) {
+        m.element = i;
+        m.got = shown(g, dtype, i);
+        m.expected = shown(w, dtype, i);
+      }
+    }
+    if (m.count) return m;
+  }
+  return std::nullopt;
+}
+
+std::string describe(const allocation_mismatch& m) {
+  return m.name + ": " + std::to_string(m.count) + " element(s) differ; first at [" + std::to_string(m.element) + "] (got " +
+         m.got + ", expected " + m.expected + ")";
+}
+
+}  // namespace kblaster::engine
