@@ -3,6 +3,7 @@
 // at the end the best kernel, its diff and the run report in --out.
 #include "cli/command_registry.h"
 #include "cli/interrupt_stop.h"
+#include "cli/program_target.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
 #include "engine/toolchain/nvcc_driver.h"
@@ -19,6 +20,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace {
@@ -39,6 +41,10 @@ struct optimize_options {
   kblaster::cli::evaluator_flags evaluator;
   bool json = false;
   bool quiet = false;
+  // a program rather than a task: capture --kernel's launch first
+  std::vector<std::string> program_args;
+  long launch = 0;
+  bool apply = false;
 };
 
 // The progress line: rewritten in place on a terminal, one line per event otherwise.
@@ -77,6 +83,28 @@ optimize::model_settings model_settings_of(const optimize_options& o, const std:
 
 int run_optimize(optimize_options o) {
   task_spec task;
+  std::optional<kblaster::cli::program_target> program;
+  if (kblaster::cli::is_program_source(o.task)) {
+    // The user's own program: its kernel's captured launch is the task.
+    if (o.kernel.empty()) {
+      std::cerr << "kblaster optimize: " << o.task << " is a program (it defines main): name the kernel to optimize with --kernel NAME\n";
+      return 2;
+    }
+    capture_request request;
+    request.source = o.task;
+    request.kernel = o.kernel;
+    request.launch = o.launch;
+    request.run.args = o.program_args;
+    try {
+      program = kblaster::cli::capture_target(request);
+    } catch (const capture_error& e) {
+      std::cerr << "kblaster optimize: " << e.what() << "\n";
+      return 2;
+    }
+    o.task = program->captured.task.dir;
+    o.kernel.clear();
+    if (o.out.empty()) o.out = (fs::path("kblaster-runs") / (fs::path(request.source).stem().string() + "-" + request.kernel)).string();
+  }
   try {
     task = load_task(o.task);
   } catch (const task_error& e) {
@@ -130,6 +158,14 @@ int run_optimize(optimize_options o) {
                 << "\n  report:      " << (env.out_dir / "report.md").string() << "\n";
       if (r.stop_reason == optimize::stop_kind::cancelled) std::cout << "  interrupted: run the same command again to resume.\n";
     }
+    if (program && !o.json && r.best_source != r.input_source && r.stop_reason != optimize::stop_kind::error) {
+      try {
+        if (!kblaster::cli::carry_back(*program, r.best_source, env.out_dir.string(), o.apply, std::cout)) return 1;
+      } catch (const capture_error& e) {
+        std::cerr << "kblaster optimize: carrying the rewrite back into the program: " << e.what() << "\n";
+        return 1;
+      }
+    }
     if (r.stop_reason == optimize::stop_kind::error) {
       std::cerr << "kblaster optimize: " << r.stop_reason.to_string() << "\n";
       return 1;
@@ -154,7 +190,12 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
       "Make a task's kernel faster with the MAIC-RL loop (KB-guided model rewrites and the mechanical tier),\n"
       "verifying and timing every candidate. Ctrl-C stops cleanly; the same command resumes.");
   auto o = std::make_shared<optimize_options>();
-  app->add_option("task", o->task, "the task (directory with task.json, a .json, or a .cu with a kblaster-task comment)")->required();
+  app->add_option("task", o->task,
+                  "the task (directory with task.json, a .json, or a .cu with a kblaster-task comment), or your own "
+                  "program (a .cu with main(): give --kernel, and its arguments after --)")->required();
+  app->add_option("args", o->program_args, "a program's arguments (after --)");
+  app->add_option("--launch", o->launch, "a program: which launch of --kernel to capture, from 0 (default 0)")->check(CLI::NonNegativeNumber);
+  app->add_flag("--apply", o->apply, "a program: write the best rewrite into your file once its re-capture matches (the original is kept in --out)");
   app->add_option("--breadth", o->loop.breadth, "trajectories per iteration (default 8)")->check(CLI::Range(1, 256));
   app->add_option("--depth", o->loop.depth, "steps per trajectory (default 4)")->check(CLI::Range(1, 64));
   app->add_option("--iterations", o->loop.iterations, "iterations, each ending with the KB update (default 2)")->check(CLI::Range(1, 1000));
@@ -177,7 +218,7 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--arch", o->loop.arch, "architecture for KB statistics (default: the GPU's, e.g. sm_90)");
   app->add_option("--kb", o->kb, "the KB file (default: the user's KB)");
   app->add_option("--out", o->out, "run directory: checkpoint, best kernel, diff, report (default kblaster-runs/TASK)");
-  app->add_option("--kernel", o->kernel, "the kernel to start from (default: the task's)");
+  app->add_option("--kernel", o->kernel, "a task: the kernel source to start from (default: the task's); a program: the kernel to optimize");
   auto* no_llm = app->add_flag("--no-llm", o->no_llm, "no model: the mechanical tier only");
   app->add_option("--llm", o->llm_config, "model config file (default $XDG_CONFIG_HOME/kblaster/config.json)")->excludes(no_llm);
   app->add_option("--llm-provider", o->llm_flags.provider, "openai (OpenAI-compatible) or anthropic")->excludes(no_llm);

@@ -89,5 +89,21 @@ print('input %.4f ms, best %.4f ms, %.2fx over the input; %d candidates, GPU %.1
   [[ $rc == 0 ]]; check "mechanical optimize on $name" $?
 done
 
+# The program path: optimize a copy of the transpose program by its kernel name, carry the best
+# rewrite back, re-capture the edited program and apply it only when its outputs match.
+cp "$here/programs/transpose.cu" "$work/my_transpose.cu"
+"$kblaster" optimize "$work/my_transpose.cu" --kernel transpose --no-llm --breadth 2 --depth 2 --iterations 1 --seed 1 \
+  --kb "$work/program.sqlite" --out "$work/program-run" --apply -- 1000 700 > "$work/program-run.log" 2>&1
+rc=$?
+grep -v "^kblaster optimize: \[" "$work/program-run.log" | tail -8
+if grep -q "changes the launch" "$work/program-run.log"; then
+  cmp -s "$here/programs/transpose.cu" "$work/my_transpose.cu"; check "a changed launch is reported and the file left alone" $?
+elif grep -q "re-captures to the same outputs" "$work/program-run.log"; then
+  ! cmp -s "$here/programs/transpose.cu" "$work/my_transpose.cu" && [[ -f "$work/program-run/my_transpose.cu.orig" ]]
+  check "the verified rewrite re-captures to the same outputs and is applied, the original kept" $?
+else
+  grep -q "1.00x over the input" "$work/program-run.log"; check "optimize on the program (rc=$rc): nothing better, nothing applied" $?
+fi
+
 echo "capture gpu test: $failures failure(s)"
 exit $((failures > 0))
