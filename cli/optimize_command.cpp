@@ -149,7 +149,10 @@ int run_optimize(optimize_options o) {
     } else {
       std::cout << task.name << ": " << std::fixed << std::setprecision(2) << r.best_speedup << "x over the input";
       if (r.input_ms && r.best_ms) std::cout << " (" << std::setprecision(4) << *r.input_ms << " ms -> " << *r.best_ms << " ms)";
-      if (r.reference_ms && r.best_ms) std::cout << ", " << std::setprecision(2) << *r.reference_ms / *r.best_ms << "x over the reference";
+      // A capture's reference is the input kernel itself, timed in the judge rather than the
+      // runner: no comparison worth printing.
+      if (r.reference_ms && r.best_ms && !program)
+        std::cout << ", " << std::setprecision(2) << *r.reference_ms / *r.best_ms << "x over the reference";
       std::cout << "\n  " << r.candidates << " candidates, " << r.attempt_ids.size() << " attempts recorded in the KB, "
                 << r.tokens << " tokens, " << std::setprecision(1) << r.gpu_seconds << " GPU s; stopped: " << r.stop_reason.to_string() << "\n";
       if (r.report.value("replayed", false)) std::cout << "  (a REPLAY: GPU results came from " << eval->describe() << ")\n";

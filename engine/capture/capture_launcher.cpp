@@ -149,7 +149,7 @@ std::string generate_launcher(const kernel_capture& capture, const cuda_symbol& 
   for (const auto& v : views) n_out += v.output >= 0;
 
   std::string s;
-  s += "\n// ---- KernelBlaster launcher (generated from the captured launch; the rest of this file is the program's) ----\n";
+  s += std::string("\n") + launcher_marker + " (generated from the captured launch; above it, the program's code) ----\n";
   s += "// " + provenance + "\n";
   s += "// Memory is as the program had it just before that launch: kb_in[i] holds allocation i; kb_out[j] is the\n"
        "// j-th allocation the launch writes, filled from its kb_in first so that the kernel starts from the\n"

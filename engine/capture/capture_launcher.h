@@ -11,6 +11,9 @@
 
 namespace kblaster::engine {
 
+/// The line that starts the generated launcher; what precedes it is the program's code.
+inline constexpr const char* launcher_marker = "// ---- KernelBlaster launcher";
+
 /// How one allocation appears to the task: always an input (its contents before the launch);
 /// also an output when the launch wrote it (compared against the reference afterwards).
 struct allocation_view {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <filesystem>
 
 namespace kblaster::engine {
@@ -19,6 +20,13 @@ std::string arch_of(const std::string& cc) {
   for (const char c : cc)
     if (c != '.') digits += c;
   return digits.empty() ? "" : "sm_" + digits;
+}
+
+// A task name (run folders are named after it): the kernel's name, scopes as '_'.
+std::string task_name(const std::string& kernel) {
+  std::string out;
+  for (const char c : kernel) out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  return out.empty() ? "kernel" : out;
 }
 
 }  // namespace
@@ -70,7 +78,7 @@ capture_task write_capture_task(const kernel_capture& capture, const std::string
   if (capture.hidden_pointers)
     out.notes.push_back("a by-value struct parameter holds device pointers: the launcher moves them to the replay's memory");
   nlohmann::json task{
-      {"name", fs::path(capture.dir).filename().string()},
+      {"name", task_name(capture.requested)},
       {"description", capture.name + ", " + provenance + ", captured on " + capture.device_name + " (" +
                           std::to_string(capture.time_ms) + " ms in the program)"},
       {"kernel", "kernel.cu"},

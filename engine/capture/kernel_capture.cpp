@@ -87,7 +87,7 @@ kernel_capture read_capture(const std::string& dir_text) {
   json j;
   try {
     j = json::parse(*text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number too large
     throw capture_error(file.string() + ": not JSON (" + e.what() + ")");
   }
   const std::string where = file.string();

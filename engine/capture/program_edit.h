@@ -23,9 +23,6 @@ struct program_edit {
   std::vector<std::string> call_sites;  // the program's launch configurations of the kernel, as written
 };
 
-/// The line that starts the generated launcher; what precedes it is the program's code.
-inline constexpr const char* launcher_marker = "// ---- KernelBlaster launcher";
-
 /// Applies `rewritten` (a candidate of the capture's task) to `program`. `generated` is the
 /// task's original candidate (kernel.cu as written). Throws capture_error when the program no
 /// longer starts with what was captured, or the rewrite dropped the launcher's marker.

@@ -162,6 +162,16 @@ def lsp():
             stream = "".join(f"Content-Length: {len(m.encode())}\r\n\r\n{m}" for m in msgs[:8])
             put("fuzz_framing", f.stem, stream[:4000])
 
+
+def captures():
+    """fuzz_capture: the agent's capture.json files recorded on the H100 (tests/fixtures/captures)."""
+    for d in sorted((root / "tests" / "fixtures" / "captures").iterdir()):
+        if (d / "capture.json").exists():
+            put("fuzz_capture", d.name, (d / "capture.json").read_text())
+    put("fuzz_capture", "refusal", '{"format": 1, "kernel": {"requested": "scale", "name": "scale(float*, float, int)"}, '
+        '"refusal": {"reason": "managed_memory", "message": "parameter 0 points into managed memory"}}')
+
+
 def batches():
     """fuzz_batch_results: first byte 0 = OpenAI Batch output/error lines, 1 = Anthropic results;
     the answers' texts are the answer book's, in the shapes the providers document."""
@@ -202,3 +212,4 @@ recordings()
 tasks()
 kb()
 lsp()
+captures()

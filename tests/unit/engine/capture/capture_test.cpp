@@ -104,6 +104,11 @@ TEST_CASE("a damaged capture is refused with what is wrong, never read half") {
     f.write(j);
     CHECK(error_of(f.dir).find("does not hold 'size' bytes") != std::string::npos);
   }
+  SUBCASE("a number too large for any integer (found by fuzz_capture)") {
+    fixture_copy f("stencil2d");
+    kblaster::support::write_file_atomically(f.dir / "capture.json", "{\"format\": 1220e0933}");
+    CHECK(error_of(f.dir).find("not JSON") != std::string::npos);
+  }
   SUBCASE("not JSON") {
     fixture_copy f("stencil2d");
     kblaster::support::write_file_atomically(f.dir / "capture.json", "{\"format\": 1, ");
