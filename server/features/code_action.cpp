@@ -1,6 +1,8 @@
 // textDocument/codeAction on a kernel: "Optimize `k`", "Apply `technique`" for the KB's top
-// three strategies in its state, and "Create a task for `k`" when it has none. Optimize and the
-// techniques run code: in an untrusted workspace they are disabled with the reason.
+// three strategies in its state, and "Create a task for `k`" when it has none and is not in a
+// program (a file with main: Optimize captures the kernel's launch from the program's own run).
+// Optimize and the techniques run code: in an untrusted workspace they are disabled with the reason.
+#include "engine/capture/program_rewrite.h"
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
 #include "server/features/kernel_text.h"
@@ -45,12 +47,14 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
     const json args = {{"uri", uri}, {"kernel", kernel->name}};
     const std::string& name = kernel->name;  // titles are plain text: no Markdown backticks
     const bool has_task = k.analysis && k.analysis->task.task;
+    // A program (main, no task): Optimize captures the kernel's launch from its own run.
+    const bool runnable = !has_task && (!k.analysis || k.analysis->task.error.empty()) && engine::defines_main(doc->text());
 
     // Why Optimize cannot run here, empty when it can. Never silently absent: the editor shows
     // why, or offers the step that unblocks it.
     std::string why_not;
     if (!state.workspace_trusted()) why_not = untrusted_message("Optimize is off");
-    else if (!has_task)
+    else if (!has_task && !runnable)
       why_not = k.analysis && !k.analysis->task.error.empty() ? "the task cannot be read: " + k.analysis->task.error
                                                               : "no task for this file: create one first";
     if (why_not.empty()) {
@@ -59,7 +63,7 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
       json a = command_action("Optimize " + name, "kblaster.optimize", args, "refactor.rewrite");
       a["disabled"] = {{"reason", why_not}};
       actions.push_back(std::move(a));
-    } else if (!has_task) {
+    } else if (!has_task && !runnable) {
       actions.push_back(command_action("Create a task for " + name + " first", "kblaster.createTask", args, "refactor"));
     } else {
       // The command answers with the whole reason and how to trust the workspace.
@@ -78,7 +82,7 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
         actions.push_back(std::move(action));
       }
     }
-    if (!has_task && state.code_action_disabled_support())
+    if (!has_task && !runnable && state.code_action_disabled_support())
       actions.push_back(command_action("Create a task for " + name, "kblaster.createTask", args, "refactor"));
     return actions;
   });

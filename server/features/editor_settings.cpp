@@ -1,6 +1,8 @@
 // Typed reading of the editor settings, with one message per unusable value.
 #include "server/features/editor_settings.h"
 
+#include <algorithm>
+
 namespace kblaster::server {
 
 using protocol::json;
@@ -35,6 +37,22 @@ class reader {
     if (const json* v = find(key)) {
       if (v->is_string()) out = v->get<std::string>();
       else complain(key, "must be a string");
+    }
+  }
+  void get(const std::string& key, std::vector<std::string>& out) const {
+    if (const json* v = find(key)) {
+      const bool strings = v->is_array() && std::all_of(v->begin(), v->end(), [](const json& e) { return e.is_string(); });
+      if (strings) out = v->get<std::vector<std::string>>();
+      else complain(key, "must be an array of strings");
+    }
+  }
+  // An object of strings, as NAME=VALUE pairs (an environment).
+  void get_pairs(const std::string& key, std::vector<std::string>& out) const {
+    if (const json* v = find(key)) {
+      const bool strings = v->is_object() && std::all_of(v->begin(), v->end(), [](const json& e) { return e.is_string(); });
+      if (!strings) return complain(key, "must be an object of strings (NAME: VALUE)");
+      out.clear();
+      for (const auto& [name, value] : v->items()) out.push_back(name + "=" + value.get<std::string>());
     }
   }
   template <class Number>
@@ -79,6 +97,11 @@ editor_settings read_editor_settings(const json& settings, std::vector<std::stri
   r.get("optimize.harness", s.harness);
   r.get("optimize.replayPace", s.replay_pace, 0, 10);
   r.get("optimize.outputDir", s.output_dir);
+  r.get("run.args", s.run_args);
+  r.get("run.cwd", s.run_cwd);
+  r.get_pairs("run.env", s.run_env);
+  r.get("run.launch", s.run_launch, 0, 1e9);
+  r.get("run.timeoutSeconds", s.run_timeout_s, 1, 86400);
   r.get("llm.provider", s.llm_provider);
   r.get("llm.endpoint", s.llm_endpoint);
   r.get("llm.model", s.llm_model);

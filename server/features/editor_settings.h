@@ -31,6 +31,13 @@ struct editor_settings {
   double replay_pace = 0;       // optimize.replayPace: a replay waits this fraction of each recorded GPU time
   std::string harness;          // optimize.harness: the kblaster-harness executable; empty: found beside kblaster
   std::string output_dir;       // optimize.outputDir: where runs write reports; empty: beside the task
+  // run.*: how the file's own program runs, for Optimize on a kernel of a program (a .cu with
+  // main and no task): its launch of the kernel is captured and becomes the reference.
+  std::vector<std::string> run_args;  // run.args
+  std::string run_cwd;                // run.cwd; empty: the file's folder
+  std::vector<std::string> run_env;   // run.env: {"NAME": "VALUE"}, as NAME=VALUE
+  long run_launch = 0;                // run.launch: which launch of the kernel, from 0
+  int run_timeout_s = 120;            // run.timeoutSeconds: the program's watchdog
   // llm.*
   std::string llm_provider, llm_endpoint, llm_model, llm_key_env;
   std::string llm_replay;       // llm.replay: a cassette served instead of the model

@@ -8,6 +8,7 @@
 #include "server/features/commands.h"
 #include "support/files.h"
 
+#include "engine/capture/program_rewrite.h"
 #include "engine/llm/cassette.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
@@ -29,6 +30,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace kblaster::server {
@@ -177,14 +179,40 @@ opt::optimize_result run_loop(const engine::task_spec& task, const opt::loop_opt
 
 // Replaces the document's text with the best version, unless the user edited it during the run
 // (the result then stays in the run folder). True when the client applied the edit.
-bool apply_best(lsp_server& server, const document_snapshot& doc, const std::string& kernel,
-                const opt::optimize_result& r, bool edited_meanwhile) {
-  if (r.best_source == r.input_source || r.best_source.empty() || edited_meanwhile) return false;
+bool apply_best(lsp_server& server, const document_snapshot& doc, const std::string& kernel, const std::string& best) {
+  if (best.empty() || best == doc.text()) return false;
   const auto end = doc.lines().position_of(doc.text().size());
-  const json edit = {{"changes", {{doc.uri(), json::array({{{"range", protocol::range{{0, 0}, end}}, {"newText", r.best_source}}})}}}};
+  const json edit = {{"changes", {{doc.uri(), json::array({{{"range", protocol::range{{0, 0}, end}}, {"newText", best}}})}}}};
   const auto answer = server.call_client("workspace/applyEdit", {{"label", "KernelBlaster: best " + kernel}, {"edit", edit}},
                                          apply_timeout);
   return answer && answer->is_object() && answer->value("applied", false);
+}
+
+// The capture of a program's kernel (a .cu with main and no task): how it was run, and what
+// it recorded, which is the run's task.
+struct program_capture {
+  engine::capture_request request;
+  engine::capture_result captured;
+};
+
+// Builds and runs the document's program as the run.* settings say, capturing the kernel's launch.
+program_capture capture_document(const document_snapshot& doc, const std::string& kernel, const editor_settings& settings,
+                                 work_done_progress& progress, std::stop_token stop) {
+  program_capture p;
+  p.request.source = document_path(doc);
+  p.request.kernel = kernel;
+  p.request.launch = settings.run_launch;
+  p.request.run = {settings.run_args, settings.run_cwd, settings.run_env};
+  p.request.timeout = std::chrono::seconds(settings.run_timeout_s);
+  if (support::read_file_if_exists(p.request.source).value_or("") != doc.text())
+    throw rpc_error(error_code::invalid_params, "kblaster.optimize: save " + fs::path(p.request.source).filename().string() +
+                                                    " first: its program is built and run from the file on disk");
+  try {
+    p.captured = engine::capture_program(p.request, [&](const std::string& line) { progress.report(line, 0); }, stop);
+  } catch (const engine::capture_error& e) {
+    throw rpc_error(error_code::request_failed, std::string("kblaster.optimize: capturing ") + kernel + ": " + e.what());
+  }
+  return p;
 }
 
 json optimize_command(const command_args& args, request_context& ctx, editor_state& state) {
@@ -194,13 +222,34 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   // edit made meanwhile is noticed before applying (the result then stays in the run folder).
   const auto doc = server.documents().get(args.uri);
   if (!doc) throw rpc_error(error_code::invalid_params, "kblaster.optimize: " + args.uri + " is not open");
-  const auto task = task_of_document(*doc, args.uri);
+  std::stop_source stop;
+  // The request's cancellation (client or progress UI) stops the capture and the loop.
+  std::jthread watcher([&](std::stop_token st) {
+    while (!st.stop_requested() && !ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (ctx.cancelled()) stop.request_stop();
+  });
+  const bool is_program = !engine::find_task_for(document_path(*doc), doc->text()).task && engine::defines_main(doc->text());
+  const bool replay_asked = !settings.replay_harness.empty();
+  work_done_progress progress(ctx, "KernelBlaster: optimizing " + args.kernel + (replay_asked ? " (REPLAYED results)" : ""),
+                              is_program ? "building and running your program to capture " + args.kernel : "");
+  std::optional<program_capture> program;
+  engine::task_spec task;
+  if (is_program) {
+    program = capture_document(*doc, args.kernel, settings, progress, stop.get_token());
+    ctx.check_cancelled();
+    try {
+      task = engine::load_task(program->captured.task.dir);
+    } catch (const engine::task_error& e) {
+      throw rpc_error(error_code::request_failed, std::string("kblaster.optimize: the capture's task: ") + e.what());
+    }
+    progress.report("captured " + program->captured.provenance + (program->captured.cached ? " (cached)" : ""), 0);
+  } else {
+    task = task_of_document(*doc, args.uri);
+  }
   const auto [evaluators, model] = run_setup_of(settings, task);
   const bool replayed = evaluators->replayed();
   const auto loop = loop_options_of(settings, args.technique);
-
-  work_done_progress progress(ctx, "KernelBlaster: optimizing " + args.kernel + (replayed ? " (REPLAYED results)" : ""),
-                              provenance_line(settings, replayed, model));
+  progress.report(provenance_line(settings, replayed, model), 0);
   opt::run_environment env;
   env.kb_path = settings.kb_path.empty() ? kb::default_kb_path() : fs::path(settings.kb_path);
   env.eval = &evaluators->top();
@@ -209,8 +258,9 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   // optimized kernel (a new input) or other settings start a fresh run beside the old ones.
   const std::string run_key = doc->text() + "\n" + json({loop.breadth, loop.depth, loop.iterations, loop.top_k, loop.policy,
                                                            loop.seed, loop.only_technique, model.note, env.eval->describe()}).dump();
-  env.out_dir = opt::run_folder(settings.output_dir.empty() ? fs::path(task.dir) / ".kblaster" / "runs"
-                                                            : fs::path(settings.output_dir),
+  // Runs live beside the task, or beside the program (its capture's task is in a cache).
+  const fs::path beside = program ? fs::path(document_path(*doc)).parent_path() : fs::path(task.dir);
+  env.out_dir = opt::run_folder(settings.output_dir.empty() ? beside / ".kblaster" / "runs" : fs::path(settings.output_dir),
                                 task.name, run_key, args.technique.empty() ? "" : args.technique + "-");
   std::mutex progress_mutex;  // trajectories report from their own threads
   env.progress = [&](const opt::progress_event& e) {
@@ -221,16 +271,10 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
     // No "best" before the input itself has been measured.
     progress.report(e.phase == "baseline" ? e.message : e.message + " (best so far " + best + ")", pct);
   };
-  std::stop_source stop;
   env.stop = stop.get_token();
-  // The request's cancellation (client or progress UI) stops the loop between candidates.
-  std::jthread watcher([&](std::stop_token st) {
-    while (!st.stop_requested() && !ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (ctx.cancelled()) stop.request_stop();
-  });
   // The buffer is what the user sees: when it differs from the file on disk (unsaved edits),
   // the run starts from a snapshot of it.
-  if (same_file(task.kernel, document_path(*doc)) && support::read_file_if_exists(task.kernel).value_or("") != doc->text()) {
+  if (!program && same_file(task.kernel, document_path(*doc)) && support::read_file_if_exists(task.kernel).value_or("") != doc->text()) {
     env.input = env.out_dir / ("editor-input" + fs::path(task.kernel).extension().string());
     support::write_file_atomically(env.input, doc->text());
   }
@@ -240,19 +284,44 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   const std::string report_path = (env.out_dir / "report.md").string();
   char speed[96];
   std::snprintf(speed, sizeof speed, "%.2fx measured", r.best_speedup);
-  progress.end(std::string(speed) + (replayed ? " (replayed)" : ""));
 
   const auto now = server.documents().get(args.uri);
   const bool edited_meanwhile = !now || now->version() != doc->version();
-  const bool applied = apply_best(server, *doc, args.kernel, r, edited_meanwhile);
+  const bool improved = r.best_source != r.input_source && !r.best_source.empty();
+  // What replaces the document: the best version itself for a task's kernel; for a program, the
+  // program with the rewrite in place, and only once its re-capture reproduces the outputs.
+  std::string best_text = improved && !edited_meanwhile && !program ? r.best_source : "";
+  std::string program_note;
+  if (program && improved && !edited_meanwhile) {
+    try {
+      progress.report("checking the rewrite in your program: build, run, capture again", 100);
+      const auto rw = engine::rewrite_program(program->request, program->captured, doc->text(), r.best_source,
+                                              env.out_dir.string(), [&](const std::string& line) { progress.report(line, 100); },
+                                              stop.get_token());
+      if (rw.check == engine::rewrite_check::reproduced) {
+        best_text = rw.edit.edited;
+        program_note = "; your program re-captured with the rewrite reproduces the verified outputs";
+      } else if (rw.check == engine::rewrite_check::launch_changed) {
+        program_note = "; not applied: the rewrite also changes the launch to <<<" + rw.edit.rewritten_launch +
+                       ">>> for the captured shape, which your call site must follow (the program with the rewrite is " +
+                       rw.edited_path + ")";
+      } else {
+        program_note = "; not applied: your program with the rewrite does not reproduce the verified outputs (" + rw.mismatch + ")";
+      }
+    } catch (const engine::capture_error& e) {
+      program_note = std::string("; not applied: ") + e.what();
+    }
+  }
+  progress.end(std::string(speed) + (replayed ? " (replayed)" : ""));
+  const bool applied = apply_best(server, *doc, args.kernel, best_text);
   // On the kernel's name in the text the user now has: the applied version's when applied.
-  const document_snapshot shown(args.uri, doc->language_id(), doc->version(), applied ? r.best_source : doc->text());
+  const document_snapshot shown(args.uri, doc->language_id(), doc->version(), applied ? best_text : doc->text());
   const auto names = kernel_name_ranges(shown);
   const auto where = names.find(args.kernel);
   json diag = {{"range", where != names.end() ? where->second : protocol::range{}},
                {"severity", 3},
                {"source", "kblaster"},
-               {"message", result_message(args.kernel, r, replayed, edited_meanwhile, env.out_dir, report_path)}};
+               {"message", result_message(args.kernel, r, replayed, edited_meanwhile, env.out_dir, report_path) + program_note}};
   // No version: the applied edit made a newer one than any this request saw.
   state.diagnostics().publish(server, args.uri, std::nullopt, diagnostics_origin::optimizer, json::array({diag}));
   return {{"bestSpeedup", r.best_speedup}, {"stopReason", r.stop_reason.to_string()}, {"candidates", r.candidates},

@@ -33,6 +33,19 @@ function oneOf(config: ConfigReader, key: string, allowed: string[]): string | u
   return typeof v === 'string' && allowed.includes(v) ? v : undefined;
 }
 
+/** A list of strings, else undefined. */
+function strings(config: ConfigReader, key: string): string[] | undefined {
+  const v = config.get<unknown>(key, undefined);
+  return Array.isArray(v) && v.every((e) => typeof e === 'string') ? (v as string[]) : undefined;
+}
+
+/** An object of strings (an environment: NAME -> VALUE), else undefined. */
+function stringMap(config: ConfigReader, key: string): Record<string, string> | undefined {
+  const v = config.get<unknown>(key, undefined);
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined;
+  return Object.values(v as Record<string, unknown>).every((e) => typeof e === 'string') ? (v as Record<string, string>) : undefined;
+}
+
 /** Drops undefined and empty-string values so that the daemon's defaults apply. */
 function compact(o: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -76,6 +89,13 @@ export function daemonSettings(config: ConfigReader, workspaceFolder?: string, h
       replayPace: bounded(config, 'optimize.replayPace', 0, 10),
       harness: path('optimize.harness'),
       outputDir: path('optimize.outputDir'),
+    },
+    run: {
+      args: strings(config, 'run.args'),
+      cwd: path('run.cwd'),
+      env: stringMap(config, 'run.env'),
+      launch: integer(config, 'run.launch', 0, 1e9),
+      timeoutSeconds: integer(config, 'run.timeoutSeconds', 1, 86400),
     },
     llm: {
       provider: config.get<string>('llm.provider', ''),

@@ -30,6 +30,16 @@ test('settings map to the daemon keys, nested by section', () => {
   });
 });
 
+test('how the program runs reaches the daemon as run.*, malformed values left out', () => {
+  const s = daemonSettings(reader({
+    'run.args': ['1000', '1000', '3'], 'run.cwd': '${workspaceFolder}/data', 'run.env': { OMP_NUM_THREADS: '4' },
+    'run.launch': 2, 'run.timeoutSeconds': 30,
+  }), '/ws', '/home/u');
+  assert.deepEqual(s.run, { args: ['1000', '1000', '3'], cwd: '/ws/data', env: { OMP_NUM_THREADS: '4' }, launch: 2, timeoutSeconds: 30 });
+  const bad = daemonSettings(reader({ 'run.args': [1, 2], 'run.env': { N: 3 }, 'run.launch': -1, 'run.timeoutSeconds': 0.5 }));
+  assert.equal(bad.run as unknown, undefined);
+});
+
 test('the optimizer settings that make a run reproducible reach the daemon', () => {
   const s = daemonSettings(reader({
     'optimize.seed': 7, 'optimize.topK': 2, 'optimize.policy': 'greedy', 'optimize.harness': '~/bin/kblaster-harness',

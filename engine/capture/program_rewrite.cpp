@@ -1,0 +1,49 @@
+// Carrying a rewrite back into the program and checking it by re-capture.
+#include "engine/capture/program_rewrite.h"
+#include "engine/optimize/unified_diff.h"
+#include "support/files.h"
+
+#include <filesystem>
+#include <regex>
+
+namespace kblaster::engine {
+
+namespace fs = std::filesystem;
+
+bool defines_main(const std::string& source) {
+  static const std::regex main_function(R"(\bint\s+main\s*\()");
+  return std::regex_search(source, main_function);
+}
+
+program_rewrite rewrite_program(const capture_request& request, const capture_result& captured, const std::string& program_text,
+                                const std::string& best_source, const std::string& out_dir,
+                                const std::function<void(const std::string&)>& progress, std::stop_token stop) {
+  const fs::path source = fs::absolute(request.source);
+  program_rewrite r;
+  r.edit = edit_program(program_text, support::read_file(captured.task.kernel_path), best_source, captured.task.kernel.qualified_name);
+  r.edited_path = (fs::path(out_dir) / source.filename()).string();
+  r.diff_path = (fs::path(out_dir) / "program.diff").string();
+  support::write_file_atomically(r.edited_path, r.edit.edited);
+  const auto label = source.filename().string();
+  support::write_file_atomically(r.diff_path, optimize::unified_diff(program_text, r.edit.edited, "a/" + label, "b/" + label));
+  if (r.edit.launch_changed) {
+    r.check = rewrite_check::launch_changed;
+    return r;
+  }
+  // The edited copy, run as the original was: its folder, its headers, its arguments.
+  auto again_request = request;
+  again_request.source = r.edited_path;
+  if (again_request.run.cwd.empty()) again_request.run.cwd = source.parent_path().string();
+  again_request.nvcc_flags.push_back("-I" + source.parent_path().string());
+  const auto again = capture_program(again_request, progress, stop);
+  r.recaptured_ms = again.capture.time_ms;
+  if (const auto m = compare_capture_outputs(captured.capture, again.capture, captured.task.views)) {
+    r.check = rewrite_check::differs;
+    r.mismatch = describe(*m);
+  } else {
+    r.check = rewrite_check::reproduced;
+  }
+  return r;
+}
+
+}  // namespace kblaster::engine

@@ -1,0 +1,43 @@
+// A verified rewrite of a captured kernel, carried back into the user's program and checked
+// there: the edited copy is built and run as the original was, its launch captured again, and
+// what it left in memory compared with the original's. Used by `kblaster optimize PROGRAM.cu`
+// and the editor's Optimize on a program; neither touches the user's file unless this says
+// `reproduced`.
+#pragma once
+
+#include "engine/capture/program_capture.h"
+#include "engine/capture/program_edit.h"
+
+#include <functional>
+#include <stop_token>
+#include <string>
+
+namespace kblaster::engine {
+
+enum class rewrite_check {
+  reproduced,      // the edited program re-captures to the same outputs
+  differs,         // it does not: `mismatch` says where
+  launch_changed,  // the rewrite changes the launch, which the program's call site must follow first
+};
+
+struct program_rewrite {
+  program_edit edit;
+  std::string edited_path;  // OUT/<file>: the program with the rewrite in place
+  std::string diff_path;    // OUT/program.diff
+  rewrite_check check = rewrite_check::differs;
+  std::string mismatch;     // for `differs`
+  double recaptured_ms = 0; // the launch's time in the edited program
+};
+
+/// Writes the edited program and its diff into `out_dir`, then (unless the launch changed)
+/// re-captures it with `request`'s arguments and compares. `program_text` is the program as it
+/// is now (an editor's buffer). Throws capture_error (the edit cannot be made, the copy does
+/// not build or run).
+program_rewrite rewrite_program(const capture_request& request, const capture_result& captured, const std::string& program_text,
+                                const std::string& best_source, const std::string& out_dir,
+                                const std::function<void(const std::string&)>& progress, std::stop_token stop = {});
+
+/// Whether `source` is a program: it defines main().
+bool defines_main(const std::string& source);
+
+}  // namespace kblaster::engine
