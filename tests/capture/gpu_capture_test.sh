@@ -105,5 +105,12 @@ else
   grep -q "1.00x over the input" "$work/program-run.log"; check "optimize on the program (rc=$rc): nothing better, nothing applied" $?
 fi
 
+# The same from an editor: Optimize on the program's kernel through the daemon (LSP on stdio).
+cp "$here/programs/row_reduce.cu" "$work/editor_row_reduce.cu"
+python3 "$here/gpu_editor_program.py" "$kblaster" "$work/editor_row_reduce.cu" row_sum 2048 1000 > "$work/editor.log" 2>&1
+rc=$?
+grep -v "progress: iteration" "$work/editor.log" | tail -12
+check "Optimize from the editor on a program's kernel" $rc
+
 echo "capture gpu test: $failures failure(s)"
 exit $((failures > 0))

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""GPU test (part of capture.gpu): Optimize, from an LSP client, on a kernel of a program that
+has no task. The daemon must build and run the saved file with the run.* settings, capture the
+launch, optimize, and answer with a result; an edit it sends must be the whole program with the
+rewrite in place (main kept), and the diagnostic on the kernel must say what was measured.
+
+    gpu_editor_program.py KBLASTER PROGRAM.cu KERNEL ARGS...
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def send(proc, msg):
+    body = json.dumps(msg).encode()
+    proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    proc.stdin.flush()
+
+
+def read(proc):
+    length = None
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            raise SystemExit("gpu_editor_program: the daemon closed its output")
+        line = line.strip()
+        if not line:
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return json.loads(proc.stdout.read(length))
+
+
+def main():
+    kblaster, program, kernel, args = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4:]
+    uri = "file://" + program
+    text = open(program).read()
+    proc = subprocess.Popen([kblaster, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    settings = {"run": {"args": args}, "optimize": {"breadth": 2, "depth": 2, "iterations": 1},
+                "analysis": {"debounceMs": 0}}
+    send(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"capabilities": {"workspace": {"applyEdit": True}},
+                           "initializationOptions": {"workspaceTrusted": True, "kblaster": settings}}})
+    send(proc, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    send(proc, {"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                "params": {"textDocument": {"uri": uri, "languageId": "cuda", "version": 1, "text": text}}})
+    send(proc, {"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand",
+                "params": {"command": "kblaster.optimize", "arguments": [{"uri": uri, "kernel": kernel}]}})
+    result, edits, message = None, [], None
+    while result is None:
+        m = read(proc)
+        if m.get("method") == "workspace/applyEdit":
+            edits.append(m["params"]["edit"])
+            send(proc, {"jsonrpc": "2.0", "id": m["id"], "result": {"applied": True}})
+        elif "id" in m and m.get("method"):
+            send(proc, {"jsonrpc": "2.0", "id": m["id"], "result": None})
+        elif m.get("id") == 2:
+            result = m
+        elif m.get("method") == "$/progress":
+            v = m["params"]["value"]
+            if v.get("message"):
+                print("  progress:", v["message"])
+    while message is None:
+        m = read(proc)
+        if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri:
+            for d in m["params"]["diagnostics"]:
+                if d.get("source") == "kblaster" and "optimized" in d["message"]:
+                    message = d["message"]
+        elif "id" in m and m.get("method"):
+            send(proc, {"jsonrpc": "2.0", "id": m["id"], "result": None})
+    send(proc, {"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+    send(proc, {"jsonrpc": "2.0", "method": "exit"})
+    proc.wait(timeout=30)
+    print("  result:", json.dumps(result.get("result", result.get("error"))))
+    print("  diagnostic:", message)
+    ok = "result" in result and result["result"]["candidates"] > 0
+    for e in edits:
+        new_text = e["changes"][uri][0]["newText"]
+        ok = ok and "int main(" in new_text and "kb_forward" not in new_text
+    print("  edits applied:", len(edits))
+    return 0 if ok else 1
+
+
+sys.exit(main())
