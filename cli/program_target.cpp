@@ -3,6 +3,7 @@
 #include "engine/capture/program_rewrite.h"
 #include "support/files.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -49,8 +50,9 @@ bool carry_back(const program_target& target, const std::string& best_source, co
     case engine::rewrite_check::reproduced:
       break;
   }
-  out << "  the edited program builds, runs and re-captures to the same outputs (" << r.recaptured_ms
-      << " ms in the program, was " << target.captured.capture.time_ms << " ms)\n";
+  char times[96];
+  std::snprintf(times, sizeof times, "%.4f ms in the program, was %.4f ms", r.recaptured_ms, target.captured.capture.time_ms);
+  out << "  the edited program builds, runs and re-captures to the same outputs (" << times << ")\n";
   if (apply) {
     const fs::path backup = fs::path(out_dir) / (source.filename().string() + ".orig");
     support::write_file_atomically(backup, program);

@@ -8,6 +8,7 @@ rewrite in place (main kept), and the diagnostic on the kernel must say what was
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -33,6 +34,7 @@ def read(proc):
 
 
 def main():
+    signal.alarm(600)  # a daemon that never answers fails the test instead of hanging it
     kblaster, program, kernel, args = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4:]
     uri = "file://" + program
     text = open(program).read()
@@ -48,27 +50,26 @@ def main():
     send(proc, {"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand",
                 "params": {"command": "kblaster.optimize", "arguments": [{"uri": uri, "kernel": kernel}]}})
     result, edits, message = None, [], None
-    while result is None:
+    while result is None or message is None:
         m = read(proc)
-        if m.get("method") == "workspace/applyEdit":
+        if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri:
+            # Published before the command's answer: the kernel's result diagnostic.
+            for d in m["params"]["diagnostics"]:
+                if d.get("source") == "kblaster" and "optimized" in d["message"]:
+                    message = d["message"]
+        elif m.get("method") == "workspace/applyEdit":
             edits.append(m["params"]["edit"])
             send(proc, {"jsonrpc": "2.0", "id": m["id"], "result": {"applied": True}})
         elif "id" in m and m.get("method"):
             send(proc, {"jsonrpc": "2.0", "id": m["id"], "result": None})
         elif m.get("id") == 2:
             result = m
+            if "error" in m:
+                break
         elif m.get("method") == "$/progress":
             v = m["params"]["value"]
             if v.get("message"):
                 print("  progress:", v["message"])
-    while message is None:
-        m = read(proc)
-        if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri:
-            for d in m["params"]["diagnostics"]:
-                if d.get("source") == "kblaster" and "optimized" in d["message"]:
-                    message = d["message"]
-        elif "id" in m and m.get("method"):
-            send(proc, {"jsonrpc": "2.0", "id": m["id"], "result": None})
     send(proc, {"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
     send(proc, {"jsonrpc": "2.0", "method": "exit"})
     proc.wait(timeout=30)
