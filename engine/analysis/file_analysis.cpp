@@ -1,6 +1,7 @@
 // The editor's analysis service: debouncing, supersession, the content-hash cache, and the
 // static-then-live sequence.
 #include "engine/analysis/file_analysis.h"
+#include "engine/source/program_entry.h"
 #include "support/time.h"
 #include "support/hash.h"
 
@@ -20,13 +21,6 @@ namespace {
 
 // Enough for a workspace's worth of files and versions; results are small (no raw pages).
 constexpr std::size_t cache_capacity = 64;
-
-bool defines_main(const std::string& text) {
-  // A self-contained program can be run under ncu as it is; a task kernel needs the harness.
-  for (const char* form : {"int main(", "int main ("})
-    if (text.find(form) != std::string::npos) return true;
-  return false;
-}
 
 // Sleeps up to `d`, in slices so that a newer save or a stop is noticed within ~10 ms.
 template <class Stale>

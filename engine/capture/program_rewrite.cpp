@@ -4,16 +4,10 @@
 #include "support/files.h"
 
 #include <filesystem>
-#include <regex>
 
 namespace kblaster::engine {
 
 namespace fs = std::filesystem;
-
-bool defines_main(const std::string& source) {
-  static const std::regex main_function(R"(\bint\s+main\s*\()");
-  return std::regex_search(source, main_function);
-}
 
 program_rewrite rewrite_program(const capture_request& request, const capture_result& captured, const std::string& program_text,
                                 const std::string& best_source, const std::string& out_dir,

@@ -7,6 +7,7 @@
 
 #include "engine/capture/program_capture.h"
 #include "engine/capture/program_edit.h"
+#include "engine/source/program_entry.h"
 
 #include <functional>
 #include <stop_token>
@@ -36,8 +37,5 @@ struct program_rewrite {
 program_rewrite rewrite_program(const capture_request& request, const capture_result& captured, const std::string& program_text,
                                 const std::string& best_source, const std::string& out_dir,
                                 const std::function<void(const std::string&)>& progress, std::stop_token stop = {});
-
-/// Whether `source` is a program: it defines main().
-bool defines_main(const std::string& source);
 
 }  // namespace kblaster::engine

@@ -2,7 +2,7 @@
 // three strategies in its state, and "Create a task for `k`" when it has none and is not in a
 // program (a file with main: Optimize captures the kernel's launch from the program's own run).
 // Optimize and the techniques run code: in an untrusted workspace they are disabled with the reason.
-#include "engine/capture/program_rewrite.h"
+#include "engine/source/program_entry.h"
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
 #include "server/features/kernel_text.h"
