@@ -1,4 +1,5 @@
-// The launcher generated from each recorded capture (tests/fixtures/captures/) compiles with the
+// The launcher generated from each recorded capture (tests/fixtures/captures/), and one for a
+// struct that holds device pointers, compiles with the
 // real nvcc, together with the part of the program it keeps. Skipped, with a message, where nvcc
 // is absent.
 #include "engine/capture/capture_task.h"
@@ -7,6 +8,7 @@
 #include "support/files.h"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <filesystem>
@@ -38,5 +40,23 @@ TEST_CASE("the launcher of every recorded capture compiles with the program's ke
     CHECK(built.ok);
     std::cout << name << ": the launcher builds (" << built.seconds << " s)\n";
   }
+
+  // A by-value struct holding device pointers: rebuilt from its bytes, its pointers moved.
+  fs::copy(fixtures / "stencil2d", work / "grid_step", fs::copy_options::recursive);
+  auto j = nlohmann::json::parse(kblaster::support::read_file(work / "grid_step" / "capture.json"));
+  const std::string in = j["params"][0]["bytes"], out = j["params"][1]["bytes"];
+  j["params"] = nlohmann::json::array({{{"index", 0}, {"offset", 0}, {"size", 24}, {"bytes", in + out + "4000000030000000"},
+                                        {"pointers", {{{"at", 0}, {"allocation", 0}, {"offset", 0}},
+                                                      {{"at", 8}, {"allocation", 1}, {"offset", 16}}}}}});
+  j["kernel"]["name"] = "grid_step(step_args)";
+  j["kernel"]["requested"] = "grid_step";
+  kblaster::support::write_file_atomically(work / "grid_step" / "capture.json", j.dump());
+  const auto task = write_capture_task(read_capture((work / "grid_step").string()),
+                                       "struct step_args { const float* in; float* out; int nx, ny; };\n"
+                                       "__global__ void grid_step(step_args a) { a.out[0] = a.in[0] + a.nx; }\n",
+                                       "launch 0 of grid.cu");
+  const auto built = build_candidate(task.kernel_path, "sm_90", driver, false);
+  INFO(built.log);
+  CHECK(built.ok);
   fs::remove_all(work);
 }
