@@ -1,7 +1,6 @@
 // The launcher generated from each recorded capture (tests/fixtures/captures/), and one for a
-// struct that holds device pointers, compiles with the
-// real nvcc, together with the part of the program it keeps. Skipped, with a message, where nvcc
-// is absent.
+// struct that holds device pointers, compiles with the real nvcc, together with the part of the
+// program it keeps. Skipped, with a message, where nvcc is absent.
 #include "engine/capture/capture_task.h"
 #include "engine/toolchain/nvcc_driver.h"
 #include "engine/toolchain/task_build.h"
