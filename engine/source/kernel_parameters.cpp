@@ -7,7 +7,8 @@
 
 namespace kblaster::engine {
 
-using support::trim;
+// support::trim spelled out: the fuzz build compiles this file in one unit with others that
+// define a trim of their own.
 
 std::vector<kernel_parameter> parameters_of(const std::string& signature) {
   std::vector<kernel_parameter> out;
@@ -28,16 +29,16 @@ std::vector<kernel_parameter> parameters_of(const std::string& signature) {
   depth = 0;
   std::string current;
   const auto flush = [&] {
-    std::string p(trim(current));
+    std::string p(support::trim(current));
     current.clear();
     if (p.empty() || p == "void") return;
-    if (const auto eq = p.find('='); eq != std::string::npos) p = trim(p.substr(0, eq));
+    if (const auto eq = p.find('='); eq != std::string::npos) p = support::trim(p.substr(0, eq));
     kernel_parameter param;
     std::size_t name_start = p.size();
     while (name_start > 0 && (std::isalnum(static_cast<unsigned char>(p[name_start - 1])) || p[name_start - 1] == '_'))
       --name_start;
     param.name = p.substr(name_start);
-    param.type = trim(p.substr(0, name_start));
+    param.type = support::trim(p.substr(0, name_start));
     if (param.type.empty()) std::swap(param.type, param.name);
     param.pointer = param.type.find('*') != std::string::npos;
     param.is_const = param.type.find("const") != std::string::npos && param.type.find("const") < param.type.find('*');
@@ -55,7 +56,7 @@ std::vector<kernel_parameter> parameters_of(const std::string& signature) {
 
 std::string base_type(const std::string& type) {
   static const std::regex qualifiers(R"(\b(const|volatile|__restrict__|restrict|unsigned\s+)\b|\*)");
-  return std::string(trim(std::regex_replace(type, qualifiers, "")));
+  return std::string(support::trim(std::regex_replace(type, qualifiers, "")));
 }
 
 std::string dtype_of(const std::string& type) {
