@@ -52,7 +52,8 @@ void print_json(const kblaster::engine::capture_result& r) {
                    {"block", c.block},        {"shared_bytes", c.shared_bytes}, {"time_ms", c.time_ms},
                    {"device", c.device_name}, {"allocations", allocations},   {"task", r.task.dir},
                    {"capture", c.dir},        {"cached", r.cached},       {"notes", r.task.notes},
-                   {"build_seconds", r.build_seconds}, {"run_seconds", r.run_seconds}};
+                   {"build_seconds", r.build_seconds}, {"run_seconds", r.run_seconds},
+                   {"program_output", r.program_output}};
   std::cout << j.dump(2) << "\n";
 }
 
@@ -68,6 +69,9 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--timeout", opts->timeout_s, "seconds before the program is stopped (default 120)")->check(CLI::PositiveNumber);
   app->add_option("--max-capture-bytes", opts->request.max_bytes, "refuse a launch whose memory exceeds this (default 2 GiB)");
   app->add_option("--cache", opts->request.cache_root, "where captures are kept (default $XDG_CACHE_HOME/kblaster/captures)");
+  app->add_flag("--sandboxed", opts->request.sandboxed,
+                "build and run the program in the sandbox (no network, no secrets, only the capture folder writable), "
+                "as kblaster does for a rewrite carried back into it");
   app->add_flag("--json", opts->json, "print JSON");
   return kblaster::cli::command{app, [opts] {
     opts->request.timeout = std::chrono::seconds(opts->timeout_s);

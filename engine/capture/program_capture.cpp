@@ -5,8 +5,10 @@
 #include "support/files.h"
 #include "support/hash.h"
 #include "support/run_process.h"
+#include "support/sandbox.h"
 
 #include <filesystem>
+#include <optional>
 
 namespace kblaster::engine {
 
@@ -24,6 +26,21 @@ std::string describe_end(const support::process_result& r) {
   if (r.failed_to_start) return "could not be started";
   if (r.signal) return "crashed (signal " + std::to_string(r.signal) + ")";
   return "exited with status " + std::to_string(r.exit_code);
+}
+
+// Runs `argv` as the request says: in the sandbox, writing only `folder`, for model-written code.
+support::process_result run_job(const capture_request& request, std::vector<std::string> argv, const fs::path& folder,
+                                std::chrono::milliseconds timeout, const std::string& cwd, std::stop_token stop) {
+  std::optional<support::sandbox_scratch> scratch;
+  if (request.sandboxed) {
+    try {
+      scratch.emplace(folder / ".jobs", "capture");
+      argv = support::sandboxed_command(argv, {scratch->path(), {folder}, {}, true, {}});
+    } catch (const std::exception& e) {
+      throw capture_error(std::string("cannot sandbox the rewritten program: ") + e.what());
+    }
+  }
+  return support::run_process(argv, timeout, cwd, stop);
 }
 
 }  // namespace
@@ -55,7 +72,7 @@ capture_result capture_program(const capture_request& request, const std::functi
   for (const auto& a : request.run.args) result.provenance += " " + a;
 
   // Everything that changes what the capture holds is in the key.
-  std::string key = *text + '\0' + request.kernel + '\0' + std::to_string(request.launch) + '\0' + request.run.cwd + '\0' +
+  std::string key = *text + '\0' + (request.sandboxed ? "sandboxed" : "") + '\0' + request.kernel + '\0' + std::to_string(request.launch) + '\0' + request.run.cwd + '\0' +
                     std::to_string(request.max_bytes) + '\0' + nvcc + '\0';
   for (const auto& v : {request.run.args, request.run.env, request.nvcc_flags})
     for (const auto& s : v) key += s + '\0';
@@ -84,7 +101,7 @@ capture_result capture_program(const capture_request& request, const std::functi
   std::vector<std::string> build{nvcc, "-cudart", "shared", "-lineinfo"};
   build.insert(build.end(), request.nvcc_flags.begin(), request.nvcc_flags.end());
   build.insert(build.end(), {"-o", program.string(), source.string()});
-  const auto built = support::run_process(build, std::chrono::minutes(10), source.parent_path().string(), stop);
+  const auto built = run_job(request, build, folder, std::chrono::minutes(10), source.parent_path().string(), stop);
   result.build_seconds = built.seconds;
   if (built.cancelled) throw capture_error("cancelled while building " + source.filename().string());
   if (!built.ok()) throw capture_error(source.filename().string() + " does not build:\n" + tail(built.out + built.err));
@@ -97,7 +114,7 @@ capture_result capture_program(const capture_request& request, const std::functi
   argv.push_back(program.string());
   argv.insert(argv.end(), request.run.args.begin(), request.run.args.end());
   const std::string cwd = request.run.cwd.empty() ? source.parent_path().string() : request.run.cwd;
-  const auto ran = support::run_process(argv, request.timeout, cwd, stop);
+  const auto ran = run_job(request, argv, folder, request.timeout, cwd, stop);
   result.run_seconds = ran.seconds;
   result.program_output = tail(ran.out + ran.err);
   if (ran.cancelled) throw capture_error("cancelled while running " + result.provenance);

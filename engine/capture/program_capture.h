@@ -31,6 +31,10 @@ struct capture_request {
   std::uint64_t max_bytes = 2ull << 30;
   std::chrono::seconds timeout{120};
   std::vector<std::string> nvcc_flags{"-O3", "-arch=native"};
+  // The source holds model-written code (a rewrite carried back into the program): it is
+  // built and run only in the sandbox (support/sandbox.h): no network, no secrets, and nothing
+  // writable but the capture's folder. The user's own program runs as the user's build would.
+  bool sandboxed = false;
   std::string nvcc;        // empty: find_nvcc()
   std::string agent;       // empty: find_capture_agent()
   std::string cache_root;  // empty: default_capture_root()

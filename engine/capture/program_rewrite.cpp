@@ -24,9 +24,11 @@ program_rewrite rewrite_program(const capture_request& request, const capture_re
     r.check = rewrite_check::launch_changed;
     return r;
   }
-  // The edited copy, run as the original was: its folder, its headers, its arguments.
+  // The edited copy, run as the original was (its folder, its headers, its arguments), but in
+  // the sandbox: it holds model-written code.
   auto again_request = request;
   again_request.source = r.edited_path;
+  again_request.sandboxed = true;  // everything above the launcher may be the model's
   if (again_request.run.cwd.empty()) again_request.run.cwd = source.parent_path().string();
   again_request.nvcc_flags.push_back("-I" + source.parent_path().string());
   const auto again = capture_program(again_request, progress, stop);

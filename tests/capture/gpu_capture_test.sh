@@ -112,5 +112,31 @@ rc=$?
 grep -v "progress: iteration" "$work/editor.log" | tail -12
 check "Optimize from the editor on a program's kernel" $rc
 
+# A rewrite carried back into the program is model-written: its re-capture runs in the sandbox.
+# The probe program tries to write outside the capture folder and to connect to a loopback
+# server; unsandboxed both work (the probes themselves work), sandboxed both fail, and the
+# capture succeeds either way.
+port=$((20000 + RANDOM % 20000))
+python3 -m http.server "$port" --bind 127.0.0.1 > /dev/null 2>&1 &
+server=$!
+sleep 1
+for mode in plain sandboxed; do
+  flag=(); [[ $mode == sandboxed ]] && flag=(--sandboxed)
+  rm -f "$work/escaped-$mode"
+  "$kblaster" capture "$here/programs/escape_probe.cu" --kernel fill "${flag[@]}" --json -- "$work/escaped-$mode" "$port" \
+    > "$work/escape-$mode.json" 2> "$work/escape-$mode.err"
+  rc=$?
+  echo "  escape probe, $mode: capture rc=$rc, $(grep -c . "$work/escape-$mode.err") lines; file $( [[ -e $work/escaped-$mode ]] && echo WRITTEN || echo absent)"
+  said=$(python3 -c "import json; print(json.load(open('$work/escape-$mode.json'))['program_output'].replace(chr(10), '; '))" 2>/dev/null)
+  echo "    the program said: $said"
+  if [[ $mode == plain ]]; then
+    [[ $rc == 0 && -e $work/escaped-$mode && $said == *CONNECTED* ]]; check "unsandboxed, the probes write and connect (they work)" $?
+  else
+    [[ $rc == 0 && ! -e $work/escaped-$mode && $said == *denied* && $said == *refused* ]]
+    check "sandboxed, the capture works while writing outside its folder and connecting are refused" $?
+  fi
+done
+kill $server 2>/dev/null
+
 echo "capture gpu test: $failures failure(s)"
 exit $((failures > 0))
