@@ -4,6 +4,15 @@
 // before the launch and after it has finished. kblaster turns that folder into a task whose
 // reference is the original kernel (engine/capture/).
 //
+// Then it runs the launch a second time from the same memory, to see whether the original gives
+// the same results every time (atomics in floating point, races do not): an allocation that comes
+// out different is recorded as varying, with its second run's contents, and the task widens that
+// output's tolerance only. The first run's results are put back before the program goes on, so
+// that it continues as if the kernel had run once. Memory that the capture does not see (a
+// __device__ variable, memory reached through a pointer stored in device memory) is not put back:
+// a kernel that writes there sees the second run's effect too. KBLASTER_CAPTURE_REPEAT=0 turns the
+// second run off (capture.json then says that determinism was not checked).
+//
 // Why `__cudaLaunchKernel`: since CUDA 12.x, `k<<<g, b, s, st>>>(…)` compiles to
 // `__cudaGetKernel` then `__cudaLaunchKernel` (or its per-thread-stream twin) in libcudart, and
 // never calls the public cudaLaunchKernel. A program linked with the static cudart cannot be
@@ -14,10 +23,12 @@
 //   KBLASTER_CAPTURE_KERNEL     the kernel, unqualified or qualified ("stencil", "ns::stencil")
 //   KBLASTER_CAPTURE_LAUNCH     which of its launches, counting from 0 (default 0)
 //   KBLASTER_CAPTURE_MAX_BYTES  refuse a capture whose allocations exceed this (default 2 GiB)
+//   KBLASTER_CAPTURE_REPEAT     0: launch once only, without the determinism check (default 1)
 //
 // What it writes: capture.json (docs/capture-format.md) and, per allocation i,
-// alloc-i.before.bin and, when the launch changed it, alloc-i.after.bin. A launch it cannot
-// capture faithfully writes capture.json with "refusal" naming the reason, never a wrong capture.
+// alloc-i.before.bin, when the launch changed it alloc-i.after.bin, and when the second run left
+// it different from the first alloc-i.again.bin. A launch it cannot capture faithfully writes
+// capture.json with "refusal" naming the reason, never a wrong capture.
 //
 // This file includes nothing of the project: it is loaded into programs that are not ours.
 #include <cuda.h>
@@ -50,6 +61,7 @@ struct settings {
   std::string dir, kernel;
   long launch = 0;
   std::uint64_t max_bytes = default_max_bytes;
+  bool repeat = true;  // run the launch a second time to see whether its results vary
   bool active = false;
 };
 
@@ -59,6 +71,7 @@ settings read_settings() {
   if (const char* k = std::getenv("KBLASTER_CAPTURE_KERNEL")) s.kernel = k;
   if (const char* n = std::getenv("KBLASTER_CAPTURE_LAUNCH")) s.launch = std::strtol(n, nullptr, 10);
   if (const char* m = std::getenv("KBLASTER_CAPTURE_MAX_BYTES")) s.max_bytes = std::strtoull(m, nullptr, 10);
+  if (const char* r = std::getenv("KBLASTER_CAPTURE_REPEAT")) s.repeat = std::strcmp(r, "0") != 0;
   s.active = !s.dir.empty() && !s.kernel.empty();
   return s;
 }
@@ -109,7 +122,16 @@ struct allocation {
   CUdeviceptr base = 0;
   std::size_t bytes = 0;
   std::vector<unsigned char> before, after;
+  bool varies = false;  // the second run left it different from the first
 };
+
+// Clears the CUDA runtime's last error after a launch of our own failed, so that the program's
+// next cudaGetLastError() does not report our failure as its own. Looked up at run time: the
+// agent links only the driver API, and the program's cudart is the one loaded.
+void clear_runtime_error() {
+  using get_last_error_fn = cudaError_t (*)();
+  if (const auto f = reinterpret_cast<get_last_error_fn>(dlsym(RTLD_DEFAULT, "cudaGetLastError"))) f();
+}
 
 class agent {
  public:
@@ -172,6 +194,58 @@ class agent {
     return real(kernel, grid, block, args, shared, stream);
   }
 
+  // Runs the captured launch a second time from the memory it started from, and compares what
+  // it leaves with the first run's results (`after`, already read). An allocation that differs
+  // is marked varying and its second contents written as alloc-i.again.bin. Then the first run's
+  // results go back into device memory, so that the program goes on as if the launch had run
+  // once. Returns capture.json's "determinism": checked, or not and why; a failure here never
+  // spoils the capture itself.
+  json run_again(launch_fn real, cudaKernel_t kernel, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream,
+                 std::vector<allocation>& allocs, const std::string& name) {
+    if (!settings_.repeat) return {{"checked", false}, {"reason", "the second run was turned off (KBLASTER_CAPTURE_REPEAT=0)"}};
+    std::vector<std::string> again_files;
+    // Puts the first run's results back (all of them: after a failure, which allocations still
+    // hold them is not known) and gives up the check, saying why.
+    const auto not_checked = [&](std::string reason) -> json {
+      for (auto& a : allocs) a.varies = false;
+      for (const auto& f : again_files) std::remove(f.c_str());
+      bool restored = true;
+      for (const auto& a : allocs) restored = cuMemcpyHtoD(a.base, a.after.data(), a.bytes) == CUDA_SUCCESS && restored;
+      if (!restored) {
+        reason += "; the first run's results could not be put back, so the program's later work may differ from a run "
+                  "without the capture (KBLASTER_CAPTURE_REPEAT=0 launches once)";
+        std::fprintf(stderr, "kblaster capture: %s\n", reason.c_str());
+      }
+      return {{"checked", false}, {"reason", reason}};
+    };
+    for (const auto& a : allocs)
+      if (a.after != a.before)
+        if (const auto r = cuMemcpyHtoD(a.base, a.before.data(), a.bytes); r != CUDA_SUCCESS)
+          return not_checked("restoring the memory for a second run of " + name + ": " + cu_error(r));
+    const cudaError_t launched = real(kernel, grid, block, args, shared, stream);
+    const CUresult synced = cuCtxSynchronize();
+    if (launched != cudaSuccess || synced != CUDA_SUCCESS) {
+      clear_runtime_error();
+      return not_checked("the second run of " + name + " failed: " +
+                         (synced != CUDA_SUCCESS ? cu_error(synced) : "launch error " + std::to_string(launched)));
+    }
+    std::vector<unsigned char> again;  // one allocation at a time: the second copy of all would double the memory held
+    for (std::size_t i = 0; i < allocs.size(); ++i) {
+      auto& a = allocs[i];
+      again.resize(a.bytes);
+      if (const auto r = cuMemcpyDtoH(again.data(), a.base, a.bytes); r != CUDA_SUCCESS)
+        return not_checked("reading the memory after a second run of " + name + ": " + cu_error(r));
+      a.varies = again != a.after;
+      if (!a.varies) continue;  // the device holds the first run's results already
+      const std::string file = settings_.dir + "/alloc-" + std::to_string(i) + ".again.bin";
+      again_files.push_back(file);
+      if (!write_file(file, again.data(), a.bytes)) return not_checked("writing " + file + " failed");
+      if (const auto r = cuMemcpyHtoD(a.base, a.after.data(), a.bytes); r != CUDA_SUCCESS)
+        return not_checked("putting back the first run's results of " + name + ": " + cu_error(r));
+    }
+    return {{"checked", true}};
+  }
+
   cudaError_t capture(launch_fn real, cudaKernel_t kernel, const char* mangled, const std::string& name, dim3 grid,
                       dim3 block, void** args, size_t shared, cudaStream_t stream, bool per_thread) {
     const auto refused = [&](const std::string& reason, const std::string& message) {
@@ -217,7 +291,7 @@ class agent {
         if (size != 8) hidden_pointers = true;
         auto [it, fresh] = alloc_index.try_emplace(base, allocs.size());
         if (fresh) {
-          allocs.push_back({base, bytes_in, {}, {}});
+          allocs.push_back({base, bytes_in, {}, {}, false});
           total += bytes_in;
         }
         p["pointers"].push_back({{"at", at}, {"allocation", it->second}, {"offset", word - base}});
@@ -253,12 +327,18 @@ class agent {
     }
 
     ::mkdir(settings_.dir.c_str(), 0700);
+    for (auto& a : allocs) {
+      a.after.resize(a.bytes);
+      cuMemcpyDtoH(a.after.data(), a.base, a.bytes);
+    }
+    const json determinism = run_again(real, kernel, grid, block, args, shared, stream, allocs, name);
+    const bool checked = determinism.at("checked").get<bool>();
     json allocations = json::array();
     for (std::size_t i = 0; i < allocs.size(); ++i) {
       auto& a = allocs[i];
-      a.after.resize(a.bytes);
-      cuMemcpyDtoH(a.after.data(), a.base, a.bytes);
-      const bool written = a.after != a.before;
+      // Changed by either run: a kernel that writes an allocation only some of the times it runs
+      // writes it (its output is then compared, and its variation seen).
+      const bool written = a.after != a.before || a.varies;
       const std::string stem = "alloc-" + std::to_string(i);
       write_file(settings_.dir + "/" + stem + ".before.bin", a.before.data(), a.bytes);
       json entry{{"index", i}, {"bytes", a.bytes}, {"before", stem + ".before.bin"}, {"written", written}};
@@ -266,6 +346,8 @@ class agent {
         write_file(settings_.dir + "/" + stem + ".after.bin", a.after.data(), a.bytes);
         entry["after"] = stem + ".after.bin";
       }
+      if (checked) entry["varies"] = a.varies;
+      if (a.varies) entry["again"] = stem + ".again.bin";  // written by run_again
       allocations.push_back(std::move(entry));
     }
 
@@ -289,7 +371,8 @@ class agent {
                        {"sm_count", sms}}},
            {"params", params},
            {"allocations", allocations},
-           {"hidden_pointers", hidden_pointers}};
+           {"hidden_pointers", hidden_pointers},
+           {"determinism", determinism}};
     const auto text = j.dump(2) + "\n";
     write_file(settings_.dir + "/capture.json", text.data(), text.size());
     return result;

@@ -119,7 +119,7 @@ nlohmann::json session::verify(const engine::task_spec& task, runner_process& ru
     if (call.outputs.size() != expected.size()) throw std::logic_error("output count");
     entry["outputs"] = nlohmann::json::array();
     for (std::size_t i = 0; i < expected.size(); ++i) {
-      const auto tol = engine::tolerance_for(dtype_name(expected[i].scalar_type()), task);
+      const auto tol = engine::tolerance_for(dtype_name(expected[i].scalar_type()), task, i);
       auto c = compare_output(call.outputs[i], expected[i], tol);
       trace_phase("verify: output compared");
       entry["outputs"].push_back(c.to_json());
@@ -171,7 +171,7 @@ nlohmann::json session::verify(const engine::task_spec& task, runner_process& ru
     }
     entry["outputs"] = nlohmann::json::array();
     for (std::size_t i = 0; i < set.expected.size(); ++i) {
-      const auto tol = engine::tolerance_for(dtype_name(set.expected[i].scalar_type()), task);
+      const auto tol = engine::tolerance_for(dtype_name(set.expected[i].scalar_type()), task, i);
       const auto c = compare_stressed(call.outputs[i], set.expected[i], tol);
       entry["outputs"].push_back(c.to_json());
       if (c.ok) continue;
@@ -296,7 +296,7 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
     if (!same_bits(frame.inputs()[i], last_args[i])) return fail("fail", "input_modified", "kb_forward modified an input while timed");
   const auto expected_last = ref.run(last_inputs);
   for (std::size_t i = 0; i < expected_last.size(); ++i) {
-    const auto tol = engine::tolerance_for(dtype_name(expected_last[i].scalar_type()), task);
+    const auto tol = engine::tolerance_for(dtype_name(expected_last[i].scalar_type()), task, i);
     const auto c = compare_output(frame.outputs().outputs[i], expected_last[i], tol);
     if (!c.ok)
       return fail("fail", "timing_output",

@@ -20,7 +20,7 @@ struct capture_task {
   std::string reference_path;  // the same, kept as written: the reference
   cuda_symbol kernel;          // the kernel's definition in the program's source
   std::vector<allocation_view> views;
-  std::vector<std::string> notes;  // what the user should know (hidden pointers, …)
+  std::vector<std::string> notes;  // what the user should know (hidden pointers, a varying original, …)
 };
 
 /// The definition in `symbols` of the kernel `capture` names: by qualified or plain name and,
@@ -29,7 +29,10 @@ const cuda_symbol* captured_kernel_symbol(const std::vector<cuda_symbol>& symbol
 
 /// Writes the task of `capture` into `capture.dir`/task from `program_source` (the file that
 /// defines the kernel). `provenance` says where the launch came from ("launch 0 of ./stencil 64 48").
-/// Throws capture_error for a refused capture (with the agent's message) or a kernel not in the source.
+/// An output on which the original varies from run to run (the agent's second run) gets its own
+/// atol, wide enough for that variation (capture_variation.h), and a note saying so.
+/// Throws capture_error for a refused capture (with the agent's message), a kernel not in the
+/// source, or an output that varies where it must compare bit for bit (integers).
 capture_task write_capture_task(const kernel_capture& capture, const std::string& program_source,
                                 const std::string& provenance);
 

@@ -117,6 +117,15 @@ kernel_capture read_capture(const std::string& dir_text) {
   c.compute_capability = string_field(device, "compute_capability", where + ": device");
   c.sm_count = static_cast<int>(unsigned_field(device, "sm_count", where + ": device"));
   if (j.contains("hidden_pointers")) c.hidden_pointers = j.at("hidden_pointers").is_boolean() && j.at("hidden_pointers").get<bool>();
+  if (j.contains("determinism")) {
+    const auto& d = j.at("determinism");
+    const std::string at = where + ": determinism";
+    const auto& checked = field(d, "checked", at);
+    if (!checked.is_boolean()) throw capture_error(at + ": 'checked' must be true or false");
+    determinism_check check{checked.get<bool>(), ""};
+    if (!check.checked) check.reason = string_field(d, "reason", at);
+    c.determinism = check;
+  }
 
   const auto& allocations = field(j, "allocations", where);
   if (!allocations.is_array()) throw capture_error(where + ": 'allocations' must be an array");
@@ -130,6 +139,18 @@ kernel_capture read_capture(const std::string& dir_text) {
     if (!written.is_boolean()) throw capture_error(at + ": 'written' must be true or false");
     alloc.written = written.get<bool>();
     if (alloc.written) alloc.after = member_file(dir, string_field(a, "after", at), alloc.bytes, at);
+    if (a.contains("varies")) {
+      const auto& varies = a.at("varies");
+      if (!varies.is_boolean()) throw capture_error(at + ": 'varies' must be true or false");
+      alloc.varies = varies.get<bool>();
+    }
+    // A second run's contents exist only when the launch ran twice and the runs differed; the
+    // agent counts an allocation that either run changed as written, so a varying one has 'after'.
+    if (alloc.varies && !(c.determinism && c.determinism->checked))
+      throw capture_error(at + ": 'varies' in a capture whose 'determinism' says the launch was not run twice");
+    if (alloc.varies && !alloc.written) throw capture_error(at + ": 'varies' on an allocation that is not 'written'");
+    if (alloc.varies) alloc.again = member_file(dir, string_field(a, "again", at), alloc.bytes, at);
+    else if (a.contains("again")) throw capture_error(at + ": 'again' names a second run's contents, but 'varies' is not true");
     c.allocations.push_back(std::move(alloc));
   }
 

@@ -36,6 +36,16 @@ struct captured_allocation {
   std::string before;  // absolute path of its contents before the launch
   std::string after;   // after the launch; empty when the launch left it unchanged
   bool written = false;
+  // The agent ran the launch a second time from the same memory and this allocation came out
+  // different (atomics in floating point, a race): `again` is the second run's contents.
+  bool varies = false;
+  std::string again;   // absolute path; empty unless `varies`
+};
+
+/// Whether the agent ran the launch twice to see if the original gives the same results.
+struct determinism_check {
+  bool checked = false;
+  std::string reason;  // why not, when not checked ("turned off (KBLASTER_CAPTURE_REPEAT=0)", …)
 };
 
 /// Why the agent refused to capture (managed memory, too large, not launched, …).
@@ -58,13 +68,16 @@ struct kernel_capture {
   std::vector<captured_parameter> params;
   std::vector<captured_allocation> allocations;
   bool hidden_pointers = false;  // some pointer sits inside a by-value struct
+  // Absent in captures from an agent that ran the launch once (before the check existed).
+  std::optional<determinism_check> determinism;
   std::optional<capture_refusal> refusal;
 
   std::uint64_t total_bytes() const;
 };
 
 /// Reads DIR/capture.json and checks it against the folder: every index in range, every
-/// pointer inside its allocation, every file present with its allocation's size. A refused
+/// pointer inside its allocation, every file present with its allocation's size (a varying
+/// allocation's second run included, and only when the determinism check ran). A refused
 /// capture reads fine (its `refusal` is set). Throws capture_error.
 kernel_capture read_capture(const std::string& dir);
 

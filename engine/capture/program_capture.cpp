@@ -71,8 +71,9 @@ capture_result capture_program(const capture_request& request, const std::functi
   result.provenance = "launch " + std::to_string(request.launch) + " of " + source.filename().string();
   for (const auto& a : request.run.args) result.provenance += " " + a;
 
-  // Everything that changes what the capture holds is in the key.
-  std::string key = *text + '\0' + (request.sandboxed ? "sandboxed" : "") + '\0' + request.kernel + '\0' + std::to_string(request.launch) + '\0' + request.run.cwd + '\0' +
+  // Everything that changes what the capture holds is in the key, the agent's revision included
+  // (2: it runs the launch twice and records what varies; a capture from before says nothing).
+  std::string key = std::string("agent 2") + '\0' + *text + '\0' + (request.sandboxed ? "sandboxed" : "") + '\0' + request.kernel + '\0' + std::to_string(request.launch) + '\0' + request.run.cwd + '\0' +
                     std::to_string(request.max_bytes) + '\0' + nvcc + '\0';
   for (const auto& v : {request.run.args, request.run.env, request.nvcc_flags})
     for (const auto& s : v) key += s + '\0';

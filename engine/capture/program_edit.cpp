@@ -1,13 +1,12 @@
 // Applying a rewrite to the program, and comparing two captures' outputs.
 #include "engine/capture/program_edit.h"
+#include "engine/capture/capture_variation.h"
 #include "engine/source/kernel_launches.h"
 #include "engine/task/task.h"
 #include "support/files.h"
 
-#include <bit>
 #include <cmath>
 #include <cstring>
-#include <sstream>
 
 namespace kblaster::engine {
 
@@ -27,55 +26,6 @@ std::size_t marker_line(const std::string& text) {
   if (at == std::string::npos) return at;
   const auto line = text.rfind('\n', at);
   return line == std::string::npos ? 0 : line + 1;
-}
-
-double half_to_double(std::uint16_t h) {
-  const int sign = h >> 15, exponent = (h >> 10) & 31, mantissa = h & 1023;
-  double v = exponent == 0    ? std::ldexp(mantissa, -24)
-             : exponent == 31 ? (mantissa ? std::nan("") : INFINITY)
-                              : std::ldexp(mantissa + 1024, exponent - 25);
-  return sign ? -v : v;
-}
-
-double bfloat16_to_double(std::uint16_t b) {
-  const std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
-  return static_cast<double>(std::bit_cast<float>(bits));
-}
-
-// Element i of `bytes` as a double, for the floating dtypes.
-double element(const std::string& bytes, const std::string& dtype, std::uint64_t i) {
-  const char* p = bytes.data();
-  if (dtype == "float32") {
-    float v;
-    std::memcpy(&v, p + 4 * i, 4);
-    return v;
-  }
-  if (dtype == "float64") {
-    double v;
-    std::memcpy(&v, p + 8 * i, 8);
-    return v;
-  }
-  std::uint16_t v;
-  std::memcpy(&v, p + 2 * i, 2);
-  return dtype == "float16" ? half_to_double(v) : bfloat16_to_double(v);
-}
-
-std::string shown(const std::string& bytes, const std::string& dtype, std::uint64_t i) {
-  std::ostringstream s;
-  if (dtype == "float32" || dtype == "float64" || dtype == "float16" || dtype == "bfloat16") {
-    s << element(bytes, dtype, i);
-  } else if (dtype == "int32") {
-    std::int32_t v;
-    std::memcpy(&v, bytes.data() + 4 * i, 4);
-    s << v;
-  } else if (dtype == "int64") {
-    std::int64_t v;
-    std::memcpy(&v, bytes.data() + 8 * i, 8);
-    s << v;
-  } else {
-    s << static_cast<unsigned>(static_cast<unsigned char>(bytes[i]));
-  }
-  return s.str();
 }
 
 }  // namespace
@@ -120,15 +70,16 @@ std::optional<allocation_mismatch> compare_capture_outputs(const kernel_capture&
     const auto g = support::read_file(got.written ? got.after : got.before);
     const auto& dtype = views[a].dtype;
     const auto size = dtype_bytes(dtype);
-    const bool floating = dtype == "float32" || dtype == "float64" || dtype == "float16" || dtype == "bfloat16";
-    const auto tol = tolerance_for(dtype, task_spec{});
+    const bool floating = is_floating_dtype(dtype);
+    // Where the original itself varies run to run, the task's widened tolerance (capture_task).
+    const auto tol = want.varies ? varying_tolerance(dtype, variation_of(want, dtype)) : tolerance_for(dtype, task_spec{});
     allocation_mismatch m;
     m.allocation = a;
     m.name = views[a].name;
     for (std::uint64_t i = 0; i < want.bytes / size; ++i) {
       bool same;
       if (floating) {
-        const double x = element(g, dtype, i), y = element(w, dtype, i);
+        const double x = element_value(g, dtype, i), y = element_value(w, dtype, i);
         same = (std::isnan(x) && std::isnan(y)) || x == y || std::fabs(x - y) <= tol.atol + tol.rtol * std::fabs(y);
       } else {
         same = std::memcmp(g.data() + i * size, w.data() + i * size, size) == 0;
@@ -136,8 +87,8 @@ std::optional<allocation_mismatch> compare_capture_outputs(const kernel_capture&
       if (same) continue;
       if (m.count++ == 0) {
         m.element = i;
-        m.got = shown(g, dtype, i);
-        m.expected = shown(w, dtype, i);
+        m.got = element_text(g, dtype, i);
+        m.expected = element_text(w, dtype, i);
       }
     }
     if (m.count) return m;

@@ -38,8 +38,9 @@ struct allocation_mismatch {
 };
 
 /// Compares what `actual`'s launch left in memory with `expected`'s, allocation by allocation
-/// (floating point within the per-dtype tolerance, everything else bit for bit; an allocation
-/// `expected` left alone must be left alone). `views` are `expected`'s. nullopt when they agree.
+/// (floating point within the per-dtype tolerance, widened as the task widens it where the
+/// original varies run to run; everything else bit for bit; an allocation `expected` left alone
+/// must be left alone). `views` are `expected`'s. nullopt when they agree.
 /// Throws capture_error when the two captures do not have the same allocations.
 std::optional<allocation_mismatch> compare_capture_outputs(const kernel_capture& expected, const kernel_capture& actual,
                                                            const std::vector<allocation_view>& views);

@@ -4,6 +4,7 @@
 #include "support/files.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -55,9 +56,25 @@ std::optional<double> opt_number(const nlohmann::json& j, const char* key, const
   return v;
 }
 
-input_spec read_input(const nlohmann::json& j, const std::string& dir, const std::string& where) {
+// An output's own tolerance: a positive finite number (it widens or narrows one comparison; 0 or
+// infinity would say "exact" or "anything", which the task-level and dtype defaults express).
+std::optional<double> output_tolerance(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.contains(key)) return std::nullopt;
+  const auto& v = j[key];
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
+    throw task_error(where + ": '" + key + "' must be a positive finite number");
+  return v.get<double>();
+}
+
+input_spec read_input(const nlohmann::json& j, const std::string& dir, const std::string& where, bool output = false) {
   if (!j.is_object()) throw task_error(where + " must be an object");
   input_spec in;
+  if (output) {
+    in.atol = output_tolerance(j, "atol", where);
+    in.rtol = output_tolerance(j, "rtol", where);
+  } else if (j.contains("atol") || j.contains("rtol")) {
+    throw task_error(where + ": 'atol' and 'rtol' belong to outputs (an input is not compared)");
+  }
   in.name = opt_string(j, "name", where);
   in.file = resolve(dir, opt_string(j, "file", where));
   if (j.contains("shape")) {
@@ -199,7 +216,7 @@ task_spec task_from_json(const nlohmann::json& j, const std::string& dir, const 
   if (j.contains("outputs")) {
     if (!j["outputs"].is_array()) throw task_error(origin + ": 'outputs' must be an array of {shape, dtype}");
     for (std::size_t i = 0; i < j["outputs"].size(); ++i)
-      t.outputs.push_back(read_input(j["outputs"][i], t.dir, origin + ".outputs[" + std::to_string(i) + "]"));
+      t.outputs.push_back(read_input(j["outputs"][i], t.dir, origin + ".outputs[" + std::to_string(i) + "]", true));
   }
   if (t.reference.kind == reference_kind::kernel && t.outputs.empty())
     throw task_error(origin + ": a kernel reference needs 'outputs' (their shapes and dtypes)");
@@ -302,6 +319,8 @@ nlohmann::json to_json(const task_spec& t) {
     for (const auto& o : t.outputs) {
       nlohmann::json out{{"shape", o.shape}, {"dtype", o.dtype}};
       if (!o.name.empty()) out["name"] = o.name;  // verdicts name the output they fault
+      if (o.atol) out["atol"] = *o.atol;
+      if (o.rtol) out["rtol"] = *o.rtol;
       j["outputs"].push_back(out);
     }
   }
@@ -324,6 +343,15 @@ tolerance tolerance_for(const std::string& dtype, const task_spec& t) {
   else tol = {0, 0};  // integers and bool compare exactly
   if (t.atol) tol.atol = *t.atol;
   if (t.rtol) tol.rtol = *t.rtol;
+  return tol;
+}
+
+tolerance tolerance_for(const std::string& dtype, const task_spec& t, std::size_t output) {
+  auto tol = tolerance_for(dtype, t);
+  if (output < t.outputs.size()) {
+    if (const auto& o = t.outputs[output]; o.atol) tol.atol = *o.atol;
+    if (const auto& o = t.outputs[output]; o.rtol) tol.rtol = *o.rtol;
+  }
   return tol;
 }
 

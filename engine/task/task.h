@@ -38,6 +38,9 @@ struct input_spec {
   double scale = 1;               // multiplies randn/uniform values
   std::string file;               // saved tensor (torch.save of one tensor), or raw bytes in a ".bin"
                                   // file read as `shape` and `dtype`; absolute path
+  // Outputs only: this output's tolerance, over the task's and the dtype's (a capture widens the
+  // atol of an output on which the original kernel itself varies from run to run).
+  std::optional<double> atol, rtol;
 };
 
 /// The reference side of a task.
@@ -74,7 +77,8 @@ inline const std::vector<std::string>& stress_kinds() {
   return kinds;
 }
 
-/// Per-dtype tolerance: fp32/fp64 1e-4, fp16/bf16 1e-2, integers exact; spec overrides win.
+/// Per-dtype tolerance: fp32/fp64 1e-4, fp16/bf16 1e-2, integers exact; the task's overrides
+/// win over those, and an output's own over the task's.
 struct tolerance {
   double atol = 1e-4;
   double rtol = 1e-4;
@@ -92,6 +96,10 @@ nlohmann::json to_json(const task_spec& t);
 
 /// The tolerance for an output of `dtype`, with the task's overrides applied.
 tolerance tolerance_for(const std::string& dtype, const task_spec& t);
+/// The tolerance for output `output` (of `dtype`): its own atol/rtol, else the task's, else the
+/// dtype's. An index past `t.outputs` (a TorchScript reference's outputs need no specs) has none
+/// of its own.
+tolerance tolerance_for(const std::string& dtype, const task_spec& t, std::size_t output);
 
 /// True for the dtype names the format accepts.
 bool is_known_dtype(const std::string& dtype);

@@ -8,7 +8,7 @@ kblaster=$(realpath "$1"); out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 export XDG_CACHE_HOME=$(mktemp -d)
 mkdir -p "$out"
-for spec in "stencil2d stencil2d 1 64 48 3" "histogram histogram 0 20000" "row_reduce row_sum 0 64 300" "transpose transpose 0 100 70"; do
+for spec in "stencil2d stencil2d 1 64 48 3" "histogram histogram 0 20000" "row_reduce row_sum 0 64 300" "transpose transpose 0 100 70" "bin_sum bin_sum 0 16384 32"; do
   set -- $spec
   name=$1 kernel=$2 launch=$3; shift 3
   "$kblaster" capture "$here/programs/$name.cu" --kernel "$kernel" --launch "$launch" --json -- "$@" > "$out/$name.json"

@@ -28,7 +28,7 @@ TEST_CASE("the launcher of every recorded capture compiles with the program's ke
   nvcc_driver driver(*nvcc_path, (work / "cache").string(), 2);
   const fs::path fixtures = fs::path(KBLASTER_FIXTURES_DIR) / "captures";
   const fs::path programs = fs::path(KBLASTER_SOURCE_DIR) / "tests" / "capture" / "programs";
-  for (const char* name : {"stencil2d", "histogram", "row_reduce", "transpose"}) {
+  for (const char* name : {"stencil2d", "histogram", "row_reduce", "transpose", "bin_sum"}) {
     CAPTURE(name);
     fs::copy(fixtures / name, work / name, fs::copy_options::recursive);
     const auto capture = read_capture((work / name).string());

@@ -16,10 +16,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const engine::task_error&) {
     return 0;
   }
-  for (const auto& out : task.outputs) (void)engine::tolerance_for(out.dtype, task);
+  for (std::size_t i = 0; i < task.outputs.size(); ++i) {
+    const auto tol = engine::tolerance_for(task.outputs[i].dtype, task, i);
+    if (task.outputs[i].atol && tol.atol != *task.outputs[i].atol) std::abort();  // an output's own wins
+  }
   try {
     const auto again = engine::task_from_json(engine::to_json(task), "/nonexistent/task", "fuzz");
-    if (again.name != task.name || again.inputs.size() != task.inputs.size()) std::abort();
+    if (again.name != task.name || again.inputs.size() != task.inputs.size() || again.outputs.size() != task.outputs.size())
+      std::abort();
+    for (std::size_t i = 0; i < task.outputs.size(); ++i)
+      if (again.outputs[i].atol != task.outputs[i].atol || again.outputs[i].rtol != task.outputs[i].rtol) std::abort();
   } catch (const engine::task_error&) {
     std::abort();  // what was read is written back readable
   }

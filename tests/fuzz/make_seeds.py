@@ -113,6 +113,14 @@ def tasks():
     for d in sorted((root / "examples" / "tasks").iterdir()):
         if (d / "task.json").exists():
             put("fuzz_task", d.name + ".json", (d / "task.json").read_text())
+    # Outputs with tolerances of their own (a capture's task widens the atol of an output on which
+    # the original varies from run to run).
+    put("fuzz_task", "per_output_tolerance.json", json.dumps({
+        "name": "bin_sums", "reference": {"source": "def forward(x):\n    return x.sum(0), x.amax(0)\n"},
+        "inputs": [{"name": "x", "shape": [512, 32], "dtype": "float32"}],
+        "outputs": [{"name": "sums", "shape": [32], "dtype": "float32", "atol": 4.5e-3},
+                    {"name": "maxima", "shape": [32], "dtype": "float32", "rtol": 1e-3}],
+        "tolerance": {"atol": 1e-4}}, indent=1))
 
 
 def kb():
@@ -170,6 +178,13 @@ def captures():
             put("fuzz_capture", d.name, (d / "capture.json").read_text())
     put("fuzz_capture", "refusal", '{"format": 1, "kernel": {"requested": "scale", "name": "scale(float*, float, int)"}, '
         '"refusal": {"reason": "managed_memory", "message": "parameter 0 points into managed memory"}}')
+    # The stencil2d capture (whose sizes the target's folder has) as the agent that runs the launch
+    # twice writes it when the output varies: determinism checked, the second run's file named.
+    varies = json.loads((root / "tests" / "fixtures" / "captures" / "stencil2d" / "capture.json").read_text())
+    varies["determinism"] = {"checked": True}
+    varies["allocations"][0]["varies"] = False
+    varies["allocations"][1].update({"varies": True, "again": "alloc-1.again.bin"})
+    put("fuzz_capture", "stencil2d_varies", json.dumps(varies, indent=1))
 
 
 def batches():

@@ -5,6 +5,7 @@
 #include "engine/capture/program_edit.h"
 #include "engine/task/task.h"
 #include "support/files.h"
+#include "tests/unit/engine/capture/capture_fixture.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -18,25 +19,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path fixtures = fs::path(KBLASTER_FIXTURES_DIR) / "captures";
-const fs::path programs = fs::path(KBLASTER_SOURCE_DIR) / "tests" / "capture" / "programs";
+const fs::path& fixtures = kblaster::test::capture_fixtures;
+using kblaster::test::fixture_copy;
 
-// A private copy of a fixture, which a test may damage or write a task into.
-struct fixture_copy {
-  fs::path dir;
-  explicit fixture_copy(const std::string& name) {
-    static int copies = 0;
-    dir = fs::temp_directory_path() /
-          ("kblaster-capture-test-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(++copies));
-    fs::remove_all(dir);
-    fs::copy(fixtures / name, dir, fs::copy_options::recursive);
-  }
-  ~fixture_copy() { fs::remove_all(dir); }
-  nlohmann::json json() const { return nlohmann::json::parse(kblaster::support::read_file(dir / "capture.json")); }
-  void write(const nlohmann::json& j) const { kblaster::support::write_file_atomically(dir / "capture.json", j.dump()); }
-};
-
-std::string program(const std::string& name) { return kblaster::support::read_file(programs / (name + ".cu")); }
+std::string program(const std::string& name) { return kblaster::test::capture_program(name); }
 
 std::string error_of(const fs::path& dir) {
   try {

@@ -119,3 +119,57 @@ TEST_CASE("bad task files get messages that name the file and the field") {
   write(dir / "task.json", "[1, 2]");
   CHECK(error_of(dir.string()).find("must be a JSON object") != std::string::npos);
 }
+
+TEST_CASE("an output's own tolerance wins over the task's, which wins over the dtype's") {
+  task_spec t;
+  t.outputs.resize(2);
+  t.outputs[0].atol = 3e-3;
+  CHECK(tolerance_for("float32", t, 0).atol == doctest::Approx(3e-3));
+  CHECK(tolerance_for("float32", t, 0).rtol == doctest::Approx(1e-4));  // its rtol: the dtype's
+  CHECK(tolerance_for("float32", t, 1).atol == doctest::Approx(1e-4));
+  CHECK(tolerance_for("float32", t, 7).atol == doctest::Approx(1e-4));  // past the specs: none of its own
+  t.atol = 0.5;
+  t.rtol = 0.25;
+  CHECK(tolerance_for("float32", t, 0).atol == doctest::Approx(3e-3));
+  CHECK(tolerance_for("float32", t, 0).rtol == doctest::Approx(0.25));
+  CHECK(tolerance_for("float32", t, 1).atol == doctest::Approx(0.5));
+  t.outputs[1].rtol = 2e-2;
+  CHECK(tolerance_for("float16", t, 1).rtol == doctest::Approx(2e-2));
+  CHECK(tolerance_for("float16", t, 1).atol == doctest::Approx(0.5));
+}
+
+TEST_CASE("an output's own tolerance is read, checked and written back") {
+  const auto dir = scratch("per_output");
+  fs::create_directories(dir);
+  write(dir / "ref.cu", "int y;\n");
+  const auto task_with = [&](const std::string& outputs, const std::string& inputs = R"([{"shape": [4]}])") {
+    write(dir / "task.json", R"({"reference": {"kernel": "ref.cu"}, "inputs": )" + inputs + R"(, "outputs": )" + outputs + "}");
+  };
+  task_with(R"([{"name": "sums", "shape": [4], "atol": 1.2e-4}, {"shape": [4], "rtol": 0.5}, {"shape": [4], "dtype": "int32"}])");
+  const auto t = load_task(dir.string());
+  REQUIRE(t.outputs.size() == 3);
+  CHECK(t.outputs[0].atol == doctest::Approx(1.2e-4));
+  CHECK_FALSE(t.outputs[0].rtol);
+  CHECK(t.outputs[1].rtol == doctest::Approx(0.5));
+  CHECK_FALSE(t.outputs[2].atol);
+
+  const auto j = to_json(t);
+  CHECK(j["outputs"][0]["atol"].get<double>() == doctest::Approx(1.2e-4));
+  CHECK_FALSE(j["outputs"][0].contains("rtol"));
+  CHECK_FALSE(j["outputs"][2].contains("atol"));
+  const auto back = task_from_json(j, "/");
+  REQUIRE(back.outputs.size() == 3);
+  CHECK(back.outputs[0].atol == doctest::Approx(1.2e-4));
+  CHECK(back.outputs[1].rtol == doctest::Approx(0.5));
+  CHECK_FALSE(back.outputs[2].atol);
+  CHECK(tolerance_for("float32", back, 0).atol == doctest::Approx(1.2e-4));
+
+  task_with(R"([{"shape": [4], "atol": 0}])");
+  CHECK(error_of(dir.string()).find("outputs[0]: 'atol' must be a positive finite number") != std::string::npos);
+  task_with(R"([{"shape": [4], "rtol": -1e-3}])");
+  CHECK(error_of(dir.string()).find("outputs[0]: 'rtol' must be a positive finite number") != std::string::npos);
+  task_with(R"([{"shape": [4]}, {"shape": [4], "atol": "wide"}])");
+  CHECK(error_of(dir.string()).find("outputs[1]: 'atol' must be a positive finite number") != std::string::npos);
+  task_with(R"([{"shape": [4]}])", R"([{"shape": [4], "atol": 1e-3}])");
+  CHECK(error_of(dir.string()).find("inputs[0]: 'atol' and 'rtol' belong to outputs") != std::string::npos);
+}
