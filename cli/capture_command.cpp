@@ -25,7 +25,7 @@ std::string dims(const std::array<unsigned, 3>& d) {
 
 void print_human(const kblaster::engine::capture_result& r) {
   const auto& c = r.capture;
-  std::cout << "Captured " << r.provenance << (r.cached ? " (cached)" : "") << "\n"
+  std::cout << "Captured " << r.provenance << kblaster::engine::origin_note(r) << "\n"
             << "  kernel " << c.name << " on " << c.device_name << " (sm " << c.compute_capability << ", " << c.sm_count
             << " SMs)\n"
             << "  grid " << dims(c.grid) << ", block " << dims(c.block) << ", " << c.shared_bytes
@@ -36,7 +36,7 @@ void print_human(const kblaster::engine::capture_result& r) {
               << (v.output >= 0 ? "written" : "read only") << "\n";
   }
   for (const auto& n : r.task.notes) std::cout << "  note: " << n << "\n";
-  if (!r.cached) std::cout << "  built in " << r.build_seconds << " s, ran in " << r.run_seconds << " s\n";
+  if (!r.cached && !r.replayed) std::cout << "  built in " << r.build_seconds << " s, ran in " << r.run_seconds << " s\n";
   std::cout << "Task: " << r.task.dir << "\n";
 }
 
@@ -51,7 +51,7 @@ void print_json(const kblaster::engine::capture_result& r) {
   nlohmann::json j{{"kernel", c.name},        {"launch", c.launch},       {"grid", c.grid},
                    {"block", c.block},        {"shared_bytes", c.shared_bytes}, {"time_ms", c.time_ms},
                    {"device", c.device_name}, {"allocations", allocations},   {"task", r.task.dir},
-                   {"capture", c.dir},        {"cached", r.cached},       {"notes", r.task.notes},
+                   {"capture", c.dir},        {"cached", r.cached},       {"replayed", r.replayed}, {"notes", r.task.notes},
                    {"build_seconds", r.build_seconds}, {"run_seconds", r.run_seconds},
                    {"program_output", r.program_output}};
   std::cout << j.dump(2) << "\n";

@@ -25,7 +25,7 @@ program_target capture_target(engine::capture_request request) {
   t.captured = engine::capture_program(request, [](const std::string& line) { std::cerr << "kblaster optimize: " << line << "\n"; });
   t.request = std::move(request);
   const auto& c = t.captured.capture;
-  std::cerr << "kblaster optimize: captured " << t.captured.provenance << (t.captured.cached ? " (cached)" : "") << ": "
+  std::cerr << "kblaster optimize: captured " << t.captured.provenance << engine::origin_note(t.captured) << ": "
             << c.name << ", " << c.time_ms << " ms in the program, " << c.total_bytes() << " bytes of memory\n";
   return t;
 }
@@ -52,7 +52,9 @@ bool carry_back(const program_target& target, const std::string& best_source, co
   }
   char times[96];
   std::snprintf(times, sizeof times, "%.4f ms in the program, was %.4f ms", r.recaptured_ms, target.captured.capture.time_ms);
-  out << "  the edited program builds, runs and re-captures to the same outputs (" << times << ")\n";
+  out << (r.replayed ? "  the edited program's recorded re-capture (replayed: nothing was built or run) has the same outputs ("
+                     : "  the edited program builds, runs and re-captures to the same outputs (")
+      << times << ")\n";
   if (apply) {
     const fs::path backup = fs::path(out_dir) / (source.filename().string() + ".orig");
     support::write_file_atomically(backup, program);

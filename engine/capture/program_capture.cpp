@@ -43,7 +43,34 @@ support::process_result run_job(const capture_request& request, std::vector<std:
   return support::run_process(argv, timeout, cwd, stop);
 }
 
+std::string env_or(const std::string& value, const char* name) {
+  if (!value.empty()) return value;
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// Replaces `to` with a copy of the capture folder `from` (its files; a capture has no subfolders
+// but its task, which is written afresh).
+void copy_capture(const fs::path& from, const fs::path& to) {
+  fs::remove_all(to);
+  fs::create_directories(to);
+  for (const auto& e : fs::directory_iterator(from))
+    if (e.is_regular_file()) fs::copy_file(e.path(), to / e.path().filename());
+}
+
 }  // namespace
+
+std::string origin_note(const capture_result& result) {
+  if (result.replayed) return " (replayed from a recording: nothing was built or run)";
+  return result.cached ? " (cached)" : "";
+}
+
+std::string recording_name(const capture_request& request, const std::string& source_text) {
+  std::string key = source_text + '\0' + request.kernel + '\0' + std::to_string(request.launch) + '\0';
+  for (const auto& v : {request.run.args, request.run.env})
+    for (const auto& s : v) key += s + '\0';
+  return fs::path(request.source).stem().string() + "-" + request.kernel + "-" + support::fnv1a_hex(key);
+}
 
 std::string find_capture_agent() {
   return support::find_companion("KBLASTER_CAPTURE_AGENT", {"cli/libkblaster-capture.so", "libkblaster-capture.so", "lib/libkblaster-capture.so"},
@@ -61,15 +88,33 @@ capture_result capture_program(const capture_request& request, const std::functi
   const fs::path source = fs::absolute(request.source);
   const auto text = support::read_file_if_exists(source);
   if (!text) throw capture_error("cannot read " + source.string());
+  capture_result result;
+  result.provenance = "launch " + std::to_string(request.launch) + " of " + source.filename().string();
+  for (const auto& a : request.run.args) result.provenance += " " + a;
+
+  const std::string root = request.cache_root.empty() ? default_capture_root() : request.cache_root;
+  if (const auto replay = env_or(request.replay_root, "KBLASTER_CAPTURE_REPLAY"); !replay.empty()) {
+    const auto name = recording_name(request, *text);
+    const fs::path recorded = fs::path(replay) / name;
+    if (!fs::exists(recorded / "capture.json"))
+      throw capture_error("no recorded capture of " + result.provenance + " (" + request.kernel + ") in " + replay + ": expected " +
+                          name + "/ (recordings are made on a GPU machine with KBLASTER_CAPTURE_RECORD)");
+    if (progress) progress("replaying the recorded capture of " + result.provenance);
+    const fs::path folder = fs::path(root) / ("replay-" + name);
+    support::private_directory(folder);
+    copy_capture(recorded, folder / "capture");
+    result.capture = read_capture((folder / "capture").string());
+    if (result.capture.refusal) throw capture_error(result.capture.refusal->message);
+    result.replayed = true;
+    result.task = write_capture_task(result.capture, *text, result.provenance);
+    return result;
+  }
+
   const std::string nvcc = request.nvcc.empty() ? find_nvcc().value_or("") : request.nvcc;
   if (nvcc.empty()) throw capture_error("nvcc was not found (set PATH or CUDA_HOME): the program cannot be built");
   const std::string agent = request.agent.empty() ? find_capture_agent() : request.agent;
   if (agent.empty() || !fs::exists(agent))
     throw capture_error("libkblaster-capture.so was not found beside kblaster (or set KBLASTER_CAPTURE_AGENT)");
-
-  capture_result result;
-  result.provenance = "launch " + std::to_string(request.launch) + " of " + source.filename().string();
-  for (const auto& a : request.run.args) result.provenance += " " + a;
 
   // Everything that changes what the capture holds is in the key, the agent's revision included
   // (2: it runs the launch twice and records what varies; a capture from before says nothing).
@@ -77,10 +122,13 @@ capture_result capture_program(const capture_request& request, const std::functi
                     std::to_string(request.max_bytes) + '\0' + nvcc + '\0';
   for (const auto& v : {request.run.args, request.run.env, request.nvcc_flags})
     for (const auto& s : v) key += s + '\0';
-  const std::string root = request.cache_root.empty() ? default_capture_root() : request.cache_root;
   const fs::path folder = fs::path(root) / (source.stem().string() + "-" + request.kernel + "-" + support::fnv1a_hex(key));
   const fs::path capture_dir = folder / "capture";
   support::private_directory(folder);
+  const auto record = [&] {
+    if (const auto dir = env_or(request.record_root, "KBLASTER_CAPTURE_RECORD"); !dir.empty())
+      copy_capture(capture_dir, fs::path(dir) / recording_name(request, *text));
+  };
 
   if (fs::exists(capture_dir / "capture.json")) {
     try {
@@ -89,6 +137,7 @@ capture_result capture_program(const capture_request& request, const std::functi
         result.capture = std::move(cached);
         result.cached = true;
         result.task = write_capture_task(result.capture, *text, result.provenance);
+        record();
         return result;
       }
     } catch (const capture_error&) {
@@ -132,6 +181,7 @@ capture_result capture_program(const capture_request& request, const std::functi
     throw capture_error(message);
   }
   result.task = write_capture_task(result.capture, *text, result.provenance);
+  record();
   return result;
 }
 

@@ -38,12 +38,18 @@ struct capture_request {
   std::string nvcc;        // empty: find_nvcc()
   std::string agent;       // empty: find_capture_agent()
   std::string cache_root;  // empty: default_capture_root()
+  // Recorded captures, for tests and machines without a GPU (empty: $KBLASTER_CAPTURE_REPLAY,
+  // $KBLASTER_CAPTURE_RECORD). With a replay folder nothing is built or run: the capture is the
+  // one recorded for this program (see recording_name), or a capture_error says it is missing.
+  // With a record folder every capture made is also copied there under that name.
+  std::string replay_root, record_root;
 };
 
 struct capture_result {
   kernel_capture capture;
   capture_task task;
   bool cached = false;
+  bool replayed = false;  // from a recording (replay_root): the program was neither built nor run
   double build_seconds = 0, run_seconds = 0;
   std::string program_output;  // the program's stdout and stderr (the tail)
   std::string provenance;      // "launch 0 of stencil2d.cu 64 48"
@@ -54,6 +60,16 @@ struct capture_result {
 /// output, or the agent's refusal.
 capture_result capture_program(const capture_request& request, const std::function<void(const std::string&)>& progress,
                                std::stop_token stop = {});
+
+/// " (cached)", " (replayed from a recording: nothing was built or run)" or "": what follows
+/// "captured launch 0 of ..." wherever a capture is reported.
+std::string origin_note(const capture_result& result);
+
+/// The name of a capture's recording: the program's file name, the kernel and a hash of what the
+/// capture depends on wherever it is made (the source's content, the launch, the arguments and
+/// the environment), not of where it ran (folder, compiler path, flags), so that a recording made
+/// on the GPU machine is found again in a CI checkout.
+std::string recording_name(const capture_request& request, const std::string& source_text);
 
 /// libkblaster-capture.so: $KBLASTER_CAPTURE_AGENT, else beside kblaster (a build tree's cli/).
 std::string find_capture_agent();

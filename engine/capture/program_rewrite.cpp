@@ -33,6 +33,7 @@ program_rewrite rewrite_program(const capture_request& request, const capture_re
   again_request.nvcc_flags.push_back("-I" + source.parent_path().string());
   const auto again = capture_program(again_request, progress, stop);
   r.recaptured_ms = again.capture.time_ms;
+  r.replayed = again.replayed;
   if (const auto m = compare_capture_outputs(captured.capture, again.capture, captured.task.views)) {
     r.check = rewrite_check::differs;
     r.mismatch = describe(*m);

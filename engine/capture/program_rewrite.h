@@ -28,6 +28,7 @@ struct program_rewrite {
   rewrite_check check = rewrite_check::differs;
   std::string mismatch;     // for `differs`
   double recaptured_ms = 0; // the launch's time in the edited program
+  bool replayed = false;    // the re-capture came from a recording: nothing was built or run
 };
 
 /// Writes the edited program and its diff into `out_dir`, then (unless the launch changed)

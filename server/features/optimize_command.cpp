@@ -242,7 +242,7 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
     } catch (const engine::task_error& e) {
       throw rpc_error(error_code::request_failed, std::string("kblaster.optimize: the capture's task: ") + e.what());
     }
-    progress.report("captured " + program->captured.provenance + (program->captured.cached ? " (cached)" : ""), 0);
+    progress.report("captured " + program->captured.provenance + engine::origin_note(program->captured), 0);
   } else {
     task = task_of_document(*doc, args.uri);
   }
@@ -300,7 +300,9 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
                                               stop.get_token());
       if (rw.check == engine::rewrite_check::reproduced) {
         best_text = rw.edit.edited;
-        program_note = "; your program re-captured with the rewrite reproduces the verified outputs";
+        program_note = rw.replayed ? "; your program re-captured with the rewrite reproduces the verified outputs (a recorded "
+                                     "re-capture, replayed: nothing was built or run)"
+                                   : "; your program re-captured with the rewrite reproduces the verified outputs";
       } else if (rw.check == engine::rewrite_check::launch_changed) {
         program_note = "; not applied: the rewrite also changes the launch to <<<" + rw.edit.rewritten_launch +
                        ">>> for the captured shape, which your call site must follow (the program with the rewrite is " +

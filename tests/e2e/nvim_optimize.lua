@@ -4,7 +4,11 @@
 --
 -- For each task (default examples/tasks/vector_add; KBLASTER_E2E_TASKS="dir1 dir2" for more)
 -- the task directory is copied into a temporary workspace, so that nothing in the checkout is
--- edited, and its kernel is opened. The test then saves the file and waits for diagnostics,
+-- edited, and its kernel is opened. Then the same for each program, an ordinary .cu with main()
+-- and no task (default tests/capture/programs/row_normalize.cu run as `64 256`;
+-- KBLASTER_E2E_PROGRAMS="file.cu:arg,arg ..."), the path a CUDA engineer takes with their own
+-- code: kblaster.run.args set, Optimize enabled without a task, progress through the capture,
+-- and the whole program edited (main kept, no launcher) once the re-capture reproduces. The test then saves the file and waits for diagnostics,
 -- hovers the kernel (performance section), lists the code actions (Optimize disabled: the
 -- project is not trusted yet), trusts it with :KblasterTrust (an enabled "Optimize"), runs
 -- kblaster.optimize through the plugin's execute(), and checks: $/progress begin ->
@@ -14,7 +18,8 @@
 --
 -- Without a GPU the GPU results are replayed from recordings made on the GPU machine
 -- (tests/optimize/recordings/loop-TASK.jsonl, or KBLASTER_E2E_RECORDINGS_DIR), keyed by each
--- candidate's source hash, and the model is the answer book tests/optimize/answer_book.jsonl
+-- candidate's source hash, and so are a program's captures, the original's and the edited
+-- program's (recordings/captures, through KBLASTER_CAPTURE_REPLAY), and the model is the answer book tests/optimize/answer_book.jsonl
 -- replayed by content. A replay only hits when this run takes the recorded path, so the
 -- settings are those of the recording: breadth 2, depth 2, iterations 2, top-k 3, weighted,
 -- seed 1, a fresh KB. KBLASTER_E2E_LIVE=1 measures on this machine's GPU instead (the real
@@ -34,6 +39,8 @@ local optimize_timeout_ms = tonumber(os.getenv('KBLASTER_E2E_OPTIMIZE_TIMEOUT_MS
 local min_nvim = os.getenv('KBLASTER_E2E_MIN_NVIM')
 local uv = vim.uv or vim.loop
 local tasks = vim.split(os.getenv('KBLASTER_E2E_TASKS') or (root .. '/examples/tasks/vector_add'), '%s+', { trimempty = true })
+local programs = vim.split(os.getenv('KBLASTER_E2E_PROGRAMS') or (root .. '/tests/capture/programs/row_normalize.cu:64,256'),
+  '%s+', { trimempty = true })
 
 local failures, skipped = {}, {}
 
@@ -109,8 +116,9 @@ local function handlers()
   }
 end
 
---- Settings for one task's daemon: a fresh KB in the workspace, the recorded options.
-local function settings_for(workspace, task_name)
+--- Settings for one task's daemon: a fresh KB in the workspace, the recorded options; for a
+--- program, how it is run (`args`).
+local function settings_for(workspace, task_name, args)
   local s = {
     knowledgeBase = workspace .. '/kb.sqlite',
     analysis = { debounceMs = 0 },
@@ -118,6 +126,7 @@ local function settings_for(workspace, task_name)
                  outputDir = workspace .. '/runs' },
     llm = { replay = answer_book },
   }
+  if args then s.run = { args = args } end
   if live then
     s.optimize.harness = os.getenv('KBLASTER_HARNESS')
     s.ncuPath = os.getenv('KBLASTER_E2E_NCU')
@@ -128,10 +137,31 @@ local function settings_for(workspace, task_name)
   return { kblaster = s }
 end
 
-local function optimize_task(task_dir, workspace)
-  local task_name = vim.fn.fnamemodify(task_dir, ':t')
-  local spec = vim.fn.json_decode(read_file(task_dir .. '/task.json'))
-  task_name = spec.name or task_name
+--- A target: a task folder, or a program ("file.cu:arg,arg").
+local function target_of(spec_text, workspace)
+  local t = {}
+  local file, args = spec_text:match('^(.-%.cu):?(.*)$')
+  if file then
+    t.program = true
+    t.name = vim.fn.fnamemodify(file, ':t:r')
+    t.args = vim.split(args, ',', { trimempty = true })
+    t.dir = workspace .. '/' .. t.name
+    vim.fn.mkdir(t.dir, 'p')
+    t.file = t.dir .. '/' .. vim.fn.fnamemodify(file, ':t')
+    write_file(t.file, read_file(vim.fn.fnamemodify(file, ':p')))
+  else
+    local task_dir = vim.fn.fnamemodify(spec_text, ':p'):gsub('/$', '')
+    local spec = vim.fn.json_decode(read_file(task_dir .. '/task.json'))
+    t.name = spec.name or vim.fn.fnamemodify(task_dir, ':t')
+    t.dir = workspace .. '/' .. t.name
+    t.copy = function() copy_task(task_dir, t.dir) end
+    t.file = t.dir .. '/' .. spec.kernel
+  end
+  return t
+end
+
+local function optimize_task(target, workspace)
+  local task_name = target.name
   local recordings = recordings_dir .. '/loop-' .. task_name .. '.jsonl'
   if not live and vim.fn.filereadable(recordings) == 0 then
     -- The recordings are made on the GPU machine (tests/optimize/gpu_loop_test.sh) and
@@ -141,18 +171,20 @@ local function optimize_task(task_dir, workspace)
       task_name, recordings)
     return
   end
-  local dir = workspace .. '/' .. task_name
-  copy_task(task_dir, dir)
-  local file = dir .. '/' .. spec.kernel
+  if target.copy then target.copy() end
+  local file = target.file
   local original = read_file(file)
   local kernel = original:match('__global__%s+[^(]-([%a_][%w_]*)%s*%(')
-  out('\n== %s: %s (%s)', task_name, file, live and 'LIVE on this GPU' or 'replayed GPU results and model')
+  out('\n== %s: %s%s (%s)', task_name, file, target.program and (' run as ' .. table.concat(target.args, ' ')) or '',
+    live and 'LIVE on this GPU' or 'replayed GPU results and model')
+  -- A program's captures: replayed from recordings (the daemon inherits this environment).
+  vim.env.KBLASTER_CAPTURE_REPLAY = (target.program and not live) and (recordings_dir .. '/captures') or nil
 
   local kb = require('kblaster')
   -- setup() again with this task's settings (on 0.11+ they go to vim.lsp.config).
   -- No question: this session trusts the project itself, with :KblasterTrust, once it has seen
   -- Optimize refused.
-  kb.setup({ cmd = { binary, 'serve' }, handlers = handlers(), settings = settings_for(workspace, task_name),
+  kb.setup({ cmd = { binary, 'serve' }, handlers = handlers(), settings = settings_for(workspace, task_name, target.args),
              ask_trust = false })
   local first_diag, first_progress, first_edit = #published, #progress, #apply_edits
   vim.cmd('edit ' .. vim.fn.fnameescape(file))
@@ -218,7 +250,7 @@ local function optimize_task(task_dir, workspace)
     '%s: before trust, Optimize does not say the project is untrusted: %s', task_name, vim.inspect(untrusted))
   vim.cmd('KblasterTrust')
 
-  -- Code actions once trusted: an enabled Optimize (the task exists).
+  -- Code actions once trusted: an enabled Optimize (the task exists, or the file is a program).
   local actions = code_actions()
   local optimize_action
   for _, a in ipairs(actions or {}) do
@@ -252,16 +284,37 @@ local function optimize_task(task_dir, workspace)
   check(#kinds >= 3 and kinds[1] == 'begin' and kinds[2] == 'report' and kinds[#kinds] == 'end',
     '%s: progress %s, expected begin, reports, end', task_name, table.concat(kinds, ' '))
 
-  -- The edit: applied to the buffer, equal to the run's best kernel.
-  local best = read_file(vim.fn.fnamemodify(result.reportPath, ':h') .. '/best.cu')
-  if check(best ~= nil, '%s: no best.cu beside %s', task_name, tostring(result.reportPath)) then
+  -- A program: its progress went through the capture (build -> run and capture, or its replay).
+  if target.program then
+    local captured
+    for i = first_progress + 1, #progress do
+      local m = progress[i].value and progress[i].value.message or ''
+      if m:find('captured launch 0 of ' .. vim.fn.fnamemodify(file, ':t'), 1, true) then captured = m end
+    end
+    check(captured ~= nil and (live or captured:find('replayed from a recording', 1, true) ~= nil),
+      '%s: no progress report of the capture: %s', task_name, tostring(captured))
+    out('progress: %s', tostring(captured))
+  end
+
+  -- The edit: applied to the buffer, equal to the run's best kernel (a program: the run's copy
+  -- of the program with the rewrite in place, which its re-capture checked).
+  local run_dir = vim.fn.fnamemodify(result.reportPath, ':h')
+  local best = read_file(run_dir .. '/' .. (target.program and vim.fn.fnamemodify(file, ':t') or 'best.cu'))
+  if check(best ~= nil, '%s: no best version beside %s', task_name, tostring(result.reportPath)) then
     if result.bestSpeedup > 1 then
       check(#apply_edits > first_edit, '%s: %.2fx found but no workspace/applyEdit came', task_name, result.bestSpeedup)
       check(result.applied == true, '%s: applied is %s', task_name, tostring(result.applied))
       wait_for('the edit in the buffer', function() return buffer_text(buf) ~= original end, 5000)
-      check(buffer_text(buf) == best, '%s: the buffer is not the run\'s best.cu', task_name)
+      check(buffer_text(buf) == best, '%s: the buffer is not the run\'s %s', task_name, target.program and 'edited program' or 'best.cu')
       check(buffer_text(buf) ~= original, '%s: the buffer still holds the input kernel', task_name)
-      out('buffer now holds best.cu (%d lines, %.2fx): %s', #vim.api.nvim_buf_get_lines(buf, 0, -1, false),
+      if target.program then
+        local text = buffer_text(buf)
+        check(text:find('int main(', 1, true) ~= nil and text:find('KernelBlaster launcher', 1, true) == nil
+          and text:find('kb_forward', 1, true) == nil,
+          '%s: the edited program lost main() or carries the launcher', task_name)
+        check(read_file(run_dir .. '/program.diff') ~= nil, '%s: no program.diff in %s', task_name, run_dir)
+      end
+      out('buffer now holds the best version (%d lines, %.2fx): %s', #vim.api.nvim_buf_get_lines(buf, 0, -1, false),
         result.bestSpeedup, (best:match('\n(__global__[^\n]*)') or ''):sub(1, 120))
     else
       check(#apply_edits == first_edit and buffer_text(buf) == original, '%s: nothing better, yet the buffer changed', task_name)
@@ -274,6 +327,10 @@ local function optimize_task(task_dir, workspace)
   check(message:find('optimized ' .. kernel, 1, true) ~= nil and message:find(result.reportPath, 1, true) ~= nil
     and (live or message:find('[REPLAYED]', 1, true) ~= nil),
     '%s: final diagnostic %q', task_name, message)
+  if target.program and result.bestSpeedup > 1 then
+    check(message:find('re-captured with the rewrite reproduces the verified outputs', 1, true) ~= nil,
+      '%s: the diagnostic does not say the program was re-captured: %q', task_name, message)
+  end
 
   kb.call(client, 'stop')
   wait_for('the daemon for ' .. task_name .. ' to stop', function() return kb.call(client, 'is_stopped') end, 10000)
@@ -302,9 +359,8 @@ local function main()
   end
   local workspace = vim.fn.tempname()
   vim.fn.mkdir(workspace, 'p')
-  for _, t in ipairs(tasks) do
-    optimize_task(vim.fn.fnamemodify(t, ':p'):gsub('/$', ''), workspace)
-  end
+  for _, t in ipairs(tasks) do optimize_task(target_of(t, workspace), workspace) end
+  for _, p in ipairs(programs) do optimize_task(target_of(p, workspace), workspace) end
   if #messages > 0 then out('message: %s', messages[1].message) end
   if #failures == 0 and os.getenv('KBLASTER_E2E_KEEP') ~= '1' then vim.fn.delete(workspace, 'rf') end
 end

@@ -17,6 +17,11 @@ markers = {  # the first line every version of the task's kernel keeps
     "vector_add": "// vector_add: c = a + b",
     "row_softmax": "// row_softmax: one thread per row",
     "sum_reduction": "// sum_reduction: each block sums its slice",
+    # A kernel captured from a program (tests/capture/programs/row_normalize.cu): the answer is
+    # the candidate file the model is shown, the program's code above kblaster's launcher, with
+    # the kernel rewritten and the launcher kept as generated from the capture recorded in
+    # tests/optimize/recordings/captures.
+    "row_normalize": "// row_normalize: each thread normalizes one element",
 }
 
 
