@@ -12,7 +12,9 @@ const std::vector<std::string>& default_ncu_sections() {
   static const std::vector<std::string> sections = {
       "SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "SchedulerStats",
       "MemoryWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables", "MemoryWorkloadAnalysis_Chart",
-      "ComputeWorkloadAnalysis", "InstructionStats", "SourceCounters"};
+      "ComputeWorkloadAnalysis", "InstructionStats", "SourceCounters",
+      // Achieved DRAM bandwidth and FLOP rate against the GPU's peaks, which the hover shows.
+      "SpeedOfLightRooflineChart"};
   return sections;
 }
 

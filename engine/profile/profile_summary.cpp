@@ -37,6 +37,18 @@ std::string sol_line(const sol_figures& f) {
   return s;
 }
 
+std::string dim3_text(const dim3_value& d) {
+  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
+}
+
+// 2.59e12 -> "2.59 T"; the unit follows.
+std::string si_text(double v) {
+  static const char* prefixes[] = {"", "K", "M", "G", "T", "P"};
+  int i = 0;
+  while (v >= 1000 && i < 5) { v /= 1000; ++i; }
+  return fixed_text(v, v < 10 ? 2 : v < 100 ? 1 : 0) + " " + prefixes[i];
+}
+
 // "63.0 global-load sectors per DRAM sector read (data is re-read)": whether there is
 // anything for tiling to keep on chip.
 std::string reuse_line(double reuse) {
@@ -97,6 +109,8 @@ std::string render_human(const kernel_view& v) {
   o << "   primary: " << s.primary << (s.sol_band.empty() ? "" : "  (" + s.sol_band + ")") << "\n";
   for (const auto& e : s.primary_evidence) o << "            " << e << "\n";
   if (!s.static_only) o << "   SOL:     " << sol_line(s.sol) << "\n";
+  if (const auto rates = achieved_rates_text(s.sol); !s.static_only && !rates.empty()) o << "   rates:   " << rates << "\n";
+  if (const auto launch = launch_text(s.launch); !launch.empty()) o << "   launch:  " << launch << "\n";
   if (s.global_load_reuse) o << "   reuse:   " << reuse_line(*s.global_load_reuse) << "\n";
   if (s.static_only && s.sol.theoretical_occupancy_pct)
     o << "   theoretical occupancy: " << fixed_text(*s.sol.theoretical_occupancy_pct, 0) << "%\n";
@@ -118,6 +132,29 @@ std::string render_human(const kernel_view& v) {
   return o.str();
 }
 
+std::string launch_text(const launch_config& l) {
+  if (l.grid.total() <= 0 || l.block.total() <= 0 || (l.grid.total() == 1 && l.block.total() == 1 && !l.registers_per_thread))
+    return "";
+  std::string s = "grid " + dim3_text(l.grid) + " x block " + dim3_text(l.block);
+  if (l.registers_per_thread) s += ", " + fixed_text(*l.registers_per_thread, 0) + " registers/thread";
+  const double shared = l.static_shared_bytes.value_or(0) + l.dynamic_shared_bytes.value_or(0);
+  if (shared > 0) s += ", " + (shared >= 1024 ? fixed_text(shared / 1024, 1) + " KiB" : fixed_text(shared, 0) + " B") + " shared/block";
+  return s;
+}
+
+std::string achieved_rates_text(const sol_figures& f) {
+  std::string s;
+  auto rate = [&](const char* what, const std::optional<double>& got, const std::optional<double>& peak, const char* unit) {
+    if (!got) return;
+    if (!s.empty()) s += "; ";
+    s += std::string(what) + " " + si_text(*got) + unit;
+    if (peak && *peak > 0) s += " of " + si_text(*peak) + unit + " (" + fixed_text(100 * *got / *peak, 1) + "%)";
+  };
+  rate("DRAM", f.dram_bytes_per_s, f.dram_peak_bytes_per_s, "B/s");
+  rate("FP32", f.fp32_flops_per_s, f.fp32_peak_flops_per_s, "FLOP/s");
+  return s;
+}
+
 nlohmann::json to_json(const kernel_view& v) {
   const auto& s = v.signature;
   nlohmann::json j;
@@ -137,7 +174,14 @@ nlohmann::json to_json(const kernel_view& v) {
               {"l1_pct", opt(s.sol.l1_pct)},             {"duration_us", opt(s.sol.duration_us)},
               {"waves_per_sm", opt(s.sol.waves_per_sm)},
               {"theoretical_occupancy_pct", opt(s.sol.theoretical_occupancy_pct)},
-              {"achieved_occupancy_pct", opt(s.sol.achieved_occupancy_pct)}};
+              {"achieved_occupancy_pct", opt(s.sol.achieved_occupancy_pct)},
+              {"dram_bytes_per_s", opt(s.sol.dram_bytes_per_s)},   {"dram_peak_bytes_per_s", opt(s.sol.dram_peak_bytes_per_s)},
+              {"fp32_flops_per_s", opt(s.sol.fp32_flops_per_s)},   {"fp32_peak_flops_per_s", opt(s.sol.fp32_peak_flops_per_s)}};
+  const auto dims = [](const dim3_value& d) { return nlohmann::json::array({d.x, d.y, d.z}); };
+  j["launch"] = {{"grid", dims(s.launch.grid)}, {"block", dims(s.launch.block)},
+                 {"registers_per_thread", opt(s.launch.registers_per_thread)},
+                 {"static_shared_bytes", opt(s.launch.static_shared_bytes)},
+                 {"dynamic_shared_bytes", opt(s.launch.dynamic_shared_bytes)}};
   if (s.global_load_reuse) j["global_load_reuse"] = *s.global_load_reuse;
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : s.findings)

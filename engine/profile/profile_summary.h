@@ -26,6 +26,14 @@ std::string summarize_for_prompt(const kernel_view& v, std::size_t max_chars = 5
 /// The report an engineer reads in a terminal: state, evidence, top findings, lines that hurt.
 std::string render_human(const kernel_view& v);
 
+/// "grid (64, 1, 1) x block (256, 1, 1), 32 registers/thread, 4.0 KiB shared/block"; empty
+/// when the profile did not record the launch.
+std::string launch_text(const launch_config& launch);
+
+/// "DRAM 2.59 TB/s of 3.35 TB/s (77%); FP32 0.23 of 53.2 TFLOP/s (0.4%)": achieved rates
+/// against the GPU's peaks; empty when the profile has no roofline figures.
+std::string achieved_rates_text(const sol_figures& f);
+
 /// JSON with at least "name", "primary" and "secondary" (a list of names), plus evidence,
 /// speed-of-light figures, findings, hot lines, the KB state and what is unknown.
 nlohmann::json to_json(const kernel_view& v);

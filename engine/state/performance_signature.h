@@ -2,6 +2,8 @@
 // characteristics each with the evidence that justifies it, and what could not be known.
 #pragma once
 
+#include "engine/profile/profile_report.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +59,11 @@ struct sol_figures {
   std::optional<double> compute_pct, memory_pct, dram_pct, l2_pct, l1_pct;
   std::optional<double> duration_us, waves_per_sm;
   std::optional<double> theoretical_occupancy_pct, achieved_occupancy_pct;
+  // Achieved rates against this GPU's peaks at the clocks it was profiled at (ncu's roofline
+  // metrics, SpeedOfLightRooflineChart): DRAM bytes per second, and single-precision FLOP per
+  // second counting an FMA as two. Absent when the profile lacks that section.
+  std::optional<double> dram_bytes_per_s, dram_peak_bytes_per_s;
+  std::optional<double> fp32_flops_per_s, fp32_peak_flops_per_s;
 };
 
 /// The deterministic classifier's verdict for one kernel instance.
@@ -72,6 +79,7 @@ struct performance_signature {
   std::vector<finding> findings;
   std::vector<std::string> unknown;  // what this profile cannot tell
   sol_figures sol;
+  launch_config launch;  // grid, block, registers and shared memory of the profiled launch
   /// How strongly the profile shows the primary bottleneck, 0..1 (0 for a static profile): the
   /// busiest unit's share of peak when one is busy, the idle share when none is, ncu's
   /// LaunchConfiguration estimate for a small grid. The KB weighs states by it.

@@ -284,6 +284,27 @@ bool looks_like_matrix_product(const std::string& function) {
   return std::regex_search(function, matrix_like);
 }
 
+// The roofline section's formulas (ncu's SpeedOfLightRooflineChart): DRAM bytes per second
+// against bytes per cycle at peak times the DRAM clock; FP32 additions, multiplications and
+// twice the FMAs per SM-subpartition cycle times that clock, against the FMA peak, doubled.
+namespace {
+void fill_achieved_rates(const kernel_instance& k, sol_figures& f) {
+  const auto v = [&](const char* name) { return k.value(name); };
+  f.dram_bytes_per_s = v("dram__bytes.sum.per_second");
+  if (const auto peak = v("dram__bytes.sum.peak_sustained"), clock = v("dram__cycles_elapsed.avg.per_second"); peak && clock)
+    f.dram_peak_bytes_per_s = *peak * *clock;
+  const auto add = v("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed");
+  const auto mul = v("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed");
+  const auto fma2 = v("derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2");
+  const auto sm_clock = v("smsp__cycles_elapsed.avg.per_second");
+  if (add && mul && fma2 && sm_clock) f.fp32_flops_per_s = (*add + *mul + *fma2) * *sm_clock;
+  if (const auto peak = v("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"),
+      clock = v("sm__cycles_elapsed.avg.per_second");
+      peak && clock)
+    f.fp32_peak_flops_per_s = *peak * 2 * *clock;
+}
+}  // namespace
+
 performance_signature classify(const kernel_instance& k, const classify_context& ctx) {
   performance_signature s;
   s.id = k.id;
@@ -303,6 +324,8 @@ performance_signature classify(const kernel_instance& k, const classify_context&
   f.waves_per_sm = k.launch.waves_per_sm;
   f.theoretical_occupancy_pct = first_value(k, {{nullptr, "Theoretical Occupancy"}, {nullptr, "sm__maximum_warps_per_active_cycle_pct"}});
   f.achieved_occupancy_pct = first_value(k, {{nullptr, "Achieved Occupancy"}, {nullptr, "sm__warps_active.avg.pct_of_peak_sustained_active"}});
+  s.launch = k.launch;
+  fill_achieved_rates(k, f);
 
   // Data reuse: what tiling, register blocking and L2 blocking need to have anything to keep.
   const auto global_ld = first_value(k, {{nullptr, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"}});

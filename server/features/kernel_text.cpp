@@ -135,6 +135,8 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
     if (sol.dram_pct) md += " (DRAM " + fixed(*sol.dram_pct, 1) + "%)";
     md += "\n";
   }
+  if (const auto rates = engine::achieved_rates_text(sol); !rates.empty()) md += "- Achieved: " + rates + "\n";
+  if (const auto launch = engine::launch_text(s.launch); !launch.empty()) md += "- Launch: " + launch + "\n";
   if (sol.theoretical_occupancy_pct || sol.achieved_occupancy_pct) {
     md += "- Occupancy: ";
     if (sol.achieved_occupancy_pct) md += "achieved " + fixed(*sol.achieved_occupancy_pct, 1) + "%, ";

@@ -193,3 +193,34 @@ TEST_CASE("data reuse: global-load sectors per DRAM sector read, from the memory
   CHECK(summarize_for_prompt(v).find("Reuse: 62.8 global-load sectors per DRAM sector read (data is re-read") !=
         std::string::npos);
 }
+
+TEST_CASE("achieved rates against the GPU's peaks, from the roofline metrics of the raw page") {
+  // vadd streams two reads and a write: its DRAM rate is the DRAM Throughput ncu reports (77 %),
+  // at the H100's 3.35 TB/s (1,280 bytes per cycle at 2.62 GHz); FP32 53.2 TFLOP/s at the base
+  // clock ncu locks (16,896 FMA lanes, two FLOP each, 1.57 GHz).
+  const auto vadd = classify_fixture("vadd").at(0);
+  REQUIRE(vadd.sol.dram_bytes_per_s);
+  REQUIRE(vadd.sol.dram_peak_bytes_per_s);
+  CHECK(*vadd.sol.dram_peak_bytes_per_s == doctest::Approx(3.35e12).epsilon(0.01));
+  CHECK(100 * *vadd.sol.dram_bytes_per_s / *vadd.sol.dram_peak_bytes_per_s == doctest::Approx(*vadd.sol.dram_pct).epsilon(0.02));
+  REQUIRE(vadd.sol.fp32_peak_flops_per_s);
+  CHECK(*vadd.sol.fp32_peak_flops_per_s == doctest::Approx(16896.0 * 2 * 1.573244574e9).epsilon(0.001));
+  // fma_heavy spends its time in FMAs: most of the FP32 peak, almost no DRAM.
+  const auto fma = classify_fixture("fma_heavy").at(0);
+  REQUIRE(fma.sol.fp32_flops_per_s);
+  const double fp32_share = *fma.sol.fp32_flops_per_s / *fma.sol.fp32_peak_flops_per_s;
+  CHECK(fp32_share > 0.5);
+  CHECK(fp32_share < 1.0);
+  CHECK(*fma.sol.dram_bytes_per_s / *fma.sol.dram_peak_bytes_per_s < 0.05);
+  const auto text = achieved_rates_text(fma.sol);
+  CHECK(text.find("DRAM 41.3 GB/s of 3.35 TB/s (1.2%)") != std::string::npos);
+  CHECK(text.find("FP32 31.") != std::string::npos);
+  CHECK(text.find("TFLOP/s of 54.2 TFLOP/s") != std::string::npos);
+  // The launch as profiled.
+  CHECK(launch_text(fma.launch).find("grid (65536, 1, 1) x block (") != std::string::npos);
+  CHECK(launch_text(fma.launch).find("registers/thread") != std::string::npos);
+  // The details page alone has no roofline metrics: no rates claimed.
+  const auto details_only = classify_fixture("fma_heavy", false).at(0);
+  CHECK_FALSE(details_only.sol.fp32_flops_per_s);
+  CHECK(achieved_rates_text(details_only.sol).empty());
+}
