@@ -3,7 +3,8 @@
 # kb_forward, no PyTorch), check that each original verifies against itself, that wrong rewrites
 # are refused naming the allocation, that what cannot be captured is refused with the reason, and
 # that an original whose result varies from run to run (float atomics) is detected and verified
-# within a tolerance widened on that output only.
+# within a tolerance widened on that output only. On each capture, the mechanical tier and the
+# answer book (the stand-in model) each produce a verified candidate whose speedup is reported.
 #   tests/capture/gpu_capture_test.sh KBLASTER WORK_DIR
 # Needs nvcc, a GPU, kblaster-harness (KBLASTER_HARNESS) and libkblaster-capture.so beside KBLASTER.
 set -u
@@ -155,6 +156,35 @@ import json; r=json.load(open('$run/report.json')); i,b,t=r['input'],r['best'],r
 print('input %.4f ms, best %.4f ms, %.2fx over the input; %d candidates, GPU %.1f s' % (i['runtime_ms'], b['runtime_ms'], b['speedup_over_input'], t['candidates'], t['gpu_seconds']))" 2>&1)
   echo "  optimize $name (mechanical): rc=$rc: $summary"
   [[ $rc == 0 ]]; check "mechanical optimize on $name" $?
+done
+
+# The model tier on each capture, with the answer book as the model (no LLM runs here): one
+# model step (--no-mechanical-first, so the step asks the model whatever technique it picks),
+# whose answer (tests/optimize/answers/NAME.cu: the kernel rewritten, the launcher generated for
+# the sizes above) must verify against the original kernel and be measured faster than it.
+for name in "${!tasks[@]}"; do
+  run=$work/answer-book-$name
+  "$kblaster" optimize "${tasks[$name]}" --replay "$here/../optimize/answer_book.jsonl" --no-mechanical-first \
+    --kb "$run.sqlite" --out "$run" --breadth 1 --depth 1 --iterations 1 --seed 1 > "$run.log" 2>&1
+  rc=$?
+  summary=$(python3 - "$run/report.json" <<'PY' 2>&1
+import json, sys
+r = json.load(open(sys.argv[1])); i, b, t = r["input"], r["best"], r["totals"]
+model = [(s["technique"], c) for it in r["iterations"] for tr in it["trajectories"] for s in tr["steps"]
+         if s["tier"] == "llm" for c in s["candidates"]]
+verified = [(tech, c) for tech, c in model if c["correct"] and c["hash"] == b["hash"]]
+print('input %.4f ms, best %.4f ms, %.2fx over the input; %d candidates, GPU %.1f s; the model step: %s' % (
+    i["runtime_ms"], b["runtime_ms"], b["speedup_over_input"], t["candidates"], t["gpu_seconds"],
+    "; ".join("%s: %s%s" % (tech, "verified" if c["correct"] else "refused (%s)" % c["check"],
+                            ", %.2fx" % c["measured_speedup"] if c.get("measured_speedup") else "") for tech, c in model)
+    or "none (%s)" % "; ".join(s.get("note", "") for it in r["iterations"] for tr in it["trajectories"] for s in tr["steps"])))
+sys.exit(0 if verified and b["speedup_over_input"] > 1.0 else 1)
+PY
+)
+  ok=$?
+  echo "  optimize $name (answer book): rc=$rc: $summary"
+  [[ $rc == 0 && $ok == 0 ]]; check "answer book on $name: its rewrite verified and measured faster than the input" $?
+  [[ $rc == 0 && $ok == 0 ]] || tail -5 "$run.log"
 done
 
 # The program path: optimize a copy of the transpose program by its kernel name, carry the best

@@ -22,6 +22,14 @@ markers = {  # the first line every version of the task's kernel keeps
     # the kernel rewritten and the launcher kept as generated from the capture recorded in
     # tests/optimize/recordings/captures.
     "row_normalize": "// row_normalize: each thread normalizes one element",
+    # The four programs tests/capture/gpu_capture_test.sh captures, at the sizes it runs them
+    # with (stencil2d 1000 1000 3, launch 1; histogram 1000000; row_reduce 2048 1000; transpose
+    # 1000 700): each answer keeps the launcher generated for that launch, its grid and block
+    # changed where the rewrite needs another shape (stencil2d, row_reduce).
+    "stencil2d": "// A 5-point Jacobi step over an nx x ny grid, run for a few sweeps (kblaster capture test program).",
+    "histogram": "// A 256-bin histogram of bytes with global atomics (kblaster capture test program).",
+    "row_reduce": "// Row sums of a rows x cols matrix, one block per row, a shared-memory tree (kblaster capture test program).",
+    "transpose": "// A tiled matrix transpose through shared memory (kblaster capture test program).",
 }
 
 
