@@ -1,6 +1,7 @@
 // The editor's analysis service: debouncing, supersession, the content-hash cache, and the
 // static-then-live sequence.
 #include "engine/analysis/file_analysis.h"
+#include "engine/capture/capture_profile.h"
 #include "engine/source/program_entry.h"
 #include "support/time.h"
 #include "support/hash.h"
@@ -86,8 +87,36 @@ analysis_capabilities detect_capabilities(const std::string& ncu_override) {
 std::string file_analysis_options::key() const {
   std::string k = arch + "|" + std::to_string(profile_live) + "|" + std::to_string(assumed_block_size) + "|" + live_refusal;
   for (const auto& f : nvcc_flags) k += "|" + f;
+  if (program_capture) {
+    k += "|capture " + std::to_string(program_capture->launch) + "|" + program_capture->run.cwd;
+    for (const auto& v : {program_capture->run.args, program_capture->run.env})
+      for (const auto& a : v) k += "|" + a;
+  }
   return k;
 }
+
+namespace {
+
+// Each kernel of a program profiled from its captured launch; the whole program under ncu when
+// the harness is not there to replay captures.
+profile_outcome profile_program_kernels(const std::string& path, const capture_request& how, const profile_outcome& statics,
+                                        const build_profile_options& build, std::stop_token stop) {
+  captured_profile_options o;
+  o.base = how;
+  o.base.source = path;
+  for (const auto& k : statics.kernels)
+    if (!k.signature.function.empty()) o.kernels.push_back(k.signature.function);
+  try {
+    return profile_captured_launches(o, stop);
+  } catch (const optimize::evaluation_error& e) {
+    auto whole = profile_live(path, build);
+    whole.warnings.push_back(std::string("the whole program was profiled: its kernels' captured launches cannot be replayed "
+                                         "here (") + e.what() + ")");
+    return whole;
+  }
+}
+
+}  // namespace
 
 std::string content_hash(const std::string& text) { return support::fnv1a_hex(text); }
 
@@ -245,6 +274,9 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
       result->live_skipped = "the file is not saved";
     } else if (live_) {
       result->live_profile = live_(path, result->task.task, options, mine.get_token());
+    } else if (defines_main(text) && options.program_capture) {
+      result->live_profile = profile_program_kernels(path, *options.program_capture, result->static_profile, build,
+                                                     mine.get_token());
     } else if (defines_main(text)) {
       result->live_profile = profile_live(path, build);
     } else {

@@ -5,6 +5,7 @@
 // with a path and a text and renders the result.
 #pragma once
 
+#include "engine/capture/program_capture.h"
 #include "engine/profile/profile_pipeline.h"
 #include "engine/task/task.h"
 
@@ -46,6 +47,11 @@ struct file_analysis_options {
   std::string live_refusal;
   std::chrono::milliseconds debounce{250}; ///< wait for more saves before starting
   int assumed_block_size = 256;            ///< static occupancy is computed for this block size
+  /// How a program (a file with main() and no task) runs. Set, each of its kernels is profiled
+  /// from a capture of its launch, replayed alone under ncu (engine/capture/capture_profile.h);
+  /// unset, or without the harness, the whole program runs under ncu. The source and the kernel
+  /// are filled in per kernel.
+  std::optional<capture_request> program_capture;
 
   /// Part of the cache key: options that change the result.
   std::string key() const;

@@ -28,6 +28,7 @@ struct profile_snapshot {
   nlohmann::json view = nlohmann::json::object();  ///< to_json(kernel_view): evidence, SOL, findings
   std::optional<std::int64_t> elapsed_cycles;
   std::string source = "ncu";          ///< ncu (live on a GPU) | static (ptxas + occupancy)
+  std::string report_path;             ///< the kept .ncu-rep, its pages beside it (ncu_pages_beside); empty: none
   kb::kernel_evidence evidence;        ///< weighed characteristics and facts: what the KB matches
 };
 

@@ -131,6 +131,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     return;
   }
   snap->view["report_path"] = run.report_path;
+  snap->report_path = run.report_path;
   e.profile = std::move(*snap);
 }
 

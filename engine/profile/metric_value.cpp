@@ -61,11 +61,20 @@ base_quantity to_base_unit(double value, std::string_view unit) {
   const auto slash = unit.find('/');
   const std::string_view head = unit.substr(0, slash);
   const std::string_view tail = slash == std::string_view::npos ? std::string_view{} : unit.substr(slash);
-  if (auto [f, b] = split_prefix(head, "byte"); f != 0.0) {
-    if (tail == "/s" || tail == "/second") return {value * f, "byte/second"};
-    return {value * f, std::string("byte") + std::string(tail)};
-  }
   if (auto [f, b] = split_prefix(head, "hz"); f != 0.0 && tail.empty()) return {value * f, "hz"};
+  // Counts with a prefix, per time or per something else: "Gbyte/second", "cycle/nsecond"
+  // (a clock, as the details page prints it), "Kbyte/cycle", "Kinst/cycle".
+  static constexpr std::array<std::string_view, 6> counts{"byte", "inst", "cycle", "sector", "thread", "warp"};
+  static constexpr std::array<std::pair<std::string_view, double>, 8> per_time{{
+      {"/s", 1.0}, {"/second", 1.0}, {"/ms", 1e3}, {"/msecond", 1e3},
+      {"/us", 1e6}, {"/usecond", 1e6}, {"/ns", 1e9}, {"/nsecond", 1e9}}};
+  for (const auto base : counts) {
+    const auto [f, b] = split_prefix(head, base);
+    if (f == 0.0) continue;
+    for (const auto& [name, rate] : per_time)
+      if (tail == name) return {value * f * rate, std::string(base) + "/second"};
+    return {value * f, std::string(base) + std::string(tail)};
+  }
   return {value, std::string(unit)};
 }
 

@@ -1,6 +1,8 @@
 // Running Nsight Compute and exporting its report pages.
 #include "engine/profile/ncu_runner.h"
 
+#include "support/files.h"
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -12,16 +14,33 @@ const std::vector<std::string>& default_ncu_sections() {
   static const std::vector<std::string> sections = {
       "SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "SchedulerStats",
       "MemoryWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables", "MemoryWorkloadAnalysis_Chart",
-      "ComputeWorkloadAnalysis", "InstructionStats", "SourceCounters",
-      // Achieved DRAM bandwidth and FLOP rate against the GPU's peaks, which the hover shows.
-      "SpeedOfLightRooflineChart"};
+      "ComputeWorkloadAnalysis", "InstructionStats", "SourceCounters"};
   return sections;
+}
+
+const std::vector<std::string>& default_ncu_metrics() {
+  // What the roofline section reads (by metric, not by that section's name, which ncu versions
+  // spell differently): DRAM bytes per second and its peak; FP32 add, multiply and FMA rates per
+  // cycle and the FMA peak, with the clocks that turn cycles into seconds.
+  static const std::vector<std::string> metrics = {
+      "dram__bytes.sum.per_second", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second",
+      "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed",
+      "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed",
+      "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", "smsp__cycles_elapsed.avg.per_second",
+      "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", "sm__cycles_elapsed.avg.per_second"};
+  return metrics;
 }
 
 std::vector<std::string> build_ncu_command(const std::string& ncu_path, const ncu_options& o,
                                            const std::vector<std::string>& program) {
   std::vector<std::string> cmd = {ncu_path};
   for (const auto& s : o.sections) { cmd.push_back("--section"); cmd.push_back(s); }
+  if (!o.metrics.empty()) {
+    std::string list;
+    for (const auto& m : o.metrics) list += (list.empty() ? "" : ",") + m;
+    cmd.push_back("--metrics");
+    cmd.push_back(list);
+  }
   if (!o.kernel_regex.empty()) { cmd.push_back("-k"); cmd.push_back("regex:" + o.kernel_regex); }
   if (!o.nvtx_include.empty()) { cmd.push_back("--nvtx"); cmd.push_back("--nvtx-include"); cmd.push_back(o.nvtx_include); }
   // Explicit, so that figures are comparable between runs and machines.
@@ -110,9 +129,22 @@ ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, 
   if (std::string e = page({"--page", "raw", "--print-units", "base"}, out.raw_csv); !e.empty()) out.log += "\n" + e;
   if (std::string e = page({"--page", "source", "--print-source", "cuda,sass"}, out.source_csv); !e.empty())
     out.log += "\n" + e;
+  const auto kept = ncu_pages_beside(out.report_path);
+  for (const auto& [path, text] : {std::pair{kept.details, &out.details_csv}, {kept.raw, &out.raw_csv}, {kept.source, &out.source_csv}})
+    if (!text->empty()) try {
+        support::write_file_atomically(path, *text);
+      } catch (const std::exception& e) {
+        out.log += std::string("\nkeeping a page beside the report failed: ") + e.what();  // the profile stands
+      }
   out.ok = true;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
+}
+
+ncu_page_files ncu_pages_beside(const std::string& report_path) {
+  std::string base = report_path;
+  if (const std::string ext = ".ncu-rep"; base.size() > ext.size() && base.ends_with(ext)) base.resize(base.size() - ext.size());
+  return {base + ".details.csv", base + ".raw.csv", base + ".source.csv"};
 }
 
 }  // namespace kblaster::engine

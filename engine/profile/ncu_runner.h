@@ -17,9 +17,14 @@ namespace kblaster::engine {
 /// InstructionStats for the executed-instruction counts the classifier divides by).
 const std::vector<std::string>& default_ncu_sections();
 
+/// Metrics collected beside the sections: those the achieved DRAM bandwidth and FP32 FLOP rate
+/// against the GPU's peaks are computed from (state_classifier's sol_figures).
+const std::vector<std::string>& default_ncu_metrics();
+
 /// Options of one profiling run.
 struct ncu_options {
   std::vector<std::string> sections = default_ncu_sections();
+  std::vector<std::string> metrics = default_ncu_metrics();  // --metrics, beside the sections
   std::string kernel_regex;     // -k regex:…; empty: all kernels
   std::string nvtx_include;     // --nvtx --nvtx-include …; empty: no NVTX filter
   std::string clock_control = "base";  // always passed explicitly: base, none, reset
@@ -57,7 +62,14 @@ struct ncu_run_result {
 /// program and a timeout.
 std::string explain_ncu_failure(const support::process_result& r, std::chrono::seconds timeout);
 
-/// Profiles `program` with ncu at `ncu_path` and exports the pages.
+/// Where run_ncu keeps the exported pages of `report_path` (X.ncu-rep): X.details.csv,
+/// X.raw.csv and X.source.csv beside it, so that a profile can be analysed again without ncu.
+struct ncu_page_files {
+  std::string details, raw, source;
+};
+ncu_page_files ncu_pages_beside(const std::string& report_path);
+
+/// Profiles `program` with ncu at `ncu_path`, exports the pages and keeps them beside the report.
 ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, const std::vector<std::string>& program);
 
 }  // namespace kblaster::engine

@@ -9,6 +9,7 @@
 #include "engine/profile/profile_summary.h"
 #include "engine/state/state_naming.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,9 @@ struct profile_outcome {
   std::vector<diagnostic> diagnostics;  // compiler diagnostics (static and live modes)
   std::string report_path;              // the kept .ncu-rep (live mode)
   std::string error;                    // non-empty when nothing could be analysed
+  /// By kernel (short name): where its profile came from when not from one run of the whole
+  /// file, e.g. "launch 0 of row_normalize.cu 64 256, captured and replayed alone under ncu".
+  std::map<std::string, std::string> origins;
 };
 
 /// Classifies a recorded report: the details page, optionally the raw and source pages.

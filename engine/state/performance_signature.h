@@ -60,7 +60,7 @@ struct sol_figures {
   std::optional<double> duration_us, waves_per_sm;
   std::optional<double> theoretical_occupancy_pct, achieved_occupancy_pct;
   // Achieved rates against this GPU's peaks at the clocks it was profiled at (ncu's roofline
-  // metrics, SpeedOfLightRooflineChart): DRAM bytes per second, and single-precision FLOP per
+  // metrics, default_ncu_metrics): DRAM bytes per second, and single-precision FLOP per
   // second counting an FMA as two. Absent when the profile lacks that section.
   std::optional<double> dram_bytes_per_s, dram_peak_bytes_per_s;
   std::optional<double> fp32_flops_per_s, fp32_peak_flops_per_s;

@@ -289,13 +289,20 @@ bool looks_like_matrix_product(const std::string& function) {
 // twice the FMAs per SM-subpartition cycle times that clock, against the FMA peak, doubled.
 namespace {
 void fill_achieved_rates(const kernel_instance& k, sol_figures& f) {
-  const auto v = [&](const char* name) { return k.value(name); };
+  // In base units: the details page prints "Gbyte/second" or "cycle/nsecond" where the raw
+  // page (--print-units base) prints byte/second and hz.
+  const auto v = [&](const char* name) -> std::optional<double> {
+    const metric* m = k.find(name);
+    if (!m || !m->value) return std::nullopt;
+    return to_base_unit(*m->value, m->unit).value;
+  };
   f.dram_bytes_per_s = v("dram__bytes.sum.per_second");
   if (const auto peak = v("dram__bytes.sum.peak_sustained"), clock = v("dram__cycles_elapsed.avg.per_second"); peak && clock)
     f.dram_peak_bytes_per_s = *peak * *clock;
   const auto add = v("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed");
   const auto mul = v("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed");
-  const auto fma2 = v("derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2");
+  auto fma2 = v("derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2");  // the section's, when present
+  if (const auto fma = v("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed"); !fma2 && fma) fma2 = 2 * *fma;
   const auto sm_clock = v("smsp__cycles_elapsed.avg.per_second");
   if (add && mul && fma2 && sm_clock) f.fp32_flops_per_s = (*add + *mul + *fma2) * *sm_clock;
   if (const auto peak = v("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"),

@@ -170,6 +170,9 @@ std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& ser
   options.profile_live = settings.profile_on_save;
   // Profiling runs the workspace's program: not before the user trusts the workspace.
   if (!state.workspace_trusted()) options.live_refusal = untrusted_message("profiling is off");
+  // A program's kernels are profiled from their captured launches, the program run as Optimize
+  // runs it (run.*).
+  options.program_capture = program_run_of(settings);
   // The debounce waits for a later save; on a single thread none can be read meanwhile.
   options.debounce = std::chrono::milliseconds(wait_for_debounce && !server.single_threaded() ? settings.debounce_ms : 0);
   auto result = analyzer.analyze(document_path(*doc), doc->text(), options, {}, ticket);

@@ -118,4 +118,12 @@ editor_settings read_editor_settings(const json& settings, std::vector<std::stri
   return s;
 }
 
+engine::capture_request program_run_of(const editor_settings& settings) {
+  engine::capture_request r;
+  r.launch = settings.run_launch;
+  r.run = {settings.run_args, settings.run_cwd, settings.run_env};
+  r.timeout = std::chrono::seconds(settings.run_timeout_s);
+  return r;
+}
+
 }  // namespace kblaster::server

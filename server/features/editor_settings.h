@@ -2,6 +2,7 @@
 // (initializationOptions and workspace/didChangeConfiguration, "kblaster" section).
 #pragma once
 
+#include "engine/capture/program_capture.h"
 #include "protocol/json_rpc.h"
 
 #include <string>
@@ -46,5 +47,9 @@ struct editor_settings {
 /// Reads `settings`; a value of the wrong type or out of range keeps the default and adds a
 /// sentence naming the key to `problems`.
 editor_settings read_editor_settings(const protocol::json& settings, std::vector<std::string>* problems = nullptr);
+
+/// How the run.* settings say a program is run and which launch is captured (the source and
+/// the kernel are the caller's to fill in): Optimize and the profile on save share it.
+engine::capture_request program_run_of(const editor_settings& settings);
 
 }  // namespace kblaster::server

@@ -94,6 +94,14 @@ std::string static_facts_markdown(const engine::performance_signature& s, const 
   return md;
 }
 
+// " (why this kernel has no live profile)" when the live profile ran but says why not for it.
+std::string live_warning_about(const engine::file_analysis& a, const std::string& function) {
+  if (!a.live_profile || function.empty()) return "";
+  for (const auto& w : a.live_profile->warnings)
+    if (w.rfind(function + " ", 0) == 0) return " (" + w + ")";
+  return "";
+}
+
 }  // namespace
 
 std::string performance_markdown(const engine::file_analysis& a, const engine::kernel_view& v,
@@ -120,11 +128,14 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
     }
     md += "\nLast runtime: not measured yet" +
           std::string(a.live_refused ? " (the workspace was not trusted at the last save)"
-                      : a.live_skipped.empty() ? ""
-                                               : " (" + a.live_skipped + ")") +
+                      : !a.live_skipped.empty() ? " (" + a.live_skipped + ")"
+                                                : live_warning_about(a, s.function)) +
           "\n";
     return md;
   }
+  if (a.live_profile)
+    if (const auto o = a.live_profile->origins.find(s.function); o != a.live_profile->origins.end())
+      md += "Profiled: " + o->second + "\n\n";
   md += "State: `" + (insight.kb_state.empty() ? v.state.state : insight.kb_state) + "`";
   if (s.primary != "unknown") md += " — primary `" + s.primary + "`";
   if (insight.discovered) md += " (discovered: no known state explains this profile)";

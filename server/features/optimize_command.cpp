@@ -199,11 +199,9 @@ struct program_capture {
 program_capture capture_document(const document_snapshot& doc, const std::string& kernel, const editor_settings& settings,
                                  work_done_progress& progress, std::stop_token stop) {
   program_capture p;
+  p.request = program_run_of(settings);
   p.request.source = document_path(doc);
   p.request.kernel = kernel;
-  p.request.launch = settings.run_launch;
-  p.request.run = {settings.run_args, settings.run_cwd, settings.run_env};
-  p.request.timeout = std::chrono::seconds(settings.run_timeout_s);
   if (support::read_file_if_exists(p.request.source).value_or("") != doc.text())
     throw rpc_error(error_code::invalid_params, "kblaster.optimize: save " + fs::path(p.request.source).filename().string() +
                                                     " first: its program is built and run from the file on disk");

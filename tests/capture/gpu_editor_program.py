@@ -7,6 +7,7 @@ rewrite in place (main kept), and the diagnostic on the kernel must say what was
     gpu_editor_program.py KBLASTER PROGRAM.cu KERNEL ARGS...
 """
 import json
+import re
 import os
 import signal
 import subprocess
@@ -47,6 +48,38 @@ def main():
     send(proc, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
     send(proc, {"jsonrpc": "2.0", "method": "textDocument/didOpen",
                 "params": {"textDocument": {"uri": uri, "languageId": "cuda", "version": 1, "text": text}}})
+    # The profile on save: the kernel's launch captured and replayed alone under ncu, shown in
+    # the hover with the launch, the achieved rates against the GPU's peaks and its time.
+    send(proc, {"jsonrpc": "2.0", "id": 10, "method": "workspace/executeCommand",
+                "params": {"command": "kblaster.profile", "arguments": [{"uri": uri}]}})
+    profiled = None
+    while profiled is None:
+        m = read(proc)
+        if m.get("id") == 10:
+            profiled = m
+        elif "id" in m and m.get("method"):
+            send(proc, {"jsonrpc": "2.0", "id": m["id"], "result": None})
+    print("  kblaster.profile:", json.dumps(profiled.get("result", profiled.get("error")))[:600])
+    line_no = next(i for i, l in enumerate(text.splitlines()) if "__global__" in l and kernel + "(" in l)
+    column = text.splitlines()[line_no].index(kernel + "(")
+    send(proc, {"jsonrpc": "2.0", "id": 11, "method": "textDocument/hover",
+                "params": {"textDocument": {"uri": uri}, "position": {"line": line_no, "character": column + 1}}})
+    hover = None
+    while hover is None:
+        m = read(proc)
+        if m.get("id") == 11:
+            hover = m
+        elif "id" in m and m.get("method"):
+            send(proc, {"jsonrpc": "2.0", "id": m["id"], "result": None})
+    shown = ((hover.get("result") or {}).get("contents") or {}).get("value", "")
+    print("  hover:\n    " + shown.replace("\n", "\n    "))
+    profile_ok = all(s in shown for s in ("Profiled: launch 0 of", "replayed alone under ncu", "in the program",
+                                          "- Achieved: DRAM", "- Launch: grid", "Last runtime: **"))
+    # Rates against the peaks are shares of them: a unit read wrongly shows as thousands of percent.
+    achieved = next((l for l in shown.splitlines() if l.startswith("- Achieved:")), "")
+    shares = [float(x) for x in re.findall(r"\(([0-9.]+)%\)", achieved)]
+    profile_ok = profile_ok and len(shares) == 2 and all(0 <= x <= 100 for x in shares)
+    print("  hover shows the captured launch's profile:", profile_ok, shares)
     send(proc, {"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand",
                 "params": {"command": "kblaster.optimize", "arguments": [{"uri": uri, "kernel": kernel}]}})
     result, edits, message = None, [], None
@@ -75,7 +108,7 @@ def main():
     proc.wait(timeout=30)
     print("  result:", json.dumps(result.get("result", result.get("error"))))
     print("  diagnostic:", message)
-    ok = "result" in result and result["result"]["candidates"] > 0
+    ok = profile_ok and "result" in result and result["result"]["candidates"] > 0
     for e in edits:
         new_text = e["changes"][uri][0]["newText"]
         ok = ok and "int main(" in new_text and "kb_forward" not in new_text

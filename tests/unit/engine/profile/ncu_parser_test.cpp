@@ -37,6 +37,15 @@ TEST_CASE("metric numbers: thousands separators, n/a, breakdowns, exponents") {
   CHECK(to_base_unit(32.77, "Kbyte").value == doctest::Approx(32770));
   CHECK(to_base_unit(2.59, "Tbyte/s").unit == "byte/second");
   CHECK(to_base_unit(1.59, "Ghz").value == doctest::Approx(1.59e9));
+  // As the details page prints the metrics asked for with --metrics: clocks per nanosecond,
+  // prefixed counts per cycle and per second.
+  CHECK(to_base_unit(2.61, "cycle/nsecond").value == doctest::Approx(2.61e9));
+  CHECK(to_base_unit(2.61, "cycle/nsecond").unit == "cycle/second");
+  CHECK(to_base_unit(1.28, "Kbyte/cycle").value == doctest::Approx(1280));
+  CHECK(to_base_unit(1.28, "Kbyte/cycle").unit == "byte/cycle");
+  CHECK(to_base_unit(908.5, "Gbyte/second").value == doctest::Approx(9.085e11));
+  CHECK(to_base_unit(9.93, "Kinst/cycle").value == doctest::Approx(9930));
+  CHECK(to_base_unit(144.52, "inst/cycle").value == doctest::Approx(144.52));
 }
 
 TEST_CASE("vadd details page: three instances in launch order with launch configuration") {

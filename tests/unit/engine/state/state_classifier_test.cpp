@@ -224,3 +224,32 @@ TEST_CASE("achieved rates against the GPU's peaks, from the roofline metrics of 
   CHECK_FALSE(details_only.sol.fp32_flops_per_s);
   CHECK(achieved_rates_text(details_only.sol).empty());
 }
+
+TEST_CASE("achieved rates from the details page's display units (the metrics asked for with --metrics)") {
+  // A live profile's details page prints the requested metrics in display units; the rates are
+  // the same as from the raw page's base units.
+  profile_report r;
+  kernel_instance k;
+  k.name = k.function = "row_sum";
+  const auto add = [&](const char* name, const char* unit, double value) {
+    k.metrics.push_back({"Command line profiler metrics", "", name, unit, std::to_string(value), value});
+  };
+  add("dram__bytes.sum.per_second", "Gbyte/second", 908.47);
+  add("dram__bytes.sum.peak_sustained", "Kbyte/cycle", 1.28);
+  add("dram__cycles_elapsed.avg.per_second", "cycle/nsecond", 2.61);
+  add("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed", "inst/cycle", 100);
+  add("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed", "inst/cycle", 0);
+  add("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed", "inst/cycle", 50);
+  add("smsp__cycles_elapsed.avg.per_second", "cycle/nsecond", 1.5);
+  add("sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", "Kinst/cycle", 16.896);
+  add("sm__cycles_elapsed.avg.per_second", "cycle/nsecond", 1.5);
+  k.reindex();
+  r.kernels.push_back(k);
+  const auto s = classify_report(r).at(0);
+  REQUIRE(s.sol.dram_bytes_per_s);
+  CHECK(*s.sol.dram_bytes_per_s == doctest::Approx(908.47e9));
+  CHECK(*s.sol.dram_peak_bytes_per_s == doctest::Approx(1280 * 2.61e9));
+  CHECK(*s.sol.fp32_flops_per_s == doctest::Approx((100 + 0 + 2 * 50) * 1.5e9));
+  CHECK(*s.sol.fp32_peak_flops_per_s == doctest::Approx(16896 * 2 * 1.5e9));
+  CHECK(achieved_rates_text(s.sol).find("DRAM 908 GB/s of 3.34 TB/s (27.2%)") != std::string::npos);
+}

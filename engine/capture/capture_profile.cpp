@@ -1,0 +1,113 @@
+// profile_captured_launches: capture, then the original kernel verified against its own capture
+// and profiled by the live evaluator (ncu over the harness, filtered to the launch), its pages
+// classified like any profile.
+#include "engine/capture/capture_profile.h"
+
+#include "engine/profile/ncu_runner.h"
+#include "engine/task/task.h"
+#include "support/files.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+namespace kblaster::engine {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+std::string ms_text(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, ms < 0.1 ? "%.4f ms" : "%.3f ms", ms);
+  return buf;
+}
+
+std::string dims(const std::array<unsigned, 3>& d) {
+  return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
+}
+
+}  // namespace
+
+profile_outcome profile_captured_launches(const captured_profile_options& o, std::stop_token stop) {
+  profile_outcome out;
+  std::unique_ptr<optimize::harness_evaluator> evaluator;  // one harness for every kernel of the file
+  std::size_t done = 0;
+  for (const auto& kernel : o.kernels) {
+    if (stop.stop_requested()) {
+      out.warnings.push_back("stopped before profiling " + kernel);
+      break;
+    }
+    if (done == o.max_kernels) {
+      out.warnings.push_back(kernel + " and the kernels after it were not profiled: a save profiles the first " +
+                             std::to_string(o.max_kernels) + " kernels of a file");
+      break;
+    }
+    ++done;
+    auto request = o.base;
+    request.kernel = kernel;
+    capture_result captured;
+    try {
+      captured = capture_program(request, o.progress, stop);
+    } catch (const capture_error& e) {
+      out.warnings.push_back(kernel + " was not profiled: its launch could not be captured (" + first_line(e.what()) + ")");
+      continue;
+    }
+    task_spec task;
+    try {
+      task = load_task(captured.task.dir);
+    } catch (const task_error& e) {
+      out.warnings.push_back(kernel + " was not profiled: the capture's task: " + first_line(e.what()));
+      continue;
+    }
+    if (!evaluator)
+      evaluator = std::make_unique<optimize::harness_evaluator>(std::vector<task_spec>{task}, o.evaluator);
+    else
+      evaluator->add_task(task);
+    if (o.progress) o.progress("profiling " + kernel + " from its capture, alone under ncu");
+    optimize::evaluation_request ask;
+    ask.time = false;  // ncu's duration is the kernel's own; the harness's timing adds the launcher's copies
+    ask.stop = stop;
+    const auto e = evaluator->evaluate(task.name, support::read_file(task.kernel), ask);
+    if (optimize::cancelled(e)) {
+      out.warnings.push_back("stopped while profiling " + kernel);
+      break;
+    }
+    if (!e.correct) {
+      // The original replayed on its own capture must reproduce it: if not, the capture is not
+      // a faithful picture of the launch, and a profile of it would not be one either.
+      out.warnings.push_back(kernel + " was not profiled: replayed on its capture, the original kernel does not reproduce "
+                             "what it wrote in the program (" + e.check + ": " + first_line(e.reason) + ")");
+      continue;
+    }
+    if (!e.profile || e.profile->source != "ncu" || e.profile->report_path.empty()) {
+      out.warnings.push_back(kernel + " was not profiled under ncu: " +
+                             (e.profile_note.empty() ? std::string("no report") : e.profile_note));
+      continue;
+    }
+    const auto pages = ncu_pages_beside(e.profile->report_path);
+    auto one = analyze_recorded(pages.details, fs::exists(pages.raw) ? std::optional(pages.raw) : std::nullopt,
+                                fs::exists(pages.source) ? std::optional(pages.source) : std::nullopt);
+    if (!one.error.empty() || one.kernels.empty()) {
+      out.warnings.push_back(kernel + ": its profile could not be analysed: " +
+                             (one.error.empty() ? std::string("no kernel in it") : first_line(one.error)));
+      continue;
+    }
+    // The range holds the one replayed launch; should ncu have seen more, the longest is it.
+    const kernel_view* view = &one.kernels.front();
+    for (const auto& v : one.kernels)
+      if (v.signature.function == kernel && (view->signature.function != kernel ||
+                                             v.signature.sol.duration_us.value_or(0) > view->signature.sol.duration_us.value_or(0)))
+        view = &v;
+    out.kernels.push_back(*view);
+    if (out.report_path.empty()) out.report_path = e.profile->report_path;
+    const auto& c = captured.capture;
+    out.origins[view->signature.function.empty() ? kernel : view->signature.function] =
+        captured.provenance + " (grid " + dims(c.grid) + ", block " + dims(c.block) + "), captured" +
+        origin_note(captured) + " and replayed alone under ncu; " + ms_text(c.time_ms) + " in the program";
+  }
+  return out;
+}
+
+}  // namespace kblaster::engine

@@ -1,0 +1,59 @@
+// The hover's performance section for a live profile: where the profile came from (a captured
+// launch replayed alone), the launch, the achieved rates against the GPU's peaks; and, for a
+// kernel the live profile could not cover, why, instead of a bare "not measured".
+#include "engine/profile/profile_pipeline.h"
+#include "server/features/kernel_text.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace kblaster;
+
+namespace {
+
+std::string fixture(const std::string& name) { return std::string(KBLASTER_FIXTURES_DIR) + "/ncu-h100/" + name; }
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("a kernel profiled from its captured launch: origin, launch and achieved rates in the hover") {
+  engine::file_analysis a;
+  a.analysed_at = "2026-11-24T19:40:00Z";
+  a.live_profile = engine::analyze_recorded(fixture("fma_heavy.details.csv"), fixture("fma_heavy.raw.csv"));
+  REQUIRE(a.live_profile->error.empty());
+  const auto& v = a.live_profile->kernels.at(0);
+  a.live_profile->origins[v.signature.function] =
+      "launch 0 of fma.cu 1024 (grid (65536, 1, 1), block (256, 1, 1)), captured and replayed alone under ncu; 1.078 ms in the program";
+  const auto md = server::performance_markdown(a, v, {});
+  CHECK(has(md, "Profiled: launch 0 of fma.cu 1024"));
+  CHECK(has(md, "replayed alone under ncu; 1.078 ms in the program"));
+  CHECK(has(md, "- Achieved: DRAM 41.3 GB/s of 3.35 TB/s (1.2%); FP32 "));
+  CHECK(has(md, "- Launch: grid (65536, 1, 1) x block ("));
+  CHECK(has(md, "Last runtime: **1.080 ms** (live profile"));
+
+  // Without an origin (the whole program under ncu) the line is absent, the rest the same.
+  a.live_profile->origins.clear();
+  const auto whole = server::performance_markdown(a, v, {});
+  CHECK_FALSE(has(whole, "Profiled:"));
+  CHECK(has(whole, "- Achieved: DRAM"));
+}
+
+TEST_CASE("a kernel the captured profile could not cover says why") {
+  engine::file_analysis a;
+  a.analysed_at = "2026-11-24T19:40:00Z";
+  a.live_profile.emplace();
+  a.live_profile->warnings.push_back(
+      "unused_kernel was not profiled: its launch could not be captured (the program exited before launch 0 of unused_kernel was "
+      "captured; its output:)");
+  engine::kernel_view v;
+  v.signature.function = "unused_kernel";
+  v.signature.static_only = true;
+  const auto md = server::performance_markdown(a, v, {});
+  CHECK(has(md, "Last runtime: not measured yet (unused_kernel was not profiled: its launch could not be captured"));
+  CHECK_FALSE(has(md, "Profiled:"));
+  // Another kernel's warning is not this one's.
+  v.signature.function = "unused";
+  CHECK(has(server::performance_markdown(a, v, {}), "Last runtime: not measured yet\n"));
+}
