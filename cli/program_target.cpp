@@ -27,6 +27,8 @@ program_target capture_target(engine::capture_request request) {
   const auto& c = t.captured.capture;
   std::cerr << "kblaster optimize: captured " << t.captured.provenance << engine::origin_note(t.captured) << ": "
             << c.name << ", " << c.time_ms << " ms in the program, " << c.total_bytes() << " bytes of memory\n";
+  // What the verification will do differently (a widened tolerance, hidden pointers, …).
+  for (const auto& n : t.captured.task.notes) std::cerr << "kblaster optimize: note: " << n << "\n";
   return t;
 }
 

@@ -241,6 +241,7 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
       throw rpc_error(error_code::request_failed, std::string("kblaster.optimize: the capture's task: ") + e.what());
     }
     progress.report("captured " + program->captured.provenance + engine::origin_note(program->captured), 0);
+    for (const auto& n : program->captured.task.notes) progress.report("note: " + n, 0);
   } else {
     task = task_of_document(*doc, args.uri);
   }
