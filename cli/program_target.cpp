@@ -41,10 +41,10 @@ bool carry_back(const program_target& target, const std::string& best_source, co
   out << "  your program, rewritten: " << r.edited_path << " (diff: " << r.diff_path << ")\n";
   switch (r.check) {
     case engine::rewrite_check::launch_changed:
-      out << "  the rewrite also changes the launch, for the captured shape, from <<<" << r.edit.captured_launch << ">>> to <<<"
-          << r.edit.rewritten_launch << ">>>; your call site";
+      out << "  the rewrite also changes the launch, from <<<" << r.edit.captured_launch << ">>> to <<<" << r.edit.rewritten_launch
+          << ">>>, and it cannot be carried to your call site";
       for (const auto& s : r.edit.call_sites) out << " <<<" << s << ">>>";
-      out << " was left as written: change it to match, then capture again to check; your file was left unchanged\n";
+      out << ": " << r.launch_refusal << "; change it to match, then capture again to check; your file was left unchanged\n";
       return true;
     case engine::rewrite_check::differs:
       out << "  the edited program does NOT reproduce the verified outputs: " << r.mismatch << "; your file was left unchanged\n";
@@ -52,6 +52,9 @@ bool carry_back(const program_target& target, const std::string& best_source, co
     case engine::rewrite_check::reproduced:
       break;
   }
+  if (r.launch_sites > 0)
+    out << "  the rewrite's launch <<<" << r.edit.rewritten_launch << ">>> was carried to " << r.launch_sites
+        << " call site(s) of " << r.edit.call_sites.size() << " in your program, in its own terms (see the diff)\n";
   char times[96];
   std::snprintf(times, sizeof times, "%.4f ms in the program, was %.4f ms", r.recaptured_ms, target.captured.capture.time_ms);
   out << (r.replayed ? "  the edited program's recorded re-capture (replayed: nothing was built or run) has the same outputs ("

@@ -48,6 +48,7 @@ program_edit edit_program(const std::string& program, const std::string& generat
   std::string rewritten_part = rewritten.substr(0, rewritten_end);
   while (!rewritten_part.empty() && rewritten_part.back() == '\n') rewritten_part.pop_back();
   e.edited = rewritten_part + program.substr(program_part.size());
+  e.rewritten_end = rewritten_part.size();
   e.captured_launch = launch_of(generated.substr(generated_end));
   e.rewritten_launch = launch_of(rewritten.substr(rewritten_end));
   e.launch_changed = e.captured_launch != e.rewritten_launch;

@@ -2,7 +2,7 @@
 // candidate is the program up to the kernel's end followed by the generated launcher; a rewrite
 // changes that part (the kernel, helpers before it, includes) and may change the launch. The
 // edit puts the rewritten part in place of the program's and leaves the rest, main() included,
-// as it was; a changed launch is reported with the program's call sites, never guessed.
+// as it was; a changed launch is carried to the call sites by program_rewrite (launch_carry.h).
 #pragma once
 
 #include "engine/capture/capture_launcher.h"
@@ -20,6 +20,7 @@ struct program_edit {
   std::string captured_launch;   // "dim3(63, 63, 1), dim3(16, 16, 1), 0, kb_stream" from the generated launcher
   std::string rewritten_launch;  // the same from the rewrite
   bool launch_changed = false;
+  std::size_t rewritten_end = 0;  // edited[0, rewritten_end) is the rewrite's part, the rest the program's
   std::vector<std::string> call_sites;  // the program's launch configurations of the kernel, as written
 };
 

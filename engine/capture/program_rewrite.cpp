@@ -1,5 +1,7 @@
 // Carrying a rewrite back into the program and checking it by re-capture.
 #include "engine/capture/program_rewrite.h"
+#include "engine/capture/launch_carry.h"
+#include "engine/source/kernel_parameters.h"
 #include "engine/optimize/unified_diff.h"
 #include "support/files.h"
 
@@ -15,12 +17,26 @@ program_rewrite rewrite_program(const capture_request& request, const capture_re
   const fs::path source = fs::absolute(request.source);
   program_rewrite r;
   r.edit = edit_program(program_text, support::read_file(captured.task.kernel_path), best_source, captured.task.kernel.qualified_name);
+  if (r.edit.launch_changed) {
+    // The new launch goes to every call site, in the program's terms; the re-capture below then
+    // checks it on the captured shape.
+    std::vector<std::string> names;
+    for (const auto& p : parameters_of(captured.task.kernel.signature)) names.push_back(p.name);
+    auto carried = carry_launch(r.edit.edited, r.edit.rewritten_end, captured.task.kernel.name, names, r.edit.captured_launch,
+                                r.edit.rewritten_launch);
+    if (carried.refusal.empty()) {
+      r.edit.edited = std::move(carried.edited);
+      r.launch_sites = carried.sites;
+    } else {
+      r.launch_refusal = std::move(carried.refusal);
+    }
+  }
   r.edited_path = (fs::path(out_dir) / source.filename()).string();
   r.diff_path = (fs::path(out_dir) / "program.diff").string();
   support::write_file_atomically(r.edited_path, r.edit.edited);
   const auto label = source.filename().string();
   support::write_file_atomically(r.diff_path, optimize::unified_diff(program_text, r.edit.edited, "a/" + label, "b/" + label));
-  if (r.edit.launch_changed) {
+  if (!r.launch_refusal.empty()) {
     r.check = rewrite_check::launch_changed;
     return r;
   }

@@ -18,7 +18,7 @@ namespace kblaster::engine {
 enum class rewrite_check {
   reproduced,      // the edited program re-captures to the same outputs
   differs,         // it does not: `mismatch` says where
-  launch_changed,  // the rewrite changes the launch, which the program's call site must follow first
+  launch_changed,  // the rewrite changes the launch in a way that cannot be carried to the call sites: `launch_refusal` says why
 };
 
 struct program_rewrite {
@@ -29,10 +29,12 @@ struct program_rewrite {
   std::string mismatch;     // for `differs`
   double recaptured_ms = 0; // the launch's time in the edited program
   bool replayed = false;    // the re-capture came from a recording: nothing was built or run
+  int launch_sites = 0;     // call sites whose launch configuration the edit changed (the rewrite's, carried)
+  std::string launch_refusal;  // for `launch_changed`
 };
 
-/// Writes the edited program and its diff into `out_dir`, then (unless the launch changed)
-/// re-captures it with `request`'s arguments and compares. `program_text` is the program as it
+/// Writes the edited program and its diff into `out_dir` (a changed launch carried to every call
+/// site, or `launch_changed` when it cannot be), then re-captures it with `request`'s arguments and compares. `program_text` is the program as it
 /// is now (an editor's buffer). Throws capture_error (the edit cannot be made, the copy does
 /// not build or run).
 program_rewrite rewrite_program(const capture_request& request, const capture_result& captured, const std::string& program_text,

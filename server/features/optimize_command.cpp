@@ -302,9 +302,12 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
         program_note = rw.replayed ? "; your program re-captured with the rewrite reproduces the verified outputs (a recorded "
                                      "re-capture, replayed: nothing was built or run)"
                                    : "; your program re-captured with the rewrite reproduces the verified outputs";
+        if (rw.launch_sites > 0)
+          program_note += "; the launch changes too, at " + std::to_string(rw.launch_sites) + " call site(s): <<<" +
+                          rw.edit.rewritten_launch + ">>> in your program's terms";
       } else if (rw.check == engine::rewrite_check::launch_changed) {
         program_note = "; not applied: the rewrite also changes the launch to <<<" + rw.edit.rewritten_launch +
-                       ">>> for the captured shape, which your call site must follow (the program with the rewrite is " +
+                       ">>>, which cannot be carried to your call site: " + rw.launch_refusal + " (the program with the rewrite is " +
                        rw.edited_path + ")";
       } else {
         program_note = "; not applied: your program with the rewrite does not reproduce the verified outputs (" + rw.mismatch + ")";

@@ -203,6 +203,21 @@ else
   grep -q "1.00x over the input" "$work/program-run.log"; check "optimize on the program (rc=$rc): nothing better, nothing applied" $?
 fi
 
+# A rewrite that changes the launch: the answer book's row_sum takes one warp per row, so its
+# grid becomes (rows + 7) / 8 blocks, computed from the kernel's parameters. The new launch is
+# carried to the program's call site in the program's own terms, the edited program re-captures
+# to the same outputs, and it is applied.
+cp "$here/programs/row_reduce.cu" "$work/my_row_reduce.cu"
+"$kblaster" optimize "$work/my_row_reduce.cu" --kernel row_sum --replay "$here/../optimize/answer_book.jsonl" --no-mechanical-first \
+  --breadth 1 --depth 1 --iterations 1 --seed 1 --kb "$work/carry.sqlite" --out "$work/carry-run" --apply -- 2048 1000 \
+  > "$work/carry-run.log" 2>&1
+rc=$?
+grep -v "^kblaster optimize: \[" "$work/carry-run.log" | tail -8
+grep -n "row_sum<<<" "$work/my_row_reduce.cu"
+grep -q "was carried to 1 call site" "$work/carry-run.log" && grep -q "re-captures to the same outputs" "$work/carry-run.log" &&
+  grep -q "row_sum<<<dim3(((rows) + 7) / 8, 1, 1), 256>>>(x, out, rows, cols);" "$work/my_row_reduce.cu"
+check "a changed launch is carried to the call site, re-captured to the same outputs and applied (rc=$rc)" $?
+
 # The same from an editor: Optimize on the program's kernel through the daemon (LSP on stdio).
 cp "$here/programs/row_reduce.cu" "$work/editor_row_reduce.cu"
 python3 "$here/gpu_editor_program.py" "$kblaster" "$work/editor_row_reduce.cu" row_sum 2048 1000 > "$work/editor.log" 2>&1

@@ -2,9 +2,12 @@
 // struct that holds device pointers, compiles with the real nvcc, together with the part of the
 // program it keeps. Skipped, with a message, where nvcc is absent.
 #include "engine/capture/capture_task.h"
+#include "engine/capture/launch_carry.h"
+#include "engine/capture/program_edit.h"
 #include "engine/toolchain/nvcc_driver.h"
 #include "engine/toolchain/task_build.h"
 #include "support/files.h"
+#include "support/run_process.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -57,5 +60,46 @@ TEST_CASE("the launcher of every recorded capture compiles with the program's ke
   const auto built = build_candidate(task.kernel_path, "sm_90", driver, false);
   INFO(built.log);
   CHECK(built.ok);
+  fs::remove_all(work);
+}
+
+TEST_CASE("a rewrite that changes the grid is carried to the program's call site, and the program builds") {
+  const auto nvcc_path = find_nvcc();
+  if (!nvcc_path) {
+    std::cout << "SKIPPED: nvcc not found: launch carry nvcc test not run\n";
+    return;
+  }
+  const fs::path work = fs::temp_directory_path() / ("kblaster-launch-carry-" + std::to_string(::getpid()));
+  fs::create_directories(work);
+  const fs::path root(KBLASTER_SOURCE_DIR);
+  fs::copy(root / "tests" / "fixtures" / "captures" / "row_reduce", work / "row_reduce", fs::copy_options::recursive);
+  const auto program = kblaster::support::read_file(root / "tests" / "capture" / "programs" / "row_reduce.cu");
+  const auto task = write_capture_task(read_capture((work / "row_reduce").string()), program, "launch 0 of row_reduce.cu 64 300");
+  const auto generated = kblaster::support::read_file(task.kernel_path);
+  // The answer book's warp-per-row kernel (the program's code above its launcher) over the
+  // launcher generated here, with the answer's grid: one warp per row, 8 rows per block.
+  const auto answer = kblaster::support::read_file(root / "tests" / "optimize" / "answers" / "row_reduce.cu");
+  const auto head = answer.substr(0, answer.find(launcher_marker));
+  auto launcher = generated.substr(generated.find(launcher_marker));
+  const std::string old_launch = "row_sum<<<dim3(64, 1, 1), dim3(256, 1, 1), 0, kb_stream>>>";
+  REQUIRE(launcher.find(old_launch) != std::string::npos);
+  launcher.replace(launcher.find(old_launch), old_launch.size(), "row_sum<<<dim3((rows + 7) / 8, 1, 1), dim3(256, 1, 1), 0, kb_stream>>>");
+  const auto e = edit_program(program, generated, head + launcher, "row_sum");
+  REQUIRE(e.launch_changed);
+  std::vector<std::string> names{"x", "out", "rows", "cols"};
+  const auto c = carry_launch(e.edited, e.rewritten_end, "row_sum", names, e.captured_launch, e.rewritten_launch);
+  INFO(c.refusal);
+  REQUIRE(c.refusal.empty());
+  CHECK(c.sites == 1);
+  CHECK(c.edited.find("row_sum<<<dim3(((rows) + 7) / 8, 1, 1), 256>>>(x, out, rows, cols);") != std::string::npos);
+  CHECK(c.edited.find("int main(") != std::string::npos);
+  CHECK(c.edited.find("kb_forward") == std::string::npos);
+  kblaster::support::write_file_atomically(work / "edited.cu", c.edited);
+  const auto built = kblaster::support::run_process({*nvcc_path, "-arch=sm_90", "-O3", "-o", (work / "edited").string(),
+                                                     (work / "edited.cu").string()},
+                                                    std::chrono::seconds(300));
+  const std::string log = built.out + built.err;
+  INFO(log);
+  CHECK(built.ok());
   fs::remove_all(work);
 }
