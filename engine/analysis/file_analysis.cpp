@@ -100,8 +100,10 @@ namespace {
 // Each kernel of a program profiled from its captured launch; the whole program under ncu when
 // the harness is not there to replay captures.
 profile_outcome profile_program_kernels(const std::string& path, const capture_request& how, const profile_outcome& statics,
-                                        const build_profile_options& build, std::stop_token stop) {
+                                        const build_profile_options& build,
+                                        const std::function<void(const std::string&)>& progress, std::stop_token stop) {
   captured_profile_options o;
+  o.progress = progress;
   o.base = how;
   o.base.source = path;
   for (const auto& k : statics.kernels)
@@ -276,7 +278,7 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
       result->live_profile = live_(path, result->task.task, options, mine.get_token());
     } else if (defines_main(text) && options.program_capture) {
       result->live_profile = profile_program_kernels(path, *options.program_capture, result->static_profile, build,
-                                                     mine.get_token());
+                                                     options.progress, mine.get_token());
     } else if (defines_main(text)) {
       result->live_profile = profile_live(path, build);
     } else {

@@ -52,6 +52,9 @@ struct file_analysis_options {
   /// unset, or without the harness, the whole program runs under ncu. The source and the kernel
   /// are filled in per kernel.
   std::optional<capture_request> program_capture;
+  /// Hears the live profile's steps ("building", "running … and capturing …", "profiling …");
+  /// not part of the result, so not of the cache key.
+  std::function<void(const std::string&)> progress;
 
   /// Part of the cache key: options that change the result.
   std::string key() const;

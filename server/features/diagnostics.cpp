@@ -159,7 +159,8 @@ json to_lsp_diagnostics(const engine::file_analysis& a, const document_snapshot&
 
 std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& server, editor_state& state,
                                                                 const document_ptr& doc, bool wait_for_debounce,
-                                                                std::optional<std::uint64_t> ticket) {
+                                                                std::optional<std::uint64_t> ticket,
+                                                                std::function<void(const std::string&)> progress) {
   const auto settings = read_editor_settings(server.settings());
   auto& analyzer = state.analyzer(settings);
   const std::string missing = analyzer.capabilities().missing();
@@ -173,6 +174,7 @@ std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& ser
   // A program's kernels are profiled from their captured launches, the program run as Optimize
   // runs it (run.*).
   options.program_capture = program_run_of(settings);
+  options.progress = std::move(progress);
   // The debounce waits for a later save; on a single thread none can be read meanwhile.
   options.debounce = std::chrono::milliseconds(wait_for_debounce && !server.single_threaded() ? settings.debounce_ms : 0);
   auto result = analyzer.analyze(document_path(*doc), doc->text(), options, {}, ticket);

@@ -15,7 +15,8 @@ json profile_command(const command_args& args, request_context& ctx, editor_stat
   const auto doc = ctx.server().documents().get(args.uri);
   if (!doc) throw protocol::rpc_error(protocol::error_code::invalid_params, "kblaster.profile: document " + args.uri + " is not open");
   work_done_progress progress(ctx, "KernelBlaster: profiling", "compiling");
-  const auto a = analyze_and_publish(ctx.server(), state, doc, false);
+  const auto a = analyze_and_publish(ctx.server(), state, doc, false, std::nullopt,
+                                     [&](const std::string& step) { progress.report(step, 0); });
   ctx.check_cancelled();
   if (!a) throw protocol::rpc_error(protocol::error_code::request_cancelled, "a newer analysis of this file took over");
   json kernels = json::array();
