@@ -118,6 +118,78 @@ std::string cu_error(CUresult r) {
   return s ? s : "CUDA error " + std::to_string(static_cast<int>(r));
 }
 
+// A kernel that holds its stream until the host sets a flag, so that a launch is queued behind
+// it and timed from when the GPU reaches it, not from when the host began the launch call (on
+// an idle GPU a single launch timed with events otherwise includes the launch's host latency):
+// nvbench's blocking kernel. PTX, so that the agent needs no device compiler; JIT-compiled once.
+class launch_blocker {
+ public:
+  launch_blocker() {
+    static const char* ptx =
+        ".version 6.0\n.target sm_50\n.address_size 64\n"
+        ".visible .entry kb_block(.param .u64 flag) {\n"
+        "  .reg .u64 %rd<5>;\n  .reg .u32 %r<2>;\n  .reg .pred %p<3>;\n"
+        "  ld.param.u64 %rd1, [flag];\n"
+        "  mov.u64 %rd2, %globaltimer;\n"
+        "WAIT:\n  ld.volatile.global.u32 %r1, [%rd1];\n  setp.ne.u32 %p1, %r1, 0;\n  @%p1 bra DONE;\n"
+        // Never more than a second: a host that never releases it cannot hang the program.
+        "  mov.u64 %rd3, %globaltimer;\n  sub.u64 %rd4, %rd3, %rd2;\n  setp.lt.u64 %p2, %rd4, 1000000000;\n  @%p2 bra WAIT;\n"
+        "DONE:\n  ret;\n}\n";
+    if (cuModuleLoadData(&module_, ptx) != CUDA_SUCCESS) {
+      fail("loading its PTX");
+      return;
+    }
+    if (cuModuleGetFunction(&spin_, module_, "kb_block") != CUDA_SUCCESS) {
+      fail("finding its entry");
+      return;
+    }
+    void* host = nullptr;
+    if (cuMemHostAlloc(&host, sizeof(unsigned), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
+      fail("allocating its flag");
+      return;
+    }
+    flag_ = static_cast<volatile unsigned*>(host);
+    if (cuMemHostGetDevicePointer(&device_flag_, host, 0) != CUDA_SUCCESS) {
+      fail("mapping its flag");
+      return;
+    }
+    ok_ = true;
+  }
+  ~launch_blocker() {
+    if (flag_) cuMemFreeHost(const_cast<unsigned*>(flag_));
+    if (module_) cuModuleUnload(module_);
+  }
+  launch_blocker(const launch_blocker&) = delete;
+  launch_blocker& operator=(const launch_blocker&) = delete;
+  /// Queues the blocking kernel on `stream`; false (and nothing queued) when it cannot.
+  bool hold(CUstream stream) {
+    if (!ok_) return false;
+    *flag_ = 0;
+    void* args[] = {&device_flag_};
+    if (cuLaunchKernel(spin_, 1, 1, 1, 1, 1, 1, 0, stream, args, nullptr) != CUDA_SUCCESS) {
+      fail("launching it");
+      return false;
+    }
+    return true;
+  }
+  void release() {
+    if (flag_) *flag_ = 1;
+  }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  void fail(const std::string& what) {
+    ok_ = false;
+    problem_ = "the blocking kernel failed (" + what + ")";
+  }
+  CUmodule module_ = nullptr;
+  CUfunction spin_ = nullptr;
+  volatile unsigned* flag_ = nullptr;
+  CUdeviceptr device_flag_ = 0;
+  bool ok_ = false;
+  std::string problem_;
+};
+
 struct allocation {
   CUdeviceptr base = 0;
   std::size_t bytes = 0;
@@ -308,13 +380,22 @@ class agent {
         return refused("cuda_error", "reading an allocation of " + name + " before the launch: " + cu_error(r));
     }
 
+    // With lazy loading (CUDA's default since 12.2) the first launch of a kernel loads its module
+    // inside the launch call, between the events: load it first, so that the time is the
+    // kernel's and not the loader's.
+    CUfunction loaded = nullptr;
+    cuKernelGetFunction(&loaded, reinterpret_cast<CUkernel>(kernel));
     CUevent start = nullptr, stop = nullptr;
     cuEventCreate(&start, CU_EVENT_DEFAULT);
     cuEventCreate(&stop, CU_EVENT_DEFAULT);
+    launch_blocker blocker;
+    const bool blocked = blocker.hold(cu_stream);
     cuEventRecord(start, cu_stream);
     const cudaError_t result = real(kernel, grid, block, args, shared, stream);
     cuEventRecord(stop, cu_stream);
+    blocker.release();
     const CUresult synced = cuCtxSynchronize();
+    const json timing = blocked ? json{{"blocked", true}} : json{{"blocked", false}, {"reason", blocker.problem()}};
     float ms = 0;
     cuEventElapsedTime(&ms, start, stop);
     cuEventDestroy(start);
@@ -367,6 +448,7 @@ class agent {
            {"block", {block.x, block.y, block.z}},
            {"shared_bytes", shared},
            {"time_ms", ms},
+           {"timing", timing},
            {"device", {{"name", device_name}, {"compute_capability", std::to_string(major) + "." + std::to_string(minor)},
                        {"sm_count", sms}}},
            {"params", params},

@@ -62,7 +62,7 @@ struct kernel_capture {
   long launch = 0;        // which launch of the kernel, from 0
   std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
   std::uint64_t shared_bytes = 0;
-  double time_ms = 0;     // the launch's time in the program (CUDA events, device idle before)
+  double time_ms = 0;     // the launch's time in the program (CUDA events behind a blocking kernel: docs/capture-format.md)
   std::string device_name, compute_capability;
   int sm_count = 0;
   std::vector<captured_parameter> params;
