@@ -1,8 +1,9 @@
-// `kblaster capture FILE.cu --kernel NAME [--launch N] [-- ARGS]`: build the user's program, run
-// it with the capture agent, and write the captured launch as a task (kblaster eval and
+// `kblaster capture FILE.cu --kernel NAME [--launch N] [--run PROGRAM [--build CMD]] [-- ARGS]`: build
+// the user's program (or let its own build do it), run it with the capture agent, and write the captured launch as a task (kblaster eval and
 // kblaster optimize take the folder it prints). Ctrl-C stops the build or the run.
 #include "cli/command_registry.h"
 #include "cli/interrupt_stop.h"
+#include "cli/program_target.h"
 #include "engine/capture/program_capture.h"
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@ struct capture_options {
   kblaster::engine::capture_request request;
   int timeout_s = 120;
   bool json = false;
+  std::string run_line, build_line;  // --run, --build
 };
 
 std::string dims(const std::array<unsigned, 3>& d) {
@@ -60,11 +62,15 @@ void print_json(const kblaster::engine::capture_result& r) {
 const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   auto opts = std::make_shared<capture_options>();
   auto* app = root.add_subcommand("capture", "Capture one launch of a kernel from your own CUDA program, as a task");
-  app->add_option("file", opts->request.source, "the .cu file that defines main() and the kernel")->required();
+  app->add_option("file", opts->request.source, "the .cu file that defines the kernel (and main(), unless --run is given)")->required();
   app->add_option("args", opts->request.run.args, "the program's arguments (after --)");
   app->add_option("--kernel", opts->request.kernel, "the kernel to capture (plain or qualified name)")->required();
   app->add_option("--launch", opts->request.launch, "which of its launches, counting from 0 (default 0)")->check(CLI::NonNegativeNumber);
   app->add_option("--cwd", opts->request.run.cwd, "the program's working folder (default: the file's folder)");
+  app->add_option("--run", opts->run_line,
+                  "your program, built by your own build, to run instead of building FILE (then FILE need not define main; "
+                  "it must link the CUDA runtime shared: nvcc -cudart shared)");
+  app->add_option("--build", opts->build_line, "with --run: the command that builds it, run first in --cwd (e.g. \"make app\")");
   app->add_option("--env", opts->request.run.env, "NAME=VALUE added to the program's environment (repeatable)");
   app->add_option("--timeout", opts->timeout_s, "seconds before the program is stopped (default 120)")->check(CLI::PositiveNumber);
   app->add_option("--max-capture-bytes", opts->request.max_bytes, "refuse a launch whose memory exceeds this (default 2 GiB)");
@@ -75,6 +81,12 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_flag("--json", opts->json, "print JSON");
   return kblaster::cli::command{app, [opts] {
     opts->request.timeout = std::chrono::seconds(opts->timeout_s);
+    opts->request.run.command = kblaster::cli::command_words(opts->run_line);
+    opts->request.run.build = kblaster::cli::command_words(opts->build_line);
+    if (!opts->request.run.build.empty() && opts->request.run.command.empty()) {
+      std::cerr << "kblaster capture: --build needs --run (the program it builds)\n";
+      return 2;
+    }
     kblaster::cli::interrupt_stop interrupt("kblaster capture");
     try {
       const auto r = kblaster::engine::capture_program(

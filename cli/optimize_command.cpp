@@ -44,6 +44,7 @@ struct optimize_options {
   // a program rather than a task: capture --kernel's launch first
   std::vector<std::string> program_args;
   long launch = 0;
+  std::string run_line, build_line;  // --run, --build: a program the user's own build makes
   bool apply = false;
 };
 
@@ -84,7 +85,11 @@ optimize::model_settings model_settings_of(const optimize_options& o, const std:
 int run_optimize(optimize_options o) {
   task_spec task;
   std::optional<kblaster::cli::program_target> program;
-  if (kblaster::cli::is_program_source(o.task)) {
+  program_run run;
+  run.args = o.program_args;
+  run.command = kblaster::cli::command_words(o.run_line);
+  run.build = kblaster::cli::command_words(o.build_line);
+  if (kblaster::cli::is_program_source(o.task, run)) {
     // The user's own program: its kernel's captured launch is the task.
     if (o.kernel.empty()) {
       std::cerr << "kblaster optimize: " << o.task << " is a program (it defines main): name the kernel to optimize with --kernel NAME\n";
@@ -94,7 +99,7 @@ int run_optimize(optimize_options o) {
     request.source = o.task;
     request.kernel = o.kernel;
     request.launch = o.launch;
-    request.run.args = o.program_args;
+    request.run = run;
     try {
       program = kblaster::cli::capture_target(request);
     } catch (const capture_error& e) {
@@ -198,6 +203,10 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
                   "program (a .cu with main(): give --kernel, and its arguments after --)")->required();
   app->add_option("args", o->program_args, "a program's arguments (after --)");
   app->add_option("--launch", o->launch, "a program: which launch of --kernel to capture, from 0 (default 0)")->check(CLI::NonNegativeNumber);
+  app->add_option("--run", o->run_line,
+                  "a program your own build makes, run instead of building the .cu (which then need not define main; it must "
+                  "link the CUDA runtime shared: nvcc -cudart shared)");
+  app->add_option("--build", o->build_line, "with --run: the command that builds it, run first (e.g. \"make app\")");
   app->add_flag("--apply", o->apply, "a program: write the best rewrite into your file once its re-capture matches (the original is kept in --out)");
   app->add_option("--breadth", o->loop.breadth, "trajectories per iteration (default 8)")->check(CLI::Range(1, 256));
   app->add_option("--depth", o->loop.depth, "steps per trajectory (default 4)")->check(CLI::Range(1, 64));

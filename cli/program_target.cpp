@@ -6,18 +6,26 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 namespace kblaster::cli {
 
 namespace fs = std::filesystem;
 
-bool is_program_source(const std::string& path) {
+bool is_program_source(const std::string& path, const engine::program_run& run) {
   if (fs::path(path).extension() != ".cu" || !fs::is_regular_file(path)) return false;
   fs::path sibling = path;
   sibling.replace_extension(".task.json");
   if (fs::exists(sibling)) return false;
   const auto text = support::read_file_if_exists(path).value_or("");
-  return text.find("/* kblaster-task") == std::string::npos && engine::defines_main(text);
+  return text.find("/* kblaster-task") == std::string::npos && engine::runs_as_program(text, run);
+}
+
+std::vector<std::string> command_words(const std::string& line) {
+  std::vector<std::string> words;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
 }
 
 program_target capture_target(engine::capture_request request) {

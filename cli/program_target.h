@@ -12,9 +12,12 @@
 
 namespace kblaster::cli {
 
-/// A .cu file that is a program (defines main) rather than a task (no kblaster-task comment,
-/// no NAME.task.json beside it).
-bool is_program_source(const std::string& path);
+/// A .cu file that is a program (defines main, or `run` names the program the user's build
+/// makes) rather than a task (no kblaster-task comment, no NAME.task.json beside it).
+bool is_program_source(const std::string& path, const engine::program_run& run = {});
+
+/// `--run` / `--build` as given ("make -C build app"): split at whitespace, no shell quoting.
+std::vector<std::string> command_words(const std::string& line);
 
 struct program_target {
   engine::capture_request request;

@@ -1,7 +1,9 @@
 // Small string helpers shared by every layer.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace kblaster::support {
 
@@ -12,6 +14,16 @@ constexpr std::string_view trim(std::string_view s, std::string_view chars = asc
   const auto b = s.find_first_not_of(chars);
   if (b == std::string_view::npos) return {};
   return s.substr(b, s.find_last_not_of(chars) - b + 1);
+}
+
+/// `parts` with `separator` between them: a command line for a message.
+inline std::string join(const std::vector<std::string>& parts, std::string_view separator = " ") {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out += separator;
+    out += p;
+  }
+  return out;
 }
 
 }  // namespace kblaster::support

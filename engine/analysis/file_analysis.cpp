@@ -268,7 +268,8 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
     result->live_refused = true;
   } else if (!result->static_profile.error.empty()) {
     result->live_skipped = "the file does not compile";
-  } else if (!result->task.task && !defines_main(text) && !live_) {
+  } else if (!result->task.task && !defines_main(text) && !live_ &&
+             !(options.program_capture && runs_as_program(text, options.program_capture->run))) {
     result->live_skipped = "no task for this file (create one: kblaster.createTask)";
   } else {
     std::error_code ec;
@@ -276,7 +277,7 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
       result->live_skipped = "the file is not saved";
     } else if (live_) {
       result->live_profile = live_(path, result->task.task, options, mine.get_token());
-    } else if (defines_main(text) && options.program_capture) {
+    } else if (!result->task.task && options.program_capture && runs_as_program(text, options.program_capture->run)) {
       result->live_profile = profile_program_kernels(path, *options.program_capture, result->static_profile, build,
                                                      options.progress, mine.get_token());
     } else if (defines_main(text)) {

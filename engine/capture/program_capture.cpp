@@ -1,11 +1,13 @@
 // Building, running and capturing the user's program.
 #include "engine/capture/program_capture.h"
+#include "engine/source/program_entry.h"
 #include "engine/toolchain/nvcc_driver.h"
 #include "support/child_process.h"
 #include "support/files.h"
 #include "support/hash.h"
 #include "support/run_process.h"
 #include "support/sandbox.h"
+#include "support/text.h"
 
 #include <filesystem>
 #include <optional>
@@ -60,6 +62,20 @@ void copy_capture(const fs::path& from, const fs::path& to) {
 
 }  // namespace
 
+double run_user_build(const capture_request& request, std::stop_token stop) {
+  const fs::path source = fs::absolute(request.source);
+  const std::string cwd = request.run.cwd.empty() ? source.parent_path().string() : request.run.cwd;
+  // The user's build runs as the user's build: it writes its own tree. What a rewrite adds is
+  // compiled there, never run outside the sandbox (the program's run is sandboxed).
+  const auto built = support::run_process(request.run.build, std::chrono::minutes(30), cwd, stop);
+  const auto line = support::join(request.run.build, " ");
+  if (built.cancelled) throw capture_error("cancelled while building with " + line);
+  if (!built.ok()) throw capture_error("your build command (" + line + ") " + describe_end(built) + ":\n" + tail(built.out + built.err));
+  return built.seconds;
+}
+
+bool runs_as_program(const std::string& text, const program_run& run) { return !run.command.empty() || defines_main(text); }
+
 std::string origin_note(const capture_result& result) {
   if (result.replayed) return " (replayed from a recording: nothing was built or run)";
   return result.cached ? " (cached)" : "";
@@ -67,7 +83,7 @@ std::string origin_note(const capture_result& result) {
 
 std::string recording_name(const capture_request& request, const std::string& source_text) {
   std::string key = source_text + '\0' + request.kernel + '\0' + std::to_string(request.launch) + '\0';
-  for (const auto& v : {request.run.args, request.run.env})
+  for (const auto& v : {request.run.args, request.run.env, request.run.command, request.run.build})
     for (const auto& s : v) key += s + '\0';
   return fs::path(request.source).stem().string() + "-" + request.kernel + "-" + support::fnv1a_hex(key);
 }
@@ -89,7 +105,8 @@ capture_result capture_program(const capture_request& request, const std::functi
   const auto text = support::read_file_if_exists(source);
   if (!text) throw capture_error("cannot read " + source.string());
   capture_result result;
-  result.provenance = "launch " + std::to_string(request.launch) + " of " + source.filename().string();
+  result.provenance = "launch " + std::to_string(request.launch) + " of " +
+                      (request.run.command.empty() ? source.filename().string() : support::join(request.run.command, " "));
   for (const auto& a : request.run.args) result.provenance += " " + a;
 
   const std::string root = request.cache_root.empty() ? default_capture_root() : request.cache_root;
@@ -110,8 +127,12 @@ capture_result capture_program(const capture_request& request, const std::functi
     return result;
   }
 
-  const std::string nvcc = request.nvcc.empty() ? find_nvcc().value_or("") : request.nvcc;
-  if (nvcc.empty()) throw capture_error("nvcc was not found (set PATH or CUDA_HOME): the program cannot be built");
+  const bool own_build = !request.run.command.empty();  // the user's command builds and runs it
+  if (!runs_as_program(*text, request.run))
+    throw capture_error(source.filename().string() + " does not define main(): name the program your own build makes "
+                        "(--run PROGRAM, and --build COMMAND to build it; in the editor kblaster.run.command and .build)");
+  const std::string nvcc = own_build ? "" : request.nvcc.empty() ? find_nvcc().value_or("") : request.nvcc;
+  if (!own_build && nvcc.empty()) throw capture_error("nvcc was not found (set PATH or CUDA_HOME): the program cannot be built");
   const std::string agent = request.agent.empty() ? find_capture_agent() : request.agent;
   if (agent.empty() || !fs::exists(agent))
     throw capture_error("libkblaster-capture.so was not found beside kblaster (or set KBLASTER_CAPTURE_AGENT)");
@@ -120,8 +141,20 @@ capture_result capture_program(const capture_request& request, const std::functi
   // (2: it runs the launch twice and records what varies; a capture from before says nothing).
   std::string key = std::string("agent 2") + '\0' + *text + '\0' + (request.sandboxed ? "sandboxed" : "") + '\0' + request.kernel + '\0' + std::to_string(request.launch) + '\0' + request.run.cwd + '\0' +
                     std::to_string(request.max_bytes) + '\0' + nvcc + '\0';
-  for (const auto& v : {request.run.args, request.run.env, request.nvcc_flags})
+  for (const auto& v : {request.run.args, request.run.env, request.nvcc_flags, request.run.command, request.run.build})
     for (const auto& s : v) key += s + '\0';
+  const std::string cwd = request.run.cwd.empty() ? source.parent_path().string() : request.run.cwd;
+  // Built by the user's command, the program is more than this file: the build runs first, and
+  // the program it leaves (its content) is part of what the capture depends on.
+  if (own_build && !request.run.build.empty()) {
+    if (progress) progress("building with your command: " + support::join(request.run.build, " "));
+    result.build_seconds = run_user_build(request, stop);
+  }
+  if (own_build) {
+    fs::path program = request.run.command.front();
+    if (program.is_relative() && program.has_parent_path()) program = fs::path(cwd) / program;
+    if (const auto binary = support::read_file_if_exists(program)) key += support::fnv1a_hex(*binary);
+  }
   const fs::path folder = fs::path(root) / (source.stem().string() + "-" + request.kernel + "-" + support::fnv1a_hex(key));
   const fs::path capture_dir = folder / "capture";
   support::private_directory(folder);
@@ -146,24 +179,28 @@ capture_result capture_program(const capture_request& request, const std::functi
   }
   fs::remove_all(capture_dir);
 
-  if (progress) progress("building " + source.filename().string() + " with the shared CUDA runtime");
   const auto program = folder / "program";
-  std::vector<std::string> build{nvcc, "-cudart", "shared", "-lineinfo"};
-  build.insert(build.end(), request.nvcc_flags.begin(), request.nvcc_flags.end());
-  build.insert(build.end(), {"-o", program.string(), source.string()});
-  const auto built = run_job(request, build, folder, std::chrono::minutes(10), source.parent_path().string(), stop);
-  result.build_seconds = built.seconds;
-  if (built.cancelled) throw capture_error("cancelled while building " + source.filename().string());
-  if (!built.ok()) throw capture_error(source.filename().string() + " does not build:\n" + tail(built.out + built.err));
+  if (!own_build) {
+    if (progress) progress("building " + source.filename().string() + " with the shared CUDA runtime");
+    std::vector<std::string> build{nvcc, "-cudart", "shared", "-lineinfo"};
+    build.insert(build.end(), request.nvcc_flags.begin(), request.nvcc_flags.end());
+    build.insert(build.end(), {"-o", program.string(), source.string()});
+    const auto built = run_job(request, build, folder, std::chrono::minutes(10), source.parent_path().string(), stop);
+    result.build_seconds = built.seconds;
+    if (built.cancelled) throw capture_error("cancelled while building " + source.filename().string());
+    if (!built.ok()) throw capture_error(source.filename().string() + " does not build:\n" + tail(built.out + built.err));
+  }
 
   if (progress) progress("running " + result.provenance + " and capturing " + request.kernel);
   std::vector<std::string> argv{"env", "KBLASTER_CAPTURE_DIR=" + capture_dir.string(), "KBLASTER_CAPTURE_KERNEL=" + request.kernel,
                                 "KBLASTER_CAPTURE_LAUNCH=" + std::to_string(request.launch),
                                 "KBLASTER_CAPTURE_MAX_BYTES=" + std::to_string(request.max_bytes), "LD_PRELOAD=" + agent};
   argv.insert(argv.end(), request.run.env.begin(), request.run.env.end());
-  argv.push_back(program.string());
+  if (own_build)
+    argv.insert(argv.end(), request.run.command.begin(), request.run.command.end());
+  else
+    argv.push_back(program.string());
   argv.insert(argv.end(), request.run.args.begin(), request.run.args.end());
-  const std::string cwd = request.run.cwd.empty() ? source.parent_path().string() : request.run.cwd;
   const auto ran = run_job(request, argv, folder, request.timeout, cwd, stop);
   result.run_seconds = ran.seconds;
   result.program_output = tail(ran.out + ran.err);
@@ -178,6 +215,9 @@ capture_result capture_program(const capture_request& request, const std::functi
   if (result.capture.refusal) {
     std::string message = result.capture.refusal->message;
     if (!ran.ok()) message += " (the program " + describe_end(ran) + ")";
+    if (own_build && message.find("launched no kernel") != std::string::npos)
+      message += "; a program that links the CUDA runtime statically (nvcc's default) hides its launches from the agent: "
+                 "build it with -cudart shared (CMake: CUDA_RUNTIME_LIBRARY Shared)";
     throw capture_error(message);
   }
   result.task = write_capture_task(result.capture, *text, result.provenance);

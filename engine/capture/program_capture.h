@@ -21,7 +21,18 @@ struct program_run {
   std::vector<std::string> args;
   std::string cwd;               // empty: the source file's folder
   std::vector<std::string> env;  // NAME=VALUE pairs added to the environment
+  // A program your own build makes (the kernel's file need not define main): `command` is run
+  // instead of building the file (the program and any leading arguments; `args` follow), after
+  // `build` when given (e.g. {"make", "app"}), both in `cwd`. The program must link the CUDA
+  // runtime as a shared library (nvcc -cudart shared; CMake CUDA_RUNTIME_LIBRARY Shared) for
+  // the agent to see its launches.
+  std::vector<std::string> command;
+  std::vector<std::string> build;
 };
+
+/// Whether a kernel in `text` can be optimized from a run of its program: the file defines main
+/// (it is built as it is), or `run` names the program the user's own build makes.
+bool runs_as_program(const std::string& text, const program_run& run);
 
 struct capture_request {
   std::string source;  // the .cu file that defines main() and the kernel
@@ -60,6 +71,10 @@ struct capture_result {
 /// output, or the agent's refusal.
 capture_result capture_program(const capture_request& request, const std::function<void(const std::string&)>& progress,
                                std::stop_token stop = {});
+
+/// Runs `request.run.build` (the user's own build) in the program's folder, as the user's build:
+/// never sandboxed. Returns its seconds; throws capture_error with its output when it fails.
+double run_user_build(const capture_request& request, std::stop_token stop);
 
 /// " (cached)", " (replayed from a recording: nothing was built or run)" or "": what follows
 /// "captured launch 0 of ..." wherever a capture is reported.

@@ -47,7 +47,33 @@ program_rewrite rewrite_program(const capture_request& request, const capture_re
   again_request.sandboxed = true;  // everything above the launcher may be the model's
   if (again_request.run.cwd.empty()) again_request.run.cwd = source.parent_path().string();
   again_request.nvcc_flags.push_back("-I" + source.parent_path().string());
-  const auto again = capture_program(again_request, progress, stop);
+  capture_result again;
+  if (request.run.command.empty()) {
+    again = capture_program(again_request, progress, stop);
+  } else {
+    // The user's build compiles the file where it is: the edit goes there for the check, and the
+    // file (and the build, built again) is put back whatever happens; applying it is the caller's.
+    again_request.source = source.string();
+    const auto original = support::read_file(source);
+    struct put_back {  // on every way out, exceptions included
+      fs::path file;
+      std::string text;
+      capture_request request;
+      std::function<void(const std::string&)> progress;
+      ~put_back() {
+        try {
+          support::write_file_atomically(file, text);
+          if (request.run.build.empty()) return;
+          if (progress) progress("putting " + file.filename().string() + " back and building it again with your command");
+          run_user_build(request, {});
+        } catch (const std::exception& e) {
+          if (progress) progress(std::string("putting your program back failed: ") + e.what());
+        }
+      }
+    } restore{source, original, request, progress};
+    support::write_file_atomically(source, r.edit.edited);
+    again = capture_program(again_request, progress, stop);
+  }
   r.recaptured_ms = again.capture.time_ms;
   r.replayed = again.replayed;
   if (const auto m = compare_capture_outputs(captured.capture, again.capture, captured.task.views)) {

@@ -2,7 +2,6 @@
 // three strategies in its state, and "Create a task for `k`" when it has none and is not in a
 // program (a file with main: Optimize captures the kernel's launch from the program's own run).
 // Optimize and the techniques run code: in an untrusted workspace they are disabled with the reason.
-#include "engine/source/program_entry.h"
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
 #include "server/features/kernel_text.h"
@@ -48,7 +47,8 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
     const std::string& name = kernel->name;  // titles are plain text: no Markdown backticks
     const bool has_task = k.analysis && k.analysis->task.task;
     // A program (main, no task): Optimize captures the kernel's launch from its own run.
-    const bool runnable = !has_task && (!k.analysis || k.analysis->task.error.empty()) && engine::defines_main(doc->text());
+    const bool runnable = !has_task && (!k.analysis || k.analysis->task.error.empty()) &&
+                          engine::runs_as_program(doc->text(), program_run_of(settings).run);
 
     // Why Optimize cannot run here, empty when it can. Never silently absent: the editor shows
     // why, or offers the step that unblocks it.
@@ -56,7 +56,8 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
     if (!state.workspace_trusted()) why_not = untrusted_message("Optimize is off");
     else if (!has_task && !runnable)
       why_not = k.analysis && !k.analysis->task.error.empty() ? "the task cannot be read: " + k.analysis->task.error
-                                                              : "no task for this file: create one first";
+                                                              : "no task for this file and no main(): create a task, or set "
+                                                                "kblaster.run.command to the program your build makes";
     if (why_not.empty()) {
       actions.push_back(command_action("Optimize " + name, "kblaster.optimize", args, "refactor.rewrite"));
     } else if (state.code_action_disabled_support()) {

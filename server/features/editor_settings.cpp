@@ -102,6 +102,8 @@ editor_settings read_editor_settings(const json& settings, std::vector<std::stri
   r.get_pairs("run.env", s.run_env);
   r.get("run.launch", s.run_launch, 0, 1e9);
   r.get("run.timeoutSeconds", s.run_timeout_s, 1, 86400);
+  r.get("run.command", s.run_command);
+  r.get("run.build", s.run_build);
   r.get("llm.provider", s.llm_provider);
   r.get("llm.endpoint", s.llm_endpoint);
   r.get("llm.model", s.llm_model);
@@ -121,7 +123,7 @@ editor_settings read_editor_settings(const json& settings, std::vector<std::stri
 engine::capture_request program_run_of(const editor_settings& settings) {
   engine::capture_request r;
   r.launch = settings.run_launch;
-  r.run = {settings.run_args, settings.run_cwd, settings.run_env};
+  r.run = {settings.run_args, settings.run_cwd, settings.run_env, settings.run_command, settings.run_build};
   r.timeout = std::chrono::seconds(settings.run_timeout_s);
   return r;
 }

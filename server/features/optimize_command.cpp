@@ -226,7 +226,8 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
     while (!st.stop_requested() && !ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (ctx.cancelled()) stop.request_stop();
   });
-  const bool is_program = !engine::find_task_for(document_path(*doc), doc->text()).task && engine::defines_main(doc->text());
+  const bool is_program = !engine::find_task_for(document_path(*doc), doc->text()).task &&
+                          engine::runs_as_program(doc->text(), program_run_of(settings).run);
   const bool replay_asked = !settings.replay_harness.empty();
   work_done_progress progress(ctx, "KernelBlaster: optimizing " + args.kernel + (replay_asked ? " (REPLAYED results)" : ""),
                               is_program ? "building and running your program to capture " + args.kernel : "");

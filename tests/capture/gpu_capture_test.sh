@@ -218,6 +218,46 @@ grep -q "was carried to 1 call site" "$work/carry-run.log" && grep -q "re-captur
   grep -q "row_sum<<<dim3(((rows) + 7) / 8, 1, 1), 256>>>(x, out, rows, cols);" "$work/my_row_reduce.cu"
 check "a changed launch is carried to the call site, re-captured to the same outputs and applied (rc=$rc)" $?
 
+# A program built by its own build: saxpy's file has no main; build.sh links it with main.cu.
+# kblaster runs that build, then the program, captures the launch, verifies the original against
+# itself, optimizes it and checks the best rewrite in the program by building it there (the file
+# is put back, and built again, whatever the outcome). Linked with the static runtime (nvcc's
+# default), the launches are hidden, and the refusal says how to build it.
+cp -r "$here/programs/split" "$work/split"
+own=(--build "bash build.sh" --run ./split_app)
+"$kblaster" capture "$work/split/saxpy_kernels.cu" --kernel saxpy "${own[@]}" --json -- 1000000 > "$work/split.json" 2> "$work/split.err"
+rc=$?
+tail -3 "$work/split.err"
+if [[ $rc == 0 ]]; then
+  task=$(python3 -c "import json; print(json.load(open('$work/split.json'))['task'])")
+  echo "  captured: $(python3 -c "import json; j=json.load(open('$work/split.json')); print(j['kernel'], j['grid'], j['block'], j['time_ms'], 'ms')")"
+  line=$(evaluate split-original "$task")
+  echo "  original against itself: $line"
+  [[ $line == pass* ]]; check "a program built by its own build: captured, and the original verifies against itself" $?
+else
+  check "a program built by its own build: captured (rc=$rc)" 1
+fi
+cp "$work/split/saxpy_kernels.cu" "$work/split-before.cu"
+"$kblaster" optimize "$work/split/saxpy_kernels.cu" --kernel saxpy "${own[@]}" --no-llm --breadth 2 --depth 2 --iterations 1 --seed 1 \
+  --kb "$work/split.sqlite" --out "$work/split-run" --apply -- 1000000 > "$work/split-run.log" 2>&1
+rc=$?
+grep -v "^kblaster optimize: \[" "$work/split-run.log" | tail -8
+if grep -q "re-captures to the same outputs" "$work/split-run.log"; then
+  ! cmp -s "$work/split-before.cu" "$work/split/saxpy_kernels.cu" && [[ -f "$work/split-run/saxpy_kernels.cu.orig" ]]
+  check "its best rewrite, built by its own build, re-captures to the same outputs and is applied (rc=$rc)" $?
+else
+  cmp -s "$work/split-before.cu" "$work/split/saxpy_kernels.cu" && [[ $rc == 0 ]]
+  check "nothing applied, and the file is as it was (rc=$rc)" $?
+fi
+(cd "$work/split" && ./split_app 1000) > "$work/split-after.out" 2>&1; rc=$?
+echo "  the program after: rc=$rc $(cat "$work/split-after.out")"
+[[ $rc == 0 ]]; check "the program still builds and runs afterwards" $?
+"$kblaster" capture "$work/split/saxpy_kernels.cu" --kernel saxpy --build "bash build.sh static" --run ./split_app -- 1000 \
+  > /dev/null 2> "$work/split-static.err"
+rc=$?
+echo "  statically linked: $(tail -1 "$work/split-static.err")"
+[[ $rc != 0 ]] && grep -q "cudart shared" "$work/split-static.err"; check "a statically linked program is refused saying how to build it" $?
+
 # The same from an editor: Optimize on the program's kernel through the daemon (LSP on stdio).
 cp "$here/programs/row_reduce.cu" "$work/editor_row_reduce.cu"
 python3 "$here/gpu_editor_program.py" "$kblaster" "$work/editor_row_reduce.cu" row_sum 2048 1000 > "$work/editor.log" 2>&1

@@ -96,6 +96,8 @@ export function daemonSettings(config: ConfigReader, workspaceFolder?: string, h
       env: stringMap(config, 'run.env'),
       launch: integer(config, 'run.launch', 0, 1e9),
       timeoutSeconds: integer(config, 'run.timeoutSeconds', 1, 86400),
+      command: strings(config, 'run.command'),
+      build: strings(config, 'run.build'),
     },
     llm: {
       provider: config.get<string>('llm.provider', ''),

@@ -51,3 +51,21 @@ TEST_CASE("bad values keep the default and are named") {
   CHECK(all.find("kblaster.optimize.seed") != std::string::npos);
   CHECK(all.find("kblaster.optimize.breadth") != std::string::npos);
 }
+
+TEST_CASE("how the program runs: its arguments, and the program and build of the user's own build") {
+  std::vector<std::string> problems;
+  const auto s = read_editor_settings(
+      json::parse(R"({"run": {"args": ["1000"], "command": ["./build/app", "--fast"], "build": ["make", "-C", "build", "app"],
+                              "cwd": "/ws", "launch": 2}})"),
+      &problems);
+  CHECK(problems.empty());
+  const auto r = kblaster::server::program_run_of(s);
+  CHECK(r.run.args == std::vector<std::string>{"1000"});
+  CHECK(r.run.command == std::vector<std::string>{"./build/app", "--fast"});
+  CHECK(r.run.build == std::vector<std::string>{"make", "-C", "build", "app"});
+  CHECK(r.run.cwd == "/ws");
+  CHECK(r.launch == 2);
+  // A kernel's file without main runs as a program once the program is named.
+  CHECK(kblaster::engine::runs_as_program("__global__ void k() {}\n", r.run));
+  CHECK_FALSE(kblaster::engine::runs_as_program("__global__ void k() {}\n", kblaster::server::program_run_of(read_editor_settings(json::object())).run));
+}

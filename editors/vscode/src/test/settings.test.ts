@@ -33,10 +33,12 @@ test('settings map to the daemon keys, nested by section', () => {
 test('how the program runs reaches the daemon as run.*, malformed values left out', () => {
   const s = daemonSettings(reader({
     'run.args': ['1000', '1000', '3'], 'run.cwd': '${workspaceFolder}/data', 'run.env': { OMP_NUM_THREADS: '4' },
-    'run.launch': 2, 'run.timeoutSeconds': 30,
+    'run.launch': 2, 'run.timeoutSeconds': 30, 'run.command': ['./build/app', '--fast'], 'run.build': ['make', 'app'],
   }), '/ws', '/home/u');
-  assert.deepEqual(s.run, { args: ['1000', '1000', '3'], cwd: '/ws/data', env: { OMP_NUM_THREADS: '4' }, launch: 2, timeoutSeconds: 30 });
-  const bad = daemonSettings(reader({ 'run.args': [1, 2], 'run.env': { N: 3 }, 'run.launch': -1, 'run.timeoutSeconds': 0.5 }));
+  assert.deepEqual(s.run, { args: ['1000', '1000', '3'], cwd: '/ws/data', env: { OMP_NUM_THREADS: '4' }, launch: 2, timeoutSeconds: 30,
+                            command: ['./build/app', '--fast'], build: ['make', 'app'] });
+  const bad = daemonSettings(reader({ 'run.args': [1, 2], 'run.env': { N: 3 }, 'run.launch': -1, 'run.timeoutSeconds': 0.5,
+                                      'run.command': 'make', 'run.build': [true] }));
   assert.equal(bad.run as unknown, undefined);
 });
 
@@ -91,7 +93,8 @@ test('the manifest declares limited support for untrusted workspaces, restrictin
   const untrusted = manifest.capabilities?.untrustedWorkspaces;
   assert.equal(untrusted?.supported, 'limited');
   assert.match(untrusted?.description ?? '', /trust/i);
-  for (const key of ['kblaster.path', 'kblaster.arguments', 'kblaster.ncuPath', 'kblaster.optimize.harness']) {
+  for (const key of ['kblaster.path', 'kblaster.arguments', 'kblaster.ncuPath', 'kblaster.optimize.harness', 'kblaster.run.command',
+                   'kblaster.run.build']) {
     assert.ok(untrusted.restrictedConfigurations.includes(key), `${key} is not restricted`);
   }
 });

@@ -1,0 +1,113 @@
+// A program built by the user's own build (run.command, run.build): the kernel's file needs no
+// main, the build runs first and its failure is shown, the program named is what runs, and the
+// check of a rewrite in the program puts the user's file back (and builds it again) whatever
+// happens. No GPU here: the program runs without the agent's driver, so the captures themselves
+// fail, which is what lets the put-back be seen.
+#include "engine/capture/program_capture.h"
+#include "engine/capture/program_rewrite.h"
+#include "support/files.h"
+#include "tests/unit/engine/capture/capture_fixture.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+using namespace kblaster::engine;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct project {
+  fs::path dir = fs::temp_directory_path() / ("kblaster-own-build-" + std::to_string(::getpid()));
+  fs::path kernels = dir / "saxpy_kernels.cu";
+  project() {
+    fs::remove_all(dir);
+    fs::copy(kblaster::test::capture_programs / "split", dir, fs::copy_options::recursive);
+  }
+  ~project() { fs::remove_all(dir); }
+  capture_request request(std::vector<std::string> build, std::vector<std::string> command) const {
+    capture_request r;
+    r.source = kernels.string();
+    r.kernel = "saxpy";
+    r.run.args = {"1000"};
+    r.run.build = std::move(build);
+    r.run.command = std::move(command);
+    r.cache_root = (dir / "cache").string();
+    r.agent = (dir / "main.cu").string();  // any existing file: the check for the agent passes, nothing loads it
+    r.timeout = std::chrono::seconds(20);
+    return r;
+  }
+  int builds() const { return static_cast<int>(kblaster::support::read_file_if_exists(dir / "builds").value_or("").size()); }
+};
+
+}  // namespace
+
+TEST_CASE("a kernel's file without main runs as a program only when the program is named") {
+  const std::string text = "__global__ void saxpy(float a, const float* x, float* y, int n) {}\n";
+  CHECK_FALSE(runs_as_program(text, {}));
+  program_run named;
+  named.command = {"./split_app"};
+  CHECK(runs_as_program(text, named));
+  CHECK(runs_as_program(text + "int main() { return 0; }\n", {}));
+
+  project p;
+  try {
+    capture_program(p.request({}, {}), {});
+    FAIL("a file without main was captured");
+  } catch (const capture_error& e) {
+    CHECK(std::string(e.what()).find("does not define main(): name the program your own build makes (--run PROGRAM") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("the user's build runs first, and its failure is the error, with its output") {
+  project p;
+  try {
+    capture_program(p.request({"sh", "-c", "echo 'saxpy_kernels.cu(3): error: expected a ;'; exit 2"}, {"./split_app"}), {});
+    FAIL("a failed build went unnoticed");
+  } catch (const capture_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("your build command (sh -c") != std::string::npos);
+    CHECK(what.find("exited with status 2") != std::string::npos);
+    CHECK(what.find("expected a ;") != std::string::npos);
+  }
+  // A build that works, then the program named runs (here it cannot launch anything: no GPU).
+  std::string heard;
+  CHECK_THROWS_AS(capture_program(p.request({"sh", "-c", "printf x >> builds"}, {"sh", "-c", "echo ran > ran"}),
+                                  [&](const std::string& line) { heard += line + "\n"; }),
+                  capture_error);
+  CHECK(p.builds() == 1);
+  CHECK(fs::exists(p.dir / "ran"));
+  CHECK(heard.find("building with your command: sh -c printf x >> builds") != std::string::npos);
+  CHECK(heard.find("running launch 0 of sh -c echo ran > ran 1000 and capturing saxpy") != std::string::npos);
+}
+
+TEST_CASE("checking a rewrite in a program built by its own build puts the file back, and builds it again") {
+  project p;
+  const auto original = kblaster::support::read_file(p.kernels);
+  // The capture the run started from: the fixture of another program stands in (only its task's
+  // files are read before the check runs).
+  kblaster::test::fixture_copy f("row_reduce");
+  capture_result captured;
+  captured.capture = read_capture(f.dir.string());
+  captured.task = write_capture_task(captured.capture, kblaster::test::capture_program("row_reduce"), "launch 0");
+  const auto generated = kblaster::support::read_file(captured.task.kernel_path);
+  const auto program = kblaster::test::capture_program("row_reduce");
+  kblaster::support::write_file_atomically(p.kernels, program);
+  const std::string statement = "partial[threadIdx.x] = acc;";
+  REQUIRE(generated.find(statement) != std::string::npos);
+  auto rewritten = generated;
+  rewritten.replace(rewritten.find(statement), statement.size(), "partial[threadIdx.x] = acc * 1.0f;");
+  const auto request = p.request({"sh", "-c", "printf x >> builds"}, {"./split_app"});
+  std::string heard;
+  CHECK_THROWS_AS(rewrite_program(request, captured, program, rewritten, (p.dir / "out").string(),
+                                  [&](const std::string& line) { heard += line + "\n"; }),
+                  capture_error);  // the edited program cannot be captured here (no GPU)
+  CHECK(kblaster::support::read_file(p.kernels) == program);  // put back
+  CHECK(p.builds() == 2);                                      // built with the edit, then again without it
+  CHECK(heard.find("putting saxpy_kernels.cu back and building it again with your command") != std::string::npos);
+  CHECK(kblaster::support::read_file(p.dir / "out" / "saxpy_kernels.cu").find("acc * 1.0f") != std::string::npos);
+  CHECK(original.find("saxpy") != std::string::npos);  // the project's own file was replaced for this test
+}
