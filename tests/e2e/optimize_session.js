@@ -1,6 +1,6 @@
 // One kblaster.optimize session as VS Code drives it, for tests/e2e/vscode_client.js: the task
-// directory is copied into a temporary workspace (nothing in the checkout is edited), its
-// kernel opened and saved; then diagnostics, hover, code actions, kblaster.optimize with the
+// directory, or a plain program (a .cu with main and no task), is copied into a temporary
+// workspace (nothing in the checkout is edited), its kernel opened and saved; then diagnostics, hover, code actions, kblaster.optimize with the
 // server's progress, workspace/applyEdit applied to the document and sent back as didChange
 // (what VS Code does), and the new text checked against the run's best.cu.
 //
@@ -37,7 +37,7 @@ function applyEdits(text, edits) {
 }
 
 /** The settings for this run, as editors/vscode's daemonSettings() sends them. */
-function settingsFor(workspace, taskName, args) {
+function settingsFor(workspace, taskName, args, runArgs) {
   const s = {
     knowledgeBase: path.join(workspace, 'kb.sqlite'),
     analysis: { debounceMs: 0 },
@@ -51,31 +51,57 @@ function settingsFor(workspace, taskName, args) {
     s.optimize.replayHarness = path.join(args.recordingsDir, `loop-${taskName}.jsonl`);
     s.ncuPath = '/nonexistent/ncu';  // no live profiling on save, whatever the machine has
   }
+  if (runArgs) s.run = { args: runArgs };
   return s;
 }
 
-async function optimizeSession(taskDir, args, h) {
+/**
+ * What a session optimizes, copied into `workspace`: a task directory (its kernel file; the
+ * result is the run's best.cu), or a plain program {file, runArgs} (no task: its kernel's launch
+ * is captured, replayed from tests/optimize/recordings/captures without --live, and the result is
+ * the whole program with the rewrite in place, the run's edited FILE.cu).
+ */
+function targetOf(spec, workspace) {
+  if (typeof spec === 'string') {
+    const task = JSON.parse(fs.readFileSync(path.join(spec, 'task.json'), 'utf8'));
+    const name = task.name || path.basename(spec);
+    const dir = path.join(workspace, name);
+    fs.cpSync(spec, dir, { recursive: true });
+    return { name, file: path.join(dir, task.kernel), result: (report) => path.join(path.dirname(report), 'best.cu') };
+  }
+  const name = path.basename(spec.file, '.cu');
+  const dir = path.join(workspace, name);
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, path.basename(spec.file));
+  fs.copyFileSync(spec.file, file);
+  return { name, file, program: true, runArgs: spec.runArgs, result: (report) => path.join(path.dirname(report), path.basename(file)) };
+}
+
+async function optimizeSession(spec, args, h) {
   const { check, record, withTimeout, waitFor, errorOf } = h;
-  const spec = JSON.parse(fs.readFileSync(path.join(taskDir, 'task.json'), 'utf8'));
-  const taskName = spec.name || path.basename(taskDir);
-  const label = `optimize ${taskName}`;
+  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'kblaster-vscode-optimize-'));
+  const target = targetOf(spec, workspace);
+  const taskName = target.name;
+  const label = `optimize ${taskName}${target.program ? ' (a program, no task)' : ''}`;
   const recordings = path.join(args.recordingsDir, `loop-${taskName}.jsonl`);
   if (!args.live && !fs.existsSync(recordings)) {
     if (process.env.KBLASTER_E2E_ALLOW_MISSING === '1') record('SKIP', label, `no recordings at ${recordings}`);
     else record('FAIL', label, `no recordings at ${recordings}: record them on the GPU machine (tests/optimize/gpu_loop_test.sh)`);
     return;
   }
-  const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'kblaster-vscode-optimize-'));
-  const dir = path.join(workspace, taskName);
-  fs.cpSync(taskDir, dir, { recursive: true });
-  const file = path.join(dir, spec.kernel);
+  const file = target.file;
   const uri = `file://${file}`;
   const original = fs.readFileSync(file, 'utf8');
   const kernel = /__global__\s+[^(]*?([A-Za-z_]\w*)\s*\(/.exec(original)[1];
-  const settings = settingsFor(workspace, taskName, args);
+  const settings = settingsFor(workspace, taskName, args, target.runArgs);
   console.log(`     == ${label}: ${file} (${args.live ? 'LIVE on this GPU' : 'replayed GPU results and model'})`);
 
+  // A program's capture comes from a recording made on the GPU machine: the daemon inherits it.
+  const replayCaptures = process.env.KBLASTER_CAPTURE_REPLAY;
+  if (target.program && !args.live) process.env.KBLASTER_CAPTURE_REPLAY = path.join(args.recordingsDir, 'captures');
   const d = await h.startDaemon(false);
+  if (replayCaptures === undefined) delete process.env.KBLASTER_CAPTURE_REPLAY;
+  else process.env.KBLASTER_CAPTURE_REPLAY = replayCaptures;
   const { connection } = d;
   const created = [], progress = [], notes = [], applyRequests = [];
   let text = original, version = 1;
@@ -164,11 +190,22 @@ async function optimizeSession(taskDir, args, h) {
       `${label}: progress through window/workDoneProgress/create: begin, reports, end`,
       values.map((v) => v.kind).join(' ') || 'no $/progress');
 
-    const best = fs.readFileSync(path.join(path.dirname(r.reportPath), 'best.cu'), 'utf8');
+    if (target.program) {
+      const said = values.map((v) => v.message || '').join('\n');
+      check(said.includes(`captured launch 0 of ${path.basename(file)} ${target.runArgs.join(' ')}`)
+        && (args.live || said.includes('replayed from a recording')),
+      `${label}: the progress says which launch was captured${args.live ? '' : ', and that the capture was replayed'}`,
+      said.slice(0, 600));
+    }
+    const best = fs.readFileSync(target.result(r.reportPath), 'utf8');
+    if (target.program && r.bestSpeedup > 1) {
+      check(text.includes('int main(') && !text.includes('kb_forward'),
+        `${label}: the edit is the whole program (main kept, no launcher)`, text.slice(-300));
+    }
     if (r.bestSpeedup > 1) {
       check(applyRequests.length === 1 && r.applied === true, `${label}: ${r.bestSpeedup.toFixed(2)}x: one workspace/applyEdit, applied`,
         `${applyRequests.length} requests, applied ${r.applied}`);
-      check(text === best && text !== original, `${label}: the document now holds the run's best.cu`,
+      check(text === best && text !== original, `${label}: the document now holds the run's ${path.basename(target.result(r.reportPath))}`,
         `document ${text.length} chars, best.cu ${best.length}, original ${original.length}`);
     } else {
       check(applyRequests.length === 0 && text === original, `${label}: nothing faster: the document is unchanged`,
@@ -179,7 +216,9 @@ async function optimizeSession(taskDir, args, h) {
     const final = diagnostics().map((n) => n.params.diagnostics).flat().filter((x) => /optimized /.test(x.message)).pop();
     console.log(`     diagnostic: ${final ? final.message : 'none'}`);
     check(final && final.message.includes(`optimized ${kernel}`) && final.message.includes(r.reportPath)
-      && (args.live || final.message.startsWith('[REPLAYED]')), `${label}: a diagnostic names the speedup and the report`,
+      && (args.live || final.message.startsWith('[REPLAYED]'))
+      && (!target.program || r.bestSpeedup <= 1 || final.message.includes('re-captured with the rewrite reproduces the verified outputs')),
+      `${label}: a diagnostic names the speedup and the report${target.program ? ', and the re-capture that checked the program' : ''}`,
       JSON.stringify(final));
 
     // The document as edited is what the daemon now holds: a symbol request sees the new text.
@@ -191,7 +230,14 @@ async function optimizeSession(taskDir, args, h) {
     check(bad && bad.code === -32602 && /not open/.test(bad.message), `${label}: optimize on a file that is not open -> -32602`,
       JSON.stringify(bad));
 
-    if (!args.live) {
+    if (target.program && r.applied) {
+      // The applied edit is not saved yet: a program is built from the file on disk, so Optimize
+      // asks for the save instead of capturing what the user does not see.
+      const unsaved = await withTimeout(errorOf(connection.sendRequest('workspace/executeCommand',
+        { command: 'kblaster.optimize', arguments: [{ uri, kernel }] })), 'optimize on the unsaved edit');
+      check(unsaved && unsaved.code === -32602 && unsaved.message.includes(`save ${path.basename(file)} first`),
+        `${label}: Optimize on the unsaved edit -> -32602 asking to save first`, JSON.stringify(unsaved));
+    } else if (!args.live) {
       // Recordings that are not there: a clear error naming the file, not a crash.
       const missing = path.join(workspace, 'no-such-recordings.jsonl');
       await connection.sendNotification('workspace/didChangeConfiguration',

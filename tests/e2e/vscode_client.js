@@ -34,7 +34,7 @@ const root = path.resolve(__dirname, '..', '..');
 function parseArgs(argv) {
   const args = { binary: process.env.KBLASTER_BINARY || path.join(root, 'build', 'cli', 'kblaster'),
                  file: path.join(root, 'examples', 'matmul', 'matmul.cu'), tcp: false, hover: 'matmul_tiled',
-                 optimizeTasks: [], live: process.env.KBLASTER_E2E_LIVE === '1',
+                 optimizeTasks: [], optimizePrograms: [], live: process.env.KBLASTER_E2E_LIVE === '1',
                  recordingsDir: process.env.KBLASTER_E2E_RECORDINGS_DIR || path.join(root, 'tests', 'optimize', 'recordings'),
                  optimize: true };
   for (let i = 0; i < argv.length; i++) {
@@ -44,16 +44,23 @@ function parseArgs(argv) {
     else if (a === '--hover') args.hover = argv[++i];
     else if (a === '--tcp') args.tcp = true;
     else if (a === '--optimize-task') args.optimizeTasks.push(path.resolve(argv[++i]));
+    else if (a === '--optimize-program') {
+      const [file, list] = argv[++i].split(':');
+      args.optimizePrograms.push({ file: path.resolve(file), runArgs: list ? list.split(',') : [] });
+    }
     else if (a === '--recordings-dir') args.recordingsDir = path.resolve(argv[++i]);
     else if (a === '--live') args.live = true;
     else if (a === '--no-optimize') args.optimize = false;
     else {
-      console.error('usage: vscode_client.js --binary PATH [--tcp] [--file F.cu] [--hover NAME] [--optimize-task DIR]... '
+      console.error('usage: vscode_client.js --binary PATH [--tcp] [--file F.cu] [--hover NAME] [--optimize-task DIR]... [--optimize-program F.cu:ARG,ARG]... '
         + `[--recordings-dir DIR] [--live] [--no-optimize]\nunknown argument ${a}`);
       process.exit(2);
     }
   }
-  if (args.optimizeTasks.length === 0) args.optimizeTasks.push(path.join(root, 'examples', 'tasks', 'vector_add'));
+  if (args.optimizeTasks.length === 0 && args.optimizePrograms.length === 0) {
+    args.optimizeTasks.push(path.join(root, 'examples', 'tasks', 'vector_add'));
+    args.optimizePrograms.push({ file: path.join(root, 'tests', 'capture', 'programs', 'row_normalize.cu'), runArgs: ['64', '256'] });
+  }
   return args;
 }
 
@@ -480,6 +487,7 @@ async function exitWithoutShutdown() {
     const { optimizeSession } = require('./optimize_session');
     const helpers = { startDaemon, vscodeInitializeParams, check, record, withTimeout, waitFor, errorOf };
     for (const task of args.optimizeTasks) await optimizeSession(task, args, helpers);
+    for (const program of args.optimizePrograms) await optimizeSession(program, args, helpers);
   }
   const failed = results.filter((r) => r.status === 'FAIL').length;
   const skipped = results.filter((r) => r.status === 'SKIP').length;
