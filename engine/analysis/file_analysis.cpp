@@ -88,8 +88,9 @@ std::string file_analysis_options::key() const {
   std::string k = arch + "|" + std::to_string(profile_live) + "|" + std::to_string(assumed_block_size) + "|" + live_refusal;
   for (const auto& f : nvcc_flags) k += "|" + f;
   if (program_capture) {
-    k += "|capture " + std::to_string(program_capture->launch) + "|" + program_capture->run.cwd;
-    for (const auto& v : {program_capture->run.args, program_capture->run.env})
+    k += "|capture " + std::to_string(program_capture->launch) + "|" + program_capture->run.cwd + "|" + harness;
+    for (const auto& v : {program_capture->run.args, program_capture->run.env, program_capture->run.command,
+                          program_capture->run.build})
       for (const auto& a : v) k += "|" + a;
   }
   return k;
@@ -100,10 +101,11 @@ namespace {
 // Each kernel of a program profiled from its captured launch; the whole program under ncu when
 // the harness is not there to replay captures.
 profile_outcome profile_program_kernels(const std::string& path, const capture_request& how, const profile_outcome& statics,
-                                        const build_profile_options& build,
+                                        const build_profile_options& build, const optimize::harness_evaluator_options& evaluator,
                                         const std::function<void(const std::string&)>& progress, std::stop_token stop) {
   captured_profile_options o;
   o.progress = progress;
+  o.evaluator = evaluator;
   o.base = how;
   o.base.source = path;
   for (const auto& k : statics.kernels)
@@ -111,6 +113,11 @@ profile_outcome profile_program_kernels(const std::string& path, const capture_r
   try {
     return profile_captured_launches(o, stop);
   } catch (const optimize::evaluation_error& e) {
+    if (!how.run.command.empty()) {  // built by the user's build: there is no whole program of this file to run
+      profile_outcome none;
+      none.error = std::string("the kernels' captured launches cannot be replayed here: ") + e.what();
+      return none;
+    }
     auto whole = profile_live(path, build);
     whole.warnings.push_back(std::string("the whole program was profiled: its kernels' captured launches cannot be replayed "
                                          "here (") + e.what() + ")");
@@ -278,7 +285,10 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
     } else if (live_) {
       result->live_profile = live_(path, result->task.task, options, mine.get_token());
     } else if (!result->task.task && options.program_capture && runs_as_program(text, options.program_capture->run)) {
-      result->live_profile = profile_program_kernels(path, *options.program_capture, result->static_profile, build,
+      optimize::harness_evaluator_options evaluator;
+      evaluator.harness = options.harness;
+      evaluator.ncu = caps.ncu.value_or("");
+      result->live_profile = profile_program_kernels(path, *options.program_capture, result->static_profile, build, evaluator,
                                                      options.progress, mine.get_token());
     } else if (defines_main(text)) {
       result->live_profile = profile_live(path, build);

@@ -52,6 +52,8 @@ struct file_analysis_options {
   /// unset, or without the harness, the whole program runs under ncu. The source and the kernel
   /// are filled in per kernel.
   std::optional<capture_request> program_capture;
+  /// kblaster-harness, which replays those launches; empty: found beside kblaster.
+  std::string harness;
   /// Hears the live profile's steps ("building", "running … and capturing …", "profiling …");
   /// not part of the result, so not of the cache key.
   std::function<void(const std::string&)> progress;

@@ -174,6 +174,7 @@ std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& ser
   // A program's kernels are profiled from their captured launches, the program run as Optimize
   // runs it (run.*).
   options.program_capture = program_run_of(settings);
+  options.harness = settings.harness;
   options.progress = std::move(progress);
   // The debounce waits for a later save; on a single thread none can be read meanwhile.
   options.debounce = std::chrono::milliseconds(wait_for_debounce && !server.single_threaded() ? settings.debounce_ms : 0);
