@@ -65,9 +65,20 @@ void copy_capture(const fs::path& from, const fs::path& to) {
 double run_user_build(const capture_request& request, std::stop_token stop) {
   const fs::path source = fs::absolute(request.source);
   const std::string cwd = request.run.cwd.empty() ? source.parent_path().string() : request.run.cwd;
-  // The user's build runs as the user's build: it writes its own tree. What a rewrite adds is
-  // compiled there, never run outside the sandbox (the program's run is sandboxed).
-  const auto built = support::run_process(request.run.build, std::chrono::minutes(30), cwd, stop);
+  // The user's build writes its own tree. Building model-written code (a rewrite being checked,
+  // `sandboxed`), it runs in the sandbox with that tree writable and nothing else: no network, no
+  // secrets (an #include of a key would otherwise land in the build's output).
+  std::vector<std::string> argv = request.run.build;
+  std::optional<support::sandbox_scratch> scratch;
+  if (request.sandboxed) {
+    try {
+      scratch.emplace(support::user_scratch_root() / "jobs", "build");
+      argv = support::sandboxed_command(argv, {scratch->path(), {cwd}, {}, false, {}});
+    } catch (const std::exception& e) {
+      throw capture_error(std::string("cannot sandbox your build of the rewritten program: ") + e.what());
+    }
+  }
+  const auto built = support::run_process(argv, std::chrono::minutes(30), cwd, stop);
   const auto line = support::join(request.run.build, " ");
   if (built.cancelled) throw capture_error("cancelled while building with " + line);
   if (!built.ok()) throw capture_error("your build command (" + line + ") " + describe_end(built) + ":\n" + tail(built.out + built.err));

@@ -72,8 +72,9 @@ struct capture_result {
 capture_result capture_program(const capture_request& request, const std::function<void(const std::string&)>& progress,
                                std::stop_token stop = {});
 
-/// Runs `request.run.build` (the user's own build) in the program's folder, as the user's build:
-/// never sandboxed. Returns its seconds; throws capture_error with its output when it fails.
+/// Runs `request.run.build` (the user's own build) in the program's folder: as the user runs it,
+/// or, when `request.sandboxed` (model-written code in the tree), in the sandbox with only that
+/// folder writable. Returns its seconds; throws capture_error with its output when it fails.
 double run_user_build(const capture_request& request, std::stop_token stop);
 
 /// " (cached)", " (replayed from a recording: nothing was built or run)" or "": what follows

@@ -6,6 +6,7 @@
 #include "engine/capture/program_capture.h"
 #include "engine/capture/program_rewrite.h"
 #include "support/files.h"
+#include "support/sandbox.h"
 #include "tests/unit/engine/capture/capture_fixture.h"
 
 #include <doctest/doctest.h>
@@ -100,13 +101,22 @@ TEST_CASE("checking a rewrite in a program built by its own build puts the file 
   REQUIRE(generated.find(statement) != std::string::npos);
   auto rewritten = generated;
   rewritten.replace(rewritten.find(statement), statement.size(), "partial[threadIdx.x] = acc * 1.0f;");
-  const auto request = p.request({"sh", "-c", "printf x >> builds"}, {"./split_app"});
+  // The build of the rewrite tries to write outside the project: in the sandbox it cannot.
+  const fs::path outside = fs::temp_directory_path() / ("kblaster-own-build-escape-" + std::to_string(::getpid()));
+  fs::remove(outside);
+  const auto request = p.request({"sh", "-c", "printf x >> builds; echo escaped >> " + outside.string() + "; true"}, {"./split_app"});
   std::string heard;
   CHECK_THROWS_AS(rewrite_program(request, captured, program, rewritten, (p.dir / "out").string(),
                                   [&](const std::string& line) { heard += line + "\n"; }),
                   capture_error);  // the edited program cannot be captured here (no GPU)
   CHECK(kblaster::support::read_file(p.kernels) == program);  // put back
   CHECK(p.builds() == 2);                                      // built with the edit, then again without it
+  // The first build (the rewrite's) ran sandboxed; the second (the user's own file put back) as
+  // the user's build, so the file exists after it either way: what matters is that the
+  // sandboxed one could not write it, seen by the line being appended once, not twice.
+  if (kblaster::support::sandbox_support().active())
+    CHECK(kblaster::support::read_file_if_exists(outside).value_or("") == "escaped\n");
+  fs::remove(outside);
   CHECK(heard.find("putting saxpy_kernels.cu back and building it again with your command") != std::string::npos);
   CHECK(kblaster::support::read_file(p.dir / "out" / "saxpy_kernels.cu").find("acc * 1.0f") != std::string::npos);
   CHECK(original.find("saxpy") != std::string::npos);  // the project's own file was replaced for this test
