@@ -1,6 +1,9 @@
 // OpenAI and Anthropic request/response shapes.
 #include "engine/llm/provider_codec.h"
 
+#include <cstdint>
+#include <limits>
+
 namespace kblaster::engine::llm {
 namespace {
 
@@ -11,6 +14,15 @@ std::string normalise_finish(const std::string& reason) {
   if (reason == "end_turn" || reason == "stop" || reason == "stop_sequence") return "stop";
   if (reason == "content_filter" || reason == "refusal") return "refusal";
   return reason;
+}
+
+// A token count from a usage object: a non-negative integer, else 0. Any other JSON number (a
+// float, a count beyond int64) would be undefined behaviour to convert, and no count at all.
+std::int64_t token_count(const json& usage, const char* key) {
+  if (!usage.is_object() || !usage.contains(key)) return 0;
+  const auto& v = usage[key];
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ? 0 : v.get<std::int64_t>();
+  return v.is_number_integer() && v.get<std::int64_t>() >= 0 ? v.get<std::int64_t>() : 0;
 }
 
 }  // namespace
@@ -54,8 +66,8 @@ chat_response decode_response(provider p, const std::string& body) {
         if (block.value("type", "") == "text") out.text += block.value("text", "");
       out.finish_reason = normalise_finish(doc.value("stop_reason", ""));
       if (doc.contains("usage")) {
-        out.usage.prompt_tokens = doc["usage"].value("input_tokens", 0);
-        out.usage.completion_tokens = doc["usage"].value("output_tokens", 0);
+        out.usage.prompt_tokens = token_count(doc["usage"], "input_tokens");
+        out.usage.completion_tokens = token_count(doc["usage"], "output_tokens");
       }
     } else {
       const auto& choice = doc.at("choices").at(0);
@@ -68,8 +80,8 @@ chat_response decode_response(provider p, const std::string& body) {
       if (out.finish_reason.empty() && choice.contains("finish_reason") && choice["finish_reason"].is_string())
         out.finish_reason = normalise_finish(choice["finish_reason"].get<std::string>());
       if (doc.contains("usage") && doc["usage"].is_object()) {
-        out.usage.prompt_tokens = doc["usage"].value("prompt_tokens", 0);
-        out.usage.completion_tokens = doc["usage"].value("completion_tokens", 0);
+        out.usage.prompt_tokens = token_count(doc["usage"], "prompt_tokens");
+        out.usage.completion_tokens = token_count(doc["usage"], "completion_tokens");
       }
     }
   } catch (const json::exception& e) {

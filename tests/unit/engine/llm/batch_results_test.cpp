@@ -123,3 +123,21 @@ TEST_CASE("lines that are no answer are listed with their line number; the rest 
   CHECK(a.answers.empty());
   CHECK(a.unreadable == std::vector<std::string>{"line 1: a result of unknown type 'bogus'"});
 }
+
+TEST_CASE("a token count that is no count (a float, negative, beyond int64) reads as 0, the answer kept") {
+  // Found by fuzz_batch_results: 4e21 converted to an integer was undefined behaviour.
+  auto line = json::parse(openai_ok("r1", "text"));
+  auto& usage = line["response"]["body"]["usage"];
+  usage["prompt_tokens"] = 4.00333e21;
+  usage["completion_tokens"] = -3;
+  const auto r = read_openai_batch_results(line.dump() + "\n", {"r1"});
+  REQUIRE(r.answers.count("r1"));
+  CHECK(r.answers.at("r1").response->text == "text");
+  CHECK(r.answers.at("r1").response->usage.prompt_tokens == 0);
+  CHECK(r.answers.at("r1").response->usage.completion_tokens == 0);
+  usage["prompt_tokens"] = 18446744073709551615ull;
+  usage["completion_tokens"] = 30;
+  const auto big = read_openai_batch_results(line.dump() + "\n", {"r1"});
+  CHECK(big.answers.at("r1").response->usage.prompt_tokens == 0);
+  CHECK(big.answers.at("r1").response->usage.completion_tokens == 30);
+}
