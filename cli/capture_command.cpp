@@ -21,16 +21,12 @@ struct capture_options {
   std::string run_line, build_line;  // --run, --build
 };
 
-std::string dims(const std::array<unsigned, 3>& d) {
-  return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
-}
-
 void print_human(const kblaster::engine::capture_result& r) {
   const auto& c = r.capture;
   std::cout << "Captured " << r.provenance << kblaster::engine::origin_note(r) << "\n"
             << "  kernel " << c.name << " on " << c.device_name << " (sm " << c.compute_capability << ", " << c.sm_count
             << " SMs)\n"
-            << "  grid " << dims(c.grid) << ", block " << dims(c.block) << ", " << c.shared_bytes
+            << "  grid " << kblaster::engine::dims_text(c.grid) << ", block " << kblaster::engine::dims_text(c.block) << ", " << c.shared_bytes
             << " B dynamic shared memory; " << c.time_ms << " ms in the program\n";
   for (std::size_t a = 0; a < r.task.views.size(); ++a) {
     const auto& v = r.task.views[a];

@@ -16,6 +16,9 @@ constexpr std::string_view trim(std::string_view s, std::string_view chars = asc
   return s.substr(b, s.find_last_not_of(chars) - b + 1);
 }
 
+/// The first line of a (possibly long) message.
+inline std::string first_line(std::string_view s) { return std::string(s.substr(0, s.find('\n'))); }
+
 /// `parts` with `separator` between them: a command line for a message.
 inline std::string join(const std::vector<std::string>& parts, std::string_view separator = " ") {
   std::string out;

@@ -275,8 +275,8 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
     result->live_refused = true;
   } else if (!result->static_profile.error.empty()) {
     result->live_skipped = "the file does not compile";
-  } else if (!result->task.task && !defines_main(text) && !live_ &&
-             !(options.program_capture && runs_as_program(text, options.program_capture->run))) {
+  } else if (!result->task.task && !live_ &&
+             !(options.program_capture ? runs_as_program(text, options.program_capture->run) : defines_main(text))) {
     result->live_skipped = "no task for this file (create one: kblaster.createTask)";
   } else {
     std::error_code ec;

@@ -6,6 +6,7 @@
 #include "engine/profile/ncu_runner.h"
 #include "engine/task/task.h"
 #include "support/files.h"
+#include "support/text.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -16,16 +17,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
+// "0.0079 ms", "0.331 ms": four significant digits at most, as the CLI prints program times.
 std::string ms_text(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, ms < 0.1 ? "%.4f ms" : "%.3f ms", ms);
   return buf;
-}
-
-std::string dims(const std::array<unsigned, 3>& d) {
-  return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
 }
 
 }  // namespace
@@ -40,9 +36,8 @@ profile_outcome profile_captured_launches(const captured_profile_options& o, std
       break;
     }
     if (done == o.max_kernels) {
-      out.warnings.push_back(kernel + " and the kernels after it were not profiled: a save profiles the first " +
-                             std::to_string(o.max_kernels) + " kernels of a file");
-      break;
+      out.not_profiled[kernel] = "a save profiles the first " + std::to_string(o.max_kernels) + " kernels of a file";
+      continue;
     }
     ++done;
     auto request = o.base;
@@ -51,14 +46,14 @@ profile_outcome profile_captured_launches(const captured_profile_options& o, std
     try {
       captured = capture_program(request, o.progress, stop);
     } catch (const capture_error& e) {
-      out.warnings.push_back(kernel + " was not profiled: its launch could not be captured (" + first_line(e.what()) + ")");
+      out.not_profiled[kernel] = "its launch could not be captured (" + support::first_line(e.what()) + ")";
       continue;
     }
     task_spec task;
     try {
       task = load_task(captured.task.dir);
     } catch (const task_error& e) {
-      out.warnings.push_back(kernel + " was not profiled: the capture's task: " + first_line(e.what()));
+      out.not_profiled[kernel] = "the capture's task: " + support::first_line(e.what());
       continue;
     }
     if (!evaluator)
@@ -77,21 +72,20 @@ profile_outcome profile_captured_launches(const captured_profile_options& o, std
     if (!e.correct) {
       // The original replayed on its own capture must reproduce it: if not, the capture is not
       // a faithful picture of the launch, and a profile of it would not be one either.
-      out.warnings.push_back(kernel + " was not profiled: replayed on its capture, the original kernel does not reproduce "
-                             "what it wrote in the program (" + e.check + ": " + first_line(e.reason) + ")");
+      out.not_profiled[kernel] = "replayed on its capture, the original kernel does not reproduce what it wrote in the program (" +
+                                 e.check + ": " + support::first_line(e.reason) + ")";
       continue;
     }
     if (!e.profile || e.profile->source != "ncu" || e.profile->report_path.empty()) {
-      out.warnings.push_back(kernel + " was not profiled under ncu: " +
-                             (e.profile_note.empty() ? std::string("no report") : e.profile_note));
+      out.not_profiled[kernel] = "ncu did not profile it: " + (e.profile_note.empty() ? std::string("no report") : e.profile_note);
       continue;
     }
     const auto pages = ncu_pages_beside(e.profile->report_path);
     auto one = analyze_recorded(pages.details, fs::exists(pages.raw) ? std::optional(pages.raw) : std::nullopt,
                                 fs::exists(pages.source) ? std::optional(pages.source) : std::nullopt);
     if (!one.error.empty() || one.kernels.empty()) {
-      out.warnings.push_back(kernel + ": its profile could not be analysed: " +
-                             (one.error.empty() ? std::string("no kernel in it") : first_line(one.error)));
+      out.not_profiled[kernel] = "its profile could not be analysed: " +
+                                 (one.error.empty() ? std::string("no kernel in it") : support::first_line(one.error));
       continue;
     }
     // The range holds the one replayed launch; should ncu have seen more, the longest is it.
@@ -104,7 +98,7 @@ profile_outcome profile_captured_launches(const captured_profile_options& o, std
     if (out.report_path.empty()) out.report_path = e.profile->report_path;
     const auto& c = captured.capture;
     out.origins[view->signature.function.empty() ? kernel : view->signature.function] =
-        captured.provenance + " (grid " + dims(c.grid) + ", block " + dims(c.block) + "), captured" +
+        captured.provenance + " (grid " + dims_text(c.grid) + ", block " + dims_text(c.block) + "), captured" +
         origin_note(captured) + " and replayed alone under ncu; " + ms_text(c.time_ms) + " in the program";
   }
   return out;

@@ -25,8 +25,8 @@ struct captured_profile_options {
 };
 
 /// One classified view per kernel that was captured and profiled, each with its origin (which
-/// launch, its time in the program). A kernel that cannot be captured or profiled is a warning
-/// naming it and the reason, never an error of the whole: the file's other kernels still count.
+/// launch, its time in the program). A kernel that cannot be captured or profiled gets its reason
+/// in `not_profiled`, never an error of the whole: the file's other kernels still count.
 /// Throws optimize::evaluation_error when the harness cannot run here at all.
 profile_outcome profile_captured_launches(const captured_profile_options& options, std::stop_token stop = {});
 

@@ -79,6 +79,10 @@ std::uint64_t kernel_capture::total_bytes() const {
   return n;
 }
 
+std::string dims_text(const std::array<unsigned, 3>& d) {
+  return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
+}
+
 kernel_capture read_capture(const std::string& dir_text) {
   const fs::path dir = fs::absolute(dir_text);
   const auto file = dir / "capture.json";

@@ -54,6 +54,9 @@ struct capture_refusal {
   std::string message;  // a sentence naming the kernel
 };
 
+/// A captured grid or block as the user reads it: "(63, 63, 1)".
+std::string dims_text(const std::array<unsigned, 3>& d);
+
 struct kernel_capture {
   std::string dir;
   std::string requested;  // the kernel name the capture was asked for

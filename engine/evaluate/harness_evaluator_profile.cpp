@@ -6,6 +6,7 @@
 #include "engine/profile/ncu_csv_parser.h"
 #include "engine/profile/ncu_runner.h"
 #include "support/files.h"
+#include "support/text.h"
 #include "engine/evaluate/harness_evaluator.h"
 #include "engine/profile/profile_pipeline.h"
 #include "engine/profile/profile_summary.h"
@@ -18,12 +19,6 @@ namespace kblaster::engine::optimize {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The first line of a (possibly long) message.
-std::string first_line(const std::string& s) {
-  const auto nl = s.find('\n');
-  return nl == std::string::npos ? s : s.substr(0, nl);
-}
 
 profile_snapshot snapshot_of(const kernel_view& v, const std::string& source) {
   profile_snapshot p;
@@ -44,7 +39,7 @@ std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& detai
                                                         std::string& error) {
   auto out = analyze_pages(details_csv, raw_csv, source_csv, matcher);
   if (!out.error.empty() || out.kernels.empty()) {
-    error = out.error.empty() ? "no kernel in it" : first_line(out.error);
+    error = out.error.empty() ? "no kernel in it" : support::first_line(out.error);
     return std::nullopt;
   }
   // The kernel that costs most is the one worth optimizing.
@@ -121,7 +116,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     return;
   }
   if (!run.ok) {
-    profile_static(task, source_path, e, "ncu failed: " + first_line(run.error));
+    profile_static(task, source_path, e, "ncu failed: " + support::first_line(run.error));
     return;
   }
   std::string error;
@@ -146,7 +141,7 @@ void harness_evaluator::profile_static(const task_entry& task, const std::string
   const auto out = analyze_static(source_path, o, options_.matcher);
   if (!out.error.empty() || out.kernels.empty()) {
     e.profile_note = why + "; the static profile failed too: " +
-                     (out.error.empty() ? std::string("no __global__ kernel found") : first_line(out.error));
+                     (out.error.empty() ? std::string("no __global__ kernel found") : support::first_line(out.error));
     return;
   }
   // No durations without a run: the first kernel, and the note says how many there were.

@@ -26,6 +26,9 @@ struct profile_outcome {
   /// By kernel (short name): where its profile came from when not from one run of the whole
   /// file, e.g. "launch 0 of row_normalize.cu 64 256, captured and replayed alone under ncu".
   std::map<std::string, std::string> origins;
+  /// By kernel (short name): why the live profile has no view of it ("its launch could not be
+  /// captured (…)"), for the hover to say instead of a bare "not measured".
+  std::map<std::string, std::string> not_profiled;
 };
 
 /// Classifies a recorded report: the details page, optionally the raw and source pages.

@@ -94,12 +94,11 @@ std::string static_facts_markdown(const engine::performance_signature& s, const 
   return md;
 }
 
-// " (why this kernel has no live profile)" when the live profile ran but says why not for it.
-std::string live_warning_about(const engine::file_analysis& a, const std::string& function) {
-  if (!a.live_profile || function.empty()) return "";
-  for (const auto& w : a.live_profile->warnings)
-    if (w.rfind(function + " ", 0) == 0) return " (" + w + ")";
-  return "";
+// " (KERNEL was not profiled: why)" when the live profile ran but could not cover this kernel.
+std::string not_profiled_reason(const engine::file_analysis& a, const std::string& function) {
+  if (!a.live_profile) return "";
+  const auto why = a.live_profile->not_profiled.find(function);
+  return why == a.live_profile->not_profiled.end() ? "" : " (" + function + " was not profiled: " + why->second + ")";
 }
 
 }  // namespace
@@ -129,7 +128,7 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
     md += "\nLast runtime: not measured yet" +
           std::string(a.live_refused ? " (the workspace was not trusted at the last save)"
                       : !a.live_skipped.empty() ? " (" + a.live_skipped + ")"
-                                                : live_warning_about(a, s.function)) +
+                                                : not_profiled_reason(a, s.function)) +
           "\n";
     return md;
   }

@@ -31,6 +31,7 @@ json profile_command(const command_args& args, request_context& ctx, editor_stat
   json out = {{"kernels", kernels}, {"live", a->live_profile.has_value()}, {"analysedAt", a->analysed_at}};
   if (!a->live_skipped.empty()) out["liveSkipped"] = a->live_skipped;
   if (a->live_profile && !a->live_profile->warnings.empty()) out["warnings"] = a->live_profile->warnings;
+  if (a->live_profile && !a->live_profile->not_profiled.empty()) out["notProfiled"] = a->live_profile->not_profiled;
   if (!a->static_profile.error.empty()) out["error"] = a->static_profile.error;
   if (a->task.task) out["task"] = a->task.task->name;
   return out;

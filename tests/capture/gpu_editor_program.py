@@ -34,6 +34,17 @@ def read(proc):
     return json.loads(proc.stdout.read(length))
 
 
+def request(proc, msg):
+    """Sends a request and returns its answer, answering the daemon's own requests meanwhile."""
+    send(proc, msg)
+    while True:
+        m = read(proc)
+        if m.get("id") == msg["id"] and not m.get("method"):
+            return m
+        if "id" in m and m.get("method"):
+            send(proc, {"jsonrpc": "2.0", "id": m["id"], "result": None})
+
+
 def main():
     signal.alarm(600)  # a daemon that never answers fails the test instead of hanging it
     kblaster, program, kernel, args = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3], sys.argv[4:]
@@ -50,27 +61,13 @@ def main():
                 "params": {"textDocument": {"uri": uri, "languageId": "cuda", "version": 1, "text": text}}})
     # The profile on save: the kernel's launch captured and replayed alone under ncu, shown in
     # the hover with the launch, the achieved rates against the GPU's peaks and its time.
-    send(proc, {"jsonrpc": "2.0", "id": 10, "method": "workspace/executeCommand",
-                "params": {"command": "kblaster.profile", "arguments": [{"uri": uri}]}})
-    profiled = None
-    while profiled is None:
-        m = read(proc)
-        if m.get("id") == 10:
-            profiled = m
-        elif "id" in m and m.get("method"):
-            send(proc, {"jsonrpc": "2.0", "id": m["id"], "result": None})
+    profiled = request(proc, {"jsonrpc": "2.0", "id": 10, "method": "workspace/executeCommand",
+                              "params": {"command": "kblaster.profile", "arguments": [{"uri": uri}]}})
     print("  kblaster.profile:", json.dumps(profiled.get("result", profiled.get("error")))[:600])
     line_no = next(i for i, l in enumerate(text.splitlines()) if "__global__" in l and kernel + "(" in l)
     column = text.splitlines()[line_no].index(kernel + "(")
-    send(proc, {"jsonrpc": "2.0", "id": 11, "method": "textDocument/hover",
-                "params": {"textDocument": {"uri": uri}, "position": {"line": line_no, "character": column + 1}}})
-    hover = None
-    while hover is None:
-        m = read(proc)
-        if m.get("id") == 11:
-            hover = m
-        elif "id" in m and m.get("method"):
-            send(proc, {"jsonrpc": "2.0", "id": m["id"], "result": None})
+    hover = request(proc, {"jsonrpc": "2.0", "id": 11, "method": "textDocument/hover",
+                           "params": {"textDocument": {"uri": uri}, "position": {"line": line_no, "character": column + 1}}})
     shown = ((hover.get("result") or {}).get("contents") or {}).get("value", "")
     print("  hover:\n    " + shown.replace("\n", "\n    "))
     profile_ok = all(s in shown for s in ("Profiled: launch 0 of", "replayed alone under ncu", "in the program",

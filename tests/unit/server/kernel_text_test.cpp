@@ -44,16 +44,15 @@ TEST_CASE("a kernel the captured profile could not cover says why") {
   engine::file_analysis a;
   a.analysed_at = "2026-11-24T19:40:00Z";
   a.live_profile.emplace();
-  a.live_profile->warnings.push_back(
-      "unused_kernel was not profiled: its launch could not be captured (the program exited before launch 0 of unused_kernel was "
-      "captured; its output:)");
+  a.live_profile->not_profiled["unused_kernel"] =
+      "its launch could not be captured (the program exited before launch 0 of unused_kernel was captured; its output:)";
   engine::kernel_view v;
   v.signature.function = "unused_kernel";
   v.signature.static_only = true;
   const auto md = server::performance_markdown(a, v, {});
   CHECK(has(md, "Last runtime: not measured yet (unused_kernel was not profiled: its launch could not be captured"));
   CHECK_FALSE(has(md, "Profiled:"));
-  // Another kernel's warning is not this one's.
+  // Another kernel's reason is not this one's.
   v.signature.function = "unused";
   CHECK(has(server::performance_markdown(a, v, {}), "Last runtime: not measured yet\n"));
 }
