@@ -18,7 +18,7 @@ std::string normalise_finish(const std::string& reason) {
 
 // A token count from a usage object: a non-negative integer, else 0. Any other JSON number (a
 // float, a count beyond int64) would be undefined behaviour to convert, and no count at all.
-std::int64_t token_count(const json& usage, const char* key) {
+std::int64_t reported_tokens(const json& usage, const char* key) {
   if (!usage.is_object() || !usage.contains(key)) return 0;
   const auto& v = usage[key];
   if (v.is_number_unsigned()) return v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ? 0 : v.get<std::int64_t>();
@@ -66,8 +66,8 @@ chat_response decode_response(provider p, const std::string& body) {
         if (block.value("type", "") == "text") out.text += block.value("text", "");
       out.finish_reason = normalise_finish(doc.value("stop_reason", ""));
       if (doc.contains("usage")) {
-        out.usage.prompt_tokens = token_count(doc["usage"], "input_tokens");
-        out.usage.completion_tokens = token_count(doc["usage"], "output_tokens");
+        out.usage.prompt_tokens = reported_tokens(doc["usage"], "input_tokens");
+        out.usage.completion_tokens = reported_tokens(doc["usage"], "output_tokens");
       }
     } else {
       const auto& choice = doc.at("choices").at(0);
@@ -80,8 +80,8 @@ chat_response decode_response(provider p, const std::string& body) {
       if (out.finish_reason.empty() && choice.contains("finish_reason") && choice["finish_reason"].is_string())
         out.finish_reason = normalise_finish(choice["finish_reason"].get<std::string>());
       if (doc.contains("usage") && doc["usage"].is_object()) {
-        out.usage.prompt_tokens = token_count(doc["usage"], "prompt_tokens");
-        out.usage.completion_tokens = token_count(doc["usage"], "completion_tokens");
+        out.usage.prompt_tokens = reported_tokens(doc["usage"], "prompt_tokens");
+        out.usage.completion_tokens = reported_tokens(doc["usage"], "completion_tokens");
       }
     }
   } catch (const json::exception& e) {
