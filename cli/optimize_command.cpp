@@ -4,6 +4,7 @@
 #include "cli/command_registry.h"
 #include "cli/interrupt_stop.h"
 #include "cli/program_target.h"
+#include "engine/capture/capture_shapes.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
 #include "engine/toolchain/nvcc_driver.h"
@@ -45,6 +46,7 @@ struct optimize_options {
   std::vector<std::string> program_args;
   long launch = 0;
   std::string run_line, build_line;  // --run, --build: a program the user's own build makes
+  std::vector<std::string> shape_lines;  // --shape "ARGS": more runs a rewrite must also hold on
   bool apply = false;
 };
 
@@ -89,6 +91,7 @@ int run_optimize(optimize_options o) {
   run.args = o.program_args;
   run.command = kblaster::cli::command_words(o.run_line);
   run.build = kblaster::cli::command_words(o.build_line);
+  for (const auto& line : o.shape_lines) run.shapes.push_back(kblaster::cli::command_words(line));
   if (kblaster::cli::is_program_source(o.task, run)) {
     // The user's own program: its kernel's captured launch is the task.
     if (o.kernel.empty()) {
@@ -127,6 +130,13 @@ int run_optimize(optimize_options o) {
       return 3;
     }
     optimize::evaluator* eval = &evaluators->top();
+    // A program captured at several shapes: every candidate is verified on each of them.
+    std::optional<shape_checking_evaluator> shape_checked;
+    if (program && !program->shapes.empty()) {
+      for (const auto& s : program->shapes) evaluators->add_task(load_task(s.task.dir));
+      shape_checked.emplace(*eval, shape_check_of(program->captured, program->shapes));
+      eval = &*shape_checked;
+    }
 
     optimize::run_environment env;
     env.kb_path = o.kb.empty() ? kblaster::kb::default_kb_path() : fs::path(o.kb);
@@ -206,6 +216,10 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--run", o->run_line,
                   "a program your own build makes, run instead of building the .cu (which then need not define main; it must "
                   "link the CUDA runtime shared: nvcc -cudart shared)");
+  app->add_option("--shape", o->shape_lines,
+                  "a program: more arguments to run it with (repeatable, e.g. --shape \"333 77\"); that run's launch is captured "
+                  "too and every candidate must verify on it as well")
+      ->allow_extra_args(false);
   app->add_option("--build", o->build_line, "with --run: the command that builds it, run first (e.g. \"make app\")");
   app->add_flag("--apply", o->apply, "a program: write the best rewrite into your file once its re-capture matches (the original is kept in --out)");
   app->add_option("--breadth", o->loop.breadth, "trajectories per iteration (default 8)")->check(CLI::Range(1, 256));

@@ -1,5 +1,6 @@
 // The program path of `kblaster optimize`.
 #include "cli/program_target.h"
+#include "engine/capture/capture_shapes.h"
 #include "engine/capture/program_rewrite.h"
 #include "support/files.h"
 
@@ -30,11 +31,20 @@ std::vector<std::string> command_words(const std::string& line) {
 
 program_target capture_target(engine::capture_request request) {
   program_target t;
-  t.captured = engine::capture_program(request, [](const std::string& line) { std::cerr << "kblaster optimize: " << line << "\n"; });
+  const auto say = [](const std::string& line) { std::cerr << "kblaster optimize: " << line << "\n"; };
+  t.captured = engine::capture_program(request, say);
+  t.shapes = engine::capture_shapes(request, t.captured, say);
   t.request = std::move(request);
-  const auto& c = t.captured.capture;
-  std::cerr << "kblaster optimize: captured " << t.captured.provenance << engine::origin_note(t.captured) << ": "
-            << c.name << ", " << c.time_ms << " ms in the program, " << c.total_bytes() << " bytes of memory\n";
+  const auto tell = [&](const engine::capture_result& r) {
+    const auto& c = r.capture;
+    say("captured " + r.provenance + engine::origin_note(r) + ": " + c.name + ", grid " + engine::dims_text(c.grid) + " x block " +
+        engine::dims_text(c.block) + ", " + std::to_string(c.time_ms) + " ms in the program, " + std::to_string(c.total_bytes()) +
+        " bytes of memory");
+  };
+  tell(t.captured);
+  for (const auto& s : t.shapes) tell(s);
+  if (!t.shapes.empty())
+    std::cerr << "kblaster optimize: every candidate is verified on all " << t.shapes.size() + 1 << " captured shapes\n";
   // What the verification will do differently (a widened tolerance, hidden pointers, …).
   for (const auto& n : t.captured.task.notes) std::cerr << "kblaster optimize: note: " << n << "\n";
   return t;
@@ -44,7 +54,7 @@ bool carry_back(const program_target& target, const std::string& best_source, co
                 std::ostream& out) {
   const fs::path source = fs::absolute(target.request.source);
   const auto program = support::read_file(source);
-  const auto r = engine::rewrite_program(target.request, target.captured, program, best_source, out_dir,
+  const auto r = engine::rewrite_program(target.request, target.captured, target.shapes, program, best_source, out_dir,
                                          [](const std::string& line) { std::cerr << "kblaster optimize: " << line << "\n"; });
   out << "  your program, rewritten: " << r.edited_path << " (diff: " << r.diff_path << ")\n";
   switch (r.check) {
@@ -67,7 +77,9 @@ bool carry_back(const program_target& target, const std::string& best_source, co
   std::snprintf(times, sizeof times, "%.4f ms in the program, was %.4f ms", r.recaptured_ms, target.captured.capture.time_ms);
   out << (r.replayed ? "  the edited program's recorded re-capture (replayed: nothing was built or run) has the same outputs ("
                      : "  the edited program builds, runs and re-captures to the same outputs (")
-      << times << ")\n";
+      << times << ")";
+  if (r.shapes_reproduced > 1) out << ", on all " << r.shapes_reproduced << " captured shapes";
+  out << "\n";
   if (apply) {
     const fs::path backup = fs::path(out_dir) / (source.filename().string() + ".orig");
     support::write_file_atomically(backup, program);

@@ -22,9 +22,10 @@ std::vector<std::string> command_words(const std::string& line);
 struct program_target {
   engine::capture_request request;
   engine::capture_result captured;
+  std::vector<engine::capture_result> shapes;  // request.run.shapes, captured the same way
 };
 
-/// Captures `request`, printing its phases to stderr. Throws engine::capture_error.
+/// Captures `request` and its other shapes, printing its phases to stderr. Throws engine::capture_error.
 program_target capture_target(engine::capture_request request);
 
 /// After a run: writes OUT/<file> (the program with `best_source` in place) and OUT/program.diff,

@@ -106,6 +106,20 @@ std::vector<std::string> parameter_names(const cuda_symbol& kernel, std::size_t 
 
 }  // namespace
 
+std::size_t launcher_start(const std::string& candidate) {
+  const auto at = candidate.find(launcher_marker);
+  if (at == std::string::npos) return at;
+  const auto line = candidate.rfind('\n', at);
+  return line == std::string::npos ? 0 : line + 1;
+}
+
+std::string launch_configuration(const std::string& launcher) {
+  const auto open = launcher.rfind("<<<");
+  const auto close = open == std::string::npos ? std::string::npos : launcher.find(">>>", open);
+  if (close == std::string::npos) return "";
+  return launcher.substr(open + 3, close - open - 3);
+}
+
 std::vector<std::string> captured_parameter_types(const kernel_capture& capture) {
   std::vector<std::string> types;
   for (const auto& p : parameters_of(capture.name)) types.push_back(as_declared(p.type));

@@ -14,6 +14,14 @@ namespace kblaster::engine {
 /// The line that starts the generated launcher; what precedes it is the program's code.
 inline constexpr const char* launcher_marker = "// ---- KernelBlaster launcher";
 
+/// Where the launcher starts in a candidate of a capture's task: the start of the marker's line,
+/// or npos when the candidate has none.
+std::size_t launcher_start(const std::string& candidate);
+
+/// The configuration between <<< and >>> of a launcher's (last) launch: "dim3(4, 3, 1), dim3(16,
+/// 16, 1), 0, kb_stream"; empty when it has none.
+std::string launch_configuration(const std::string& launcher);
+
 /// How one allocation appears to the task: always an input (its contents before the launch);
 /// also an output when the launch wrote it (compared against the reference afterwards).
 struct allocation_view {

@@ -93,13 +93,14 @@ const cuda_symbol* captured_kernel_symbol(const std::vector<cuda_symbol>& symbol
 }
 
 capture_task write_capture_task(const kernel_capture& capture, const std::string& program_source,
-                                const std::string& provenance) {
+                                const std::string& provenance, const std::string& name) {
   if (capture.refusal) throw capture_error(capture.refusal->message);
   const auto symbols = locate_cuda_symbols(program_source);
   const auto* kernel = captured_kernel_symbol(symbols, capture);
   if (!kernel) throw capture_error("the program's source defines no kernel " + capture.requested + " (captured: " + capture.name + ")");
 
   capture_task out;
+  out.name = name.empty() ? task_name(capture.requested) : name;
   out.kernel = *kernel;
   out.views = allocation_views(capture, *kernel);
   out.dir = (fs::path(capture.dir) / "task").string();
@@ -136,7 +137,7 @@ capture_task write_capture_task(const kernel_capture& capture, const std::string
   if (capture.hidden_pointers)
     out.notes.push_back("a by-value struct parameter holds device pointers: the launcher moves them to the replay's memory");
   nlohmann::json task{
-      {"name", task_name(capture.requested)},
+      {"name", out.name},
       {"description", capture.name + ", " + provenance + ", captured on " + capture.device_name + " (" +
                           std::to_string(capture.time_ms) + " ms in the program)"},
       {"kernel", "kernel.cu"},

@@ -15,6 +15,7 @@
 namespace kblaster::engine {
 
 struct capture_task {
+  std::string name;            // the task's name (task.json)
   std::string dir;             // the task folder (task.json, kernel.cu, reference.cu)
   std::string kernel_path;     // the candidate source: the program up to the kernel, and the launcher
   std::string reference_path;  // the same, kept as written: the reference
@@ -33,7 +34,8 @@ const cuda_symbol* captured_kernel_symbol(const std::vector<cuda_symbol>& symbol
 /// atol, wide enough for that variation (capture_variation.h), and a note saying so.
 /// Throws capture_error for a refused capture (with the agent's message), a kernel not in the
 /// source, or an output that varies where it must compare bit for bit (integers).
+/// `name`: the task's name; empty: made from the kernel's.
 capture_task write_capture_task(const kernel_capture& capture, const std::string& program_source,
-                                const std::string& provenance);
+                                const std::string& provenance, const std::string& name = "");
 
 }  // namespace kblaster::engine

@@ -134,7 +134,7 @@ capture_result capture_program(const capture_request& request, const std::functi
     result.capture = read_capture((folder / "capture").string());
     if (result.capture.refusal) throw capture_error(result.capture.refusal->message);
     result.replayed = true;
-    result.task = write_capture_task(result.capture, *text, result.provenance);
+    result.task = write_capture_task(result.capture, *text, result.provenance, request.task_name);
     return result;
   }
 
@@ -180,7 +180,7 @@ capture_result capture_program(const capture_request& request, const std::functi
       if (!cached.refusal) {
         result.capture = std::move(cached);
         result.cached = true;
-        result.task = write_capture_task(result.capture, *text, result.provenance);
+        result.task = write_capture_task(result.capture, *text, result.provenance, request.task_name);
         record();
         return result;
       }
@@ -231,7 +231,7 @@ capture_result capture_program(const capture_request& request, const std::functi
                  "build it with -cudart shared (CMake: CUDA_RUNTIME_LIBRARY Shared)";
     throw capture_error(message);
   }
-  result.task = write_capture_task(result.capture, *text, result.provenance);
+  result.task = write_capture_task(result.capture, *text, result.provenance, request.task_name);
   record();
   return result;
 }

@@ -28,6 +28,10 @@ struct program_run {
   // the agent to see its launches.
   std::vector<std::string> command;
   std::vector<std::string> build;
+  // More runs of the program whose launch of the kernel a rewrite must also hold on, each with
+  // its own arguments (e.g. sizes with a ragged tail): verification covers more than one shape
+  // (capture_shapes.h). The first launch is captured as `args` is.
+  std::vector<std::vector<std::string>> shapes;
 };
 
 /// Whether a kernel in `text` can be optimized from a run of its program: the file defines main
@@ -39,6 +43,7 @@ struct capture_request {
   std::string kernel;  // plain or qualified name
   long launch = 0;     // which launch of it, from 0
   program_run run;
+  std::string task_name;  // the capture's task's name; empty: the kernel's (another shape's is set apart)
   std::uint64_t max_bytes = 2ull << 30;
   std::chrono::seconds timeout{120};
   std::vector<std::string> nvcc_flags{"-O3", "-arch=native"};

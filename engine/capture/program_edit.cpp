@@ -10,30 +10,10 @@
 
 namespace kblaster::engine {
 
-namespace {
-
-// The configuration between <<< and >>> of the launcher's launch.
-std::string launch_of(const std::string& launcher) {
-  const auto open = launcher.rfind("<<<");
-  const auto close = open == std::string::npos ? std::string::npos : launcher.find(">>>", open);
-  if (close == std::string::npos) return "";
-  return launcher.substr(open + 3, close - open - 3);
-}
-
-// The start of the line holding the marker, or npos.
-std::size_t marker_line(const std::string& text) {
-  const auto at = text.find(launcher_marker);
-  if (at == std::string::npos) return at;
-  const auto line = text.rfind('\n', at);
-  return line == std::string::npos ? 0 : line + 1;
-}
-
-}  // namespace
-
 program_edit edit_program(const std::string& program, const std::string& generated, const std::string& rewritten,
                           const std::string& kernel_name) {
-  const auto generated_end = marker_line(generated);
-  const auto rewritten_end = marker_line(rewritten);
+  const auto generated_end = launcher_start(generated);
+  const auto rewritten_end = launcher_start(rewritten);
   if (generated_end == std::string::npos) throw capture_error("the task's kernel.cu has no launcher marker: it was not written by kblaster capture");
   if (rewritten_end == std::string::npos)
     throw capture_error("the rewrite dropped the line \"" + std::string(launcher_marker) +
@@ -49,8 +29,8 @@ program_edit edit_program(const std::string& program, const std::string& generat
   while (!rewritten_part.empty() && rewritten_part.back() == '\n') rewritten_part.pop_back();
   e.edited = rewritten_part + program.substr(program_part.size());
   e.rewritten_end = rewritten_part.size();
-  e.captured_launch = launch_of(generated.substr(generated_end));
-  e.rewritten_launch = launch_of(rewritten.substr(rewritten_end));
+  e.captured_launch = launch_configuration(generated.substr(generated_end));
+  e.rewritten_launch = launch_configuration(rewritten.substr(rewritten_end));
   e.launch_changed = e.captured_launch != e.rewritten_launch;
   e.call_sites = launch_configurations(program, kernel_name);
   return e;

@@ -11,7 +11,8 @@ namespace kblaster::engine {
 
 namespace fs = std::filesystem;
 
-program_rewrite rewrite_program(const capture_request& request, const capture_result& captured, const std::string& program_text,
+program_rewrite rewrite_program(const capture_request& request, const capture_result& captured,
+                                const std::vector<capture_result>& shapes, const std::string& program_text,
                                 const std::string& best_source, const std::string& out_dir,
                                 const std::function<void(const std::string&)>& progress, std::stop_token stop) {
   const fs::path source = fs::absolute(request.source);
@@ -47,9 +48,34 @@ program_rewrite rewrite_program(const capture_request& request, const capture_re
   again_request.sandboxed = true;  // everything above the launcher may be the model's
   if (again_request.run.cwd.empty()) again_request.run.cwd = source.parent_path().string();
   again_request.nvcc_flags.push_back("-I" + source.parent_path().string());
-  capture_result again;
+  // Each captured run of the program again, the rewrite in place, compared with the original's
+  // capture of that run; the first mismatch (which shape, allocation, element) is the verdict.
+  const auto recapture_all = [&] {
+    std::vector<const capture_result*> originals{&captured};
+    for (const auto& s : shapes) originals.push_back(&s);
+    for (std::size_t i = 0; i < originals.size(); ++i) {
+      auto shape_request = again_request;
+      if (i > 0) {
+        shape_request.run.args = request.run.shapes.at(i - 1);
+        if (progress) progress("re-capturing shape " + std::to_string(i + 1) + " of " + std::to_string(originals.size()) + ": " +
+                               originals[i]->provenance);
+      }
+      const auto again = capture_program(shape_request, progress, stop);
+      if (i == 0) {
+        r.recaptured_ms = again.capture.time_ms;
+        r.replayed = again.replayed;
+      }
+      if (const auto m = compare_capture_outputs(originals[i]->capture, again.capture, originals[i]->task.views)) {
+        r.check = rewrite_check::differs;
+        r.mismatch = (originals.size() > 1 ? "on " + originals[i]->provenance + ": " : std::string()) + describe(*m);
+        return;
+      }
+      ++r.shapes_reproduced;
+    }
+    r.check = rewrite_check::reproduced;
+  };
   if (request.run.command.empty()) {
-    again = capture_program(again_request, progress, stop);
+    recapture_all();
   } else {
     // The user's build compiles the file where it is: the edit goes there for the check, and the
     // file (and the build, built again) is put back whatever happens; applying it is the caller's.
@@ -72,15 +98,7 @@ program_rewrite rewrite_program(const capture_request& request, const capture_re
       }
     } restore{source, original, request, progress};
     support::write_file_atomically(source, r.edit.edited);
-    again = capture_program(again_request, progress, stop);
-  }
-  r.recaptured_ms = again.capture.time_ms;
-  r.replayed = again.replayed;
-  if (const auto m = compare_capture_outputs(captured.capture, again.capture, captured.task.views)) {
-    r.check = rewrite_check::differs;
-    r.mismatch = describe(*m);
-  } else {
-    r.check = rewrite_check::reproduced;
+    recapture_all();
   }
   return r;
 }

@@ -1,5 +1,6 @@
 // Building and rendering the run report.
 #include "engine/optimize/run_report.h"
+#include "support/text.h"
 
 #include "engine/llm/llm_client.h"
 #include "engine/optimize/candidate_cost.h"
@@ -25,6 +26,7 @@ json candidate_summary(const candidate_record& c) {
            {"compile_ok", e.compile_ok}, {"correct", e.correct}, {"check", e.check},
            {"state_after", c.state_after}};
   if (e.runtime_ms) out["runtime_ms"] = *e.runtime_ms;
+  if (e.compile_ok && !e.correct && !e.reason.empty()) out["reason"] = e.reason;  // which output, which element, which shape
   if (c.measured_speedup) out["measured_speedup"] = *c.measured_speedup;
   if (!c.parameters.empty()) out["parameters"] = c.parameters;
   if (c.soft_verifier) out["soft_verifier"] = {{"pass", c.soft_verifier->pass}, {"summary", c.soft_verifier->summary}};
@@ -168,7 +170,10 @@ std::string render_run_report(const json& rep) {
         for (const auto& c : s["candidates"]) {
           md << "  - " << c.value("label", "") << " `" << c.value("hash", "").substr(0, 8) << "`: ";
           if (!c.value("compile_ok", false)) md << "does not compile";
-          else if (!c.value("correct", false)) md << "incorrect (" << c.value("check", "") << ")";
+          else if (!c.value("correct", false)) {
+            md << "incorrect (" << c.value("check", "") << ")";
+            if (c.contains("reason")) md << ": " << support::first_line(c["reason"].get<std::string>());
+          }
           else {
             md << ms_text(c["runtime_ms"]);
             if (c.contains("measured_speedup")) md << ", measured " << num(c["measured_speedup"].get<double>()) << "x";

@@ -46,6 +46,16 @@ class reader {
       else complain(key, "must be an array of strings");
     }
   }
+  // An array of argument lists (each an array of strings).
+  void get(const std::string& key, std::vector<std::vector<std::string>>& out) const {
+    if (const json* v = find(key)) {
+      const auto is_list = [](const json& l) {
+        return l.is_array() && std::all_of(l.begin(), l.end(), [](const json& e) { return e.is_string(); });
+      };
+      if (v->is_array() && std::all_of(v->begin(), v->end(), is_list)) out = v->get<std::vector<std::vector<std::string>>>();
+      else complain(key, "must be an array of argument lists (arrays of strings), e.g. [[\"333\", \"77\"]]");
+    }
+  }
   // An object of strings, as NAME=VALUE pairs (an environment).
   void get_pairs(const std::string& key, std::vector<std::string>& out) const {
     if (const json* v = find(key)) {
@@ -104,6 +114,7 @@ editor_settings read_editor_settings(const json& settings, std::vector<std::stri
   r.get("run.timeoutSeconds", s.run_timeout_s, 1, 86400);
   r.get("run.command", s.run_command);
   r.get("run.build", s.run_build);
+  r.get("run.shapes", s.run_shapes);
   r.get("llm.provider", s.llm_provider);
   r.get("llm.endpoint", s.llm_endpoint);
   r.get("llm.model", s.llm_model);
@@ -123,7 +134,8 @@ editor_settings read_editor_settings(const json& settings, std::vector<std::stri
 engine::capture_request program_run_of(const editor_settings& settings) {
   engine::capture_request r;
   r.launch = settings.run_launch;
-  r.run = {settings.run_args, settings.run_cwd, settings.run_env, settings.run_command, settings.run_build};
+  r.run = {settings.run_args, settings.run_cwd, settings.run_env, settings.run_command, settings.run_build,
+           settings.run_shapes};
   r.timeout = std::chrono::seconds(settings.run_timeout_s);
   return r;
 }

@@ -41,6 +41,7 @@ struct editor_settings {
   int run_timeout_s = 120;            // run.timeoutSeconds: the program's watchdog
   std::vector<std::string> run_command;  // run.command: your program, built by your build (the kernel's file need not define main)
   std::vector<std::string> run_build;    // run.build: the command that builds it, run first (e.g. ["make", "app"])
+  std::vector<std::vector<std::string>> run_shapes;  // run.shapes: more argument lists a rewrite must also verify on
   // llm.*
   std::string llm_provider, llm_endpoint, llm_model, llm_key_env;
   std::string llm_replay;       // llm.replay: a cassette served instead of the model

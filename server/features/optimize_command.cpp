@@ -8,6 +8,7 @@
 #include "server/features/commands.h"
 #include "support/files.h"
 
+#include "engine/capture/capture_shapes.h"
 #include "engine/capture/program_rewrite.h"
 #include "engine/llm/cassette.h"
 #include "engine/llm/llm_client.h"
@@ -193,6 +194,7 @@ bool apply_best(lsp_server& server, const document_snapshot& doc, const std::str
 struct program_capture {
   engine::capture_request request;
   engine::capture_result captured;
+  std::vector<engine::capture_result> shapes;  // run.shapes: more runs every candidate must verify on
 };
 
 // Builds and runs the document's program as the run.* settings say, capturing the kernel's launch.
@@ -206,7 +208,9 @@ program_capture capture_document(const document_snapshot& doc, const std::string
     throw rpc_error(error_code::invalid_params, "kblaster.optimize: save " + fs::path(p.request.source).filename().string() +
                                                     " first: its program is built and run from the file on disk");
   try {
-    p.captured = engine::capture_program(p.request, [&](const std::string& line) { progress.report(line, 0); }, stop);
+    const auto report = [&](const std::string& line) { progress.report(line, 0); };
+    p.captured = engine::capture_program(p.request, report, stop);
+    p.shapes = engine::capture_shapes(p.request, p.captured, report, stop);
   } catch (const engine::capture_error& e) {
     throw rpc_error(error_code::request_failed, std::string("kblaster.optimize: capturing ") + kernel + ": " + e.what());
   }
@@ -243,6 +247,10 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
     }
     progress.report("captured " + program->captured.provenance + engine::origin_note(program->captured), 0);
     for (const auto& n : program->captured.task.notes) progress.report("note: " + n, 0);
+    for (const auto& shape : program->shapes)
+      progress.report("captured " + shape.provenance + engine::origin_note(shape) + ": grid " + engine::dims_text(shape.capture.grid) +
+                          " x block " + engine::dims_text(shape.capture.block) + "; every candidate is verified on it too",
+                      0);
   } else {
     task = task_of_document(*doc, args.uri);
   }
@@ -253,6 +261,17 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   opt::run_environment env;
   env.kb_path = settings.kb_path.empty() ? kb::default_kb_path() : fs::path(settings.kb_path);
   env.eval = &evaluators->top();
+  // A program captured at several shapes (run.shapes): every candidate is verified on each.
+  std::optional<engine::shape_checking_evaluator> shape_checked;
+  if (program && !program->shapes.empty()) {
+    try {
+      for (const auto& shape : program->shapes) evaluators->add_task(engine::load_task(shape.task.dir));
+    } catch (const engine::task_error& e) {
+      throw rpc_error(error_code::request_failed, std::string("kblaster.optimize: another shape's task: ") + e.what());
+    }
+    shape_checked.emplace(*env.eval, engine::shape_check_of(program->captured, program->shapes));
+    env.eval = &*shape_checked;
+  }
   env.model = model.client.get();
   // One run directory per (input, options): running again after a cancel resumes, and an
   // optimized kernel (a new input) or other settings start a fresh run beside the old ones.
@@ -295,14 +314,14 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   if (program && improved && !edited_meanwhile) {
     try {
       progress.report("checking the rewrite in your program: build, run, capture again", 100);
-      const auto rw = engine::rewrite_program(program->request, program->captured, doc->text(), r.best_source,
+      const auto rw = engine::rewrite_program(program->request, program->captured, program->shapes, doc->text(), r.best_source,
                                               env.out_dir.string(), [&](const std::string& line) { progress.report(line, 100); },
                                               stop.get_token());
       if (rw.check == engine::rewrite_check::reproduced) {
         best_text = rw.edit.edited;
-        program_note = rw.replayed ? "; your program re-captured with the rewrite reproduces the verified outputs (a recorded "
-                                     "re-capture, replayed: nothing was built or run)"
-                                   : "; your program re-captured with the rewrite reproduces the verified outputs";
+        program_note = std::string("; your program re-captured with the rewrite reproduces the verified outputs") +
+                       (rw.shapes_reproduced > 1 ? " on all " + std::to_string(rw.shapes_reproduced) + " captured shapes" : "") +
+                       (rw.replayed ? " (a recorded re-capture, replayed: nothing was built or run)" : "");
         if (rw.launch_sites > 0)
           program_note += "; the launch changes too, at " + std::to_string(rw.launch_sites) + " call site(s): <<<" +
                           rw.edit.rewritten_launch + ">>> in your program's terms";

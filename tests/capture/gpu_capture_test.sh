@@ -218,6 +218,48 @@ grep -q "was carried to 1 call site" "$work/carry-run.log" && grep -q "re-captur
   grep -q "row_sum<<<dim3(((rows) + 7) / 8, 1, 1), 256>>>(x, out, rows, cols);" "$work/my_row_reduce.cu"
 check "a changed launch is carried to the call site, re-captured to the same outputs and applied (rc=$rc)" $?
 
+# More than one shape: row_sum captured at 2048 x 1000 and, with --shape, at 333 x 77 (rows of
+# 308 bytes: most start off a 16-byte boundary and end in a partial float4). The answer book's
+# rewrite (float4 loads with a scalar head and tail) verifies on both, the edited program
+# re-captures to the same outputs at both, and it is applied. The same rewrite without its
+# scalar tail loop is exact at 1000 columns (4000-byte rows: no head, no tail) and wrong at 77:
+# it verifies on the first shape and is refused on the second, naming the shape, the output and
+# the first mismatching element; nothing is applied.
+cp "$here/programs/row_reduce.cu" "$work/my_shapes.cu"
+"$kblaster" optimize "$work/my_shapes.cu" --kernel row_sum --replay "$here/../optimize/answer_book.jsonl" --no-mechanical-first \
+  --breadth 1 --depth 1 --iterations 1 --seed 1 --kb "$work/shapes.sqlite" --out "$work/shapes-run" --apply --shape "333 77" \
+  -- 2048 1000 > "$work/shapes-run.log" 2>&1
+rc=$?
+grep -v "^kblaster optimize: \[" "$work/shapes-run.log" | tail -12
+grep -q "every candidate is verified on all 2 captured shapes" "$work/shapes-run.log" &&
+  grep -q "re-captures to the same outputs (.*), on all 2 captured shapes" "$work/shapes-run.log" &&
+  grep -q "row_sum<<<dim3(((rows) + 7) / 8, 1, 1), 256>>>" "$work/my_shapes.cu"
+check "a rewrite verified on two captured shapes, re-captured at both and applied (rc=$rc)" $?
+python3 - "$here/../optimize/answer_book.jsonl" "$work/tailless_book.jsonl" <<'PY'
+import json, sys
+tail = "  for (int c = head + quads * 4 + lane; c < cols; c += 32) acc += r[c];\n"
+out, dropped = [], 0
+for line in open(sys.argv[1]):
+    entry = json.loads(line)
+    text = entry.get("response", {}).get("text", "")
+    if tail in text:
+        entry["response"]["text"] = text.replace(tail, "")
+        dropped += 1
+    out.append(json.dumps(entry))
+assert dropped, "the answer book's row_sum has no scalar tail loop to drop"
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+PY
+cp "$here/programs/row_reduce.cu" "$work/my_tailless.cu"
+"$kblaster" optimize "$work/my_tailless.cu" --kernel row_sum --replay "$work/tailless_book.jsonl" --no-mechanical-first \
+  --breadth 1 --depth 1 --iterations 1 --seed 1 --kb "$work/tailless.sqlite" --out "$work/tailless-run" --apply --shape "333 77" \
+  -- 2048 1000 > "$work/tailless-run.log" 2>&1
+rc=$?
+grep -v "^kblaster optimize: \[" "$work/tailless-run.log" | tail -6
+refusal=$(grep -o "but not on launch 0 of my_tailless.cu 333 77: [^|]*" "$work/tailless-run/report.md" | head -1)
+echo "  tailless row_sum: $refusal"
+[[ $refusal == *"out, parameter 1"* && $refusal == *"first at"* ]] && cmp -s "$here/programs/row_reduce.cu" "$work/my_tailless.cu"
+check "a rewrite right at 2048 x 1000 and wrong at 333 x 77 is refused naming the shape, the output and the element; the file is unchanged" $?
+
 # A program built by its own build: saxpy's file has no main; build.sh links it with main.cu.
 # kblaster runs that build, then the program, captures the launch, verifies the original against
 # itself, optimizes it and checks the best rewrite in the program by building it there (the file

@@ -39,7 +39,7 @@ local optimize_timeout_ms = tonumber(os.getenv('KBLASTER_E2E_OPTIMIZE_TIMEOUT_MS
 local min_nvim = os.getenv('KBLASTER_E2E_MIN_NVIM')
 local uv = vim.uv or vim.loop
 local tasks = vim.split(os.getenv('KBLASTER_E2E_TASKS') or (root .. '/examples/tasks/vector_add'), '%s+', { trimempty = true })
-local programs = vim.split(os.getenv('KBLASTER_E2E_PROGRAMS') or (root .. '/tests/capture/programs/row_normalize.cu:64,256'),
+local programs = vim.split(os.getenv('KBLASTER_E2E_PROGRAMS') or (root .. '/tests/capture/programs/row_normalize.cu:64,256+37,100'),
   '%s+', { trimempty = true })
 
 local failures, skipped = {}, {}
@@ -118,7 +118,7 @@ end
 
 --- Settings for one task's daemon: a fresh KB in the workspace, the recorded options; for a
 --- program, how it is run (`args`).
-local function settings_for(workspace, task_name, args)
+local function settings_for(workspace, task_name, args, shapes)
   local s = {
     knowledgeBase = workspace .. '/kb.sqlite',
     analysis = { debounceMs = 0 },
@@ -126,7 +126,7 @@ local function settings_for(workspace, task_name, args)
                  outputDir = workspace .. '/runs' },
     llm = { replay = answer_book },
   }
-  if args then s.run = { args = args } end
+  if args then s.run = { args = args, shapes = (shapes and #shapes > 0) and shapes or nil } end
   if live then
     s.optimize.harness = os.getenv('KBLASTER_HARNESS')
     s.ncuPath = os.getenv('KBLASTER_E2E_NCU')
@@ -137,14 +137,18 @@ local function settings_for(workspace, task_name, args)
   return { kblaster = s }
 end
 
---- A target: a task folder, or a program ("file.cu:arg,arg").
+--- A target: a task folder, or a program ("file.cu:arg,arg", and "+arg,arg" for each more shape
+--- every candidate must also verify on: kblaster.run.shapes).
 local function target_of(spec_text, workspace)
   local t = {}
   local file, args = spec_text:match('^(.-%.cu):?(.*)$')
   if file then
     t.program = true
     t.name = vim.fn.fnamemodify(file, ':t:r')
-    t.args = vim.split(args, ',', { trimempty = true })
+    local runs = vim.split(args, '+', { plain = true })
+    t.args = vim.split(runs[1] or '', ',', { trimempty = true })
+    t.shapes = {}
+    for i = 2, #runs do table.insert(t.shapes, vim.split(runs[i], ',', { trimempty = true })) end
     t.dir = workspace .. '/' .. t.name
     vim.fn.mkdir(t.dir, 'p')
     t.file = t.dir .. '/' .. vim.fn.fnamemodify(file, ':t')
@@ -184,7 +188,7 @@ local function optimize_task(target, workspace)
   -- setup() again with this task's settings (on 0.11+ they go to vim.lsp.config).
   -- No question: this session trusts the project itself, with :KblasterTrust, once it has seen
   -- Optimize refused.
-  kb.setup({ cmd = { binary, 'serve' }, handlers = handlers(), settings = settings_for(workspace, task_name, target.args),
+  kb.setup({ cmd = { binary, 'serve' }, handlers = handlers(), settings = settings_for(workspace, task_name, target.args, target.shapes),
              ask_trust = false })
   local first_diag, first_progress, first_edit = #published, #progress, #apply_edits
   vim.cmd('edit ' .. vim.fn.fnameescape(file))
@@ -294,6 +298,17 @@ local function optimize_task(target, workspace)
     check(captured ~= nil and (live or captured:find('replayed from a recording', 1, true) ~= nil),
       '%s: no progress report of the capture: %s', task_name, tostring(captured))
     out('progress: %s', tostring(captured))
+    -- Each more shape captured too, and said to verify every candidate.
+    for _, shape in ipairs(target.shapes) do
+      local label = vim.fn.fnamemodify(file, ':t') .. ' ' .. table.concat(shape, ' ')
+      local said
+      for i = first_progress + 1, #progress do
+        local m = progress[i].value and progress[i].value.message or ''
+        if m:find('captured launch 0 of ' .. label, 1, true) and m:find('every candidate is verified on it too', 1, true) then said = m end
+      end
+      check(said ~= nil, '%s: no progress report of the shape %s', task_name, label)
+      out('progress: %s', tostring(said))
+    end
   end
 
   -- The edit: applied to the buffer, equal to the run's best kernel (a program: the run's copy
@@ -330,6 +345,10 @@ local function optimize_task(target, workspace)
   if target.program and result.bestSpeedup > 1 then
     check(message:find('re-captured with the rewrite reproduces the verified outputs', 1, true) ~= nil,
       '%s: the diagnostic does not say the program was re-captured: %q', task_name, message)
+    if #target.shapes > 0 then
+      check(message:find('on all ' .. (#target.shapes + 1) .. ' captured shapes', 1, true) ~= nil,
+        '%s: the diagnostic does not say every shape was re-captured: %q', task_name, message)
+    end
   end
 
   kb.call(client, 'stop')

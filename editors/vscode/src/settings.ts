@@ -39,6 +39,13 @@ function strings(config: ConfigReader, key: string): string[] | undefined {
   return Array.isArray(v) && v.every((e) => typeof e === 'string') ? (v as string[]) : undefined;
 }
 
+/** An array of argument lists (each an array of strings), else undefined. */
+function argumentLists(config: ConfigReader, key: string): string[][] | undefined {
+  const v = config.get<unknown>(key, undefined);
+  const isList = (l: unknown) => Array.isArray(l) && l.every((e) => typeof e === 'string');
+  return Array.isArray(v) && v.every(isList) ? (v as string[][]) : undefined;
+}
+
 /** An object of strings (an environment: NAME -> VALUE), else undefined. */
 function stringMap(config: ConfigReader, key: string): Record<string, string> | undefined {
   const v = config.get<unknown>(key, undefined);
@@ -98,6 +105,7 @@ export function daemonSettings(config: ConfigReader, workspaceFolder?: string, h
       timeoutSeconds: integer(config, 'run.timeoutSeconds', 1, 86400),
       command: strings(config, 'run.command'),
       build: strings(config, 'run.build'),
+      shapes: argumentLists(config, 'run.shapes'),
     },
     llm: {
       provider: config.get<string>('llm.provider', ''),

@@ -34,11 +34,12 @@ test('how the program runs reaches the daemon as run.*, malformed values left ou
   const s = daemonSettings(reader({
     'run.args': ['1000', '1000', '3'], 'run.cwd': '${workspaceFolder}/data', 'run.env': { OMP_NUM_THREADS: '4' },
     'run.launch': 2, 'run.timeoutSeconds': 30, 'run.command': ['./build/app', '--fast'], 'run.build': ['make', 'app'],
+    'run.shapes': [['333', '77'], ['64', '4096']],
   }), '/ws', '/home/u');
   assert.deepEqual(s.run, { args: ['1000', '1000', '3'], cwd: '/ws/data', env: { OMP_NUM_THREADS: '4' }, launch: 2, timeoutSeconds: 30,
-                            command: ['./build/app', '--fast'], build: ['make', 'app'] });
+                            command: ['./build/app', '--fast'], build: ['make', 'app'], shapes: [['333', '77'], ['64', '4096']] });
   const bad = daemonSettings(reader({ 'run.args': [1, 2], 'run.env': { N: 3 }, 'run.launch': -1, 'run.timeoutSeconds': 0.5,
-                                      'run.command': 'make', 'run.build': [true] }));
+                                      'run.command': 'make', 'run.build': [true], 'run.shapes': ['333 77'] }));
   assert.equal(bad.run as unknown, undefined);
 });
 

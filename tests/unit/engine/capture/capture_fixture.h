@@ -4,6 +4,7 @@
 
 #include "support/files.h"
 
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -34,5 +35,12 @@ struct fixture_copy {
 
 /// The source of a test program in tests/capture/programs/.
 inline std::string capture_program(const std::string& name) { return support::read_file(capture_programs / (name + ".cu")); }
+
+/// `text` with the first `from` replaced by `to`; `from` must be there.
+inline std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
 
 }  // namespace kblaster::test

@@ -21,6 +21,7 @@ namespace {
 
 const fs::path& fixtures = kblaster::test::capture_fixtures;
 using kblaster::test::fixture_copy;
+using kblaster::test::replaced;
 
 std::string program(const std::string& name) { return kblaster::test::capture_program(name); }
 
@@ -221,12 +222,6 @@ float get_float(const fs::path& file, std::size_t index) {
   float v;
   std::memcpy(&v, bytes.data() + 4 * index, 4);
   return v;
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
 }
 
 }  // namespace

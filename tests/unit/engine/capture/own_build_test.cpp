@@ -106,7 +106,7 @@ TEST_CASE("checking a rewrite in a program built by its own build puts the file 
   fs::remove(outside);
   const auto request = p.request({"sh", "-c", "printf x >> builds; echo escaped >> " + outside.string() + "; true"}, {"./split_app"});
   std::string heard;
-  CHECK_THROWS_AS(rewrite_program(request, captured, program, rewritten, (p.dir / "out").string(),
+  CHECK_THROWS_AS(rewrite_program(request, captured, {}, program, rewritten, (p.dir / "out").string(),
                                   [&](const std::string& line) { heard += line + "\n"; }),
                   capture_error);  // the edited program cannot be captured here (no GPU)
   CHECK(kblaster::support::read_file(p.kernels) == program);  // put back
