@@ -293,7 +293,11 @@ local function optimize_task(target, workspace)
     local captured
     for i = first_progress + 1, #progress do
       local m = progress[i].value and progress[i].value.message or ''
-      if m:find('captured launch 0 of ' .. vim.fn.fnamemodify(file, ':t'), 1, true) then captured = m end
+      local run = vim.fn.fnamemodify(file, ':t') .. (#target.args > 0 and (' ' .. table.concat(target.args, ' ')) or '')
+      local prefix = 'captured launch 0 of ' .. run
+      local at = m:find(prefix, 1, true)
+      local after = at and m:sub(at + #prefix, at + #prefix) or nil
+      if after == '' or after == ' ' then captured = m end
     end
     check(captured ~= nil and (live or captured:find('replayed from a recording', 1, true) ~= nil),
       '%s: no progress report of the capture: %s', task_name, tostring(captured))
