@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 namespace {
 using namespace kblaster::engine;
@@ -39,6 +40,9 @@ struct optimize_options {
   std::string llm_config;
   llm::llm_flags llm_flags;
   std::string record, replay;
+  std::string batch;          // --batch files:DIR: a model whose answers arrive later
+  bool wait = false;          // --wait: poll for the answers and resume by itself
+  double poll_seconds = 30;
   kblaster::cli::evaluator_flags evaluator;
   bool json = false;
   bool quiet = false;
@@ -75,6 +79,7 @@ optimize::model_settings model_settings_of(const optimize_options& o, const std:
   m.disabled = o.no_llm;
   m.disabled_reason = "no model (--no-llm): the mechanical tier only";
   m.replay = o.replay;
+  m.deferred = o.batch;
   m.config_file = o.llm_config;
   m.flags = o.llm_flags;
   m.budget_tokens = o.loop.limits.tokens;
@@ -154,7 +159,25 @@ int run_optimize(optimize_options o) {
       std::cerr << "kblaster optimize: evaluator: " << eval->describe() << "\n";
       std::cerr << "kblaster optimize: KB " << env.kb_path.string() << ", run directory " << env.out_dir.string() << "\n";
     }
-    const auto r = optimize::run_optimization(task, o.loop, env);
+    auto r = optimize::run_optimization(task, o.loop, env);
+    // A deferred model: every trajectory waits for an answer. Hand the questions over at once;
+    // with --wait, poll for the answers and resume (the journal keeps everything done).
+    std::string waiting_for;
+    while (r.stop_reason == optimize::stop_kind::waiting && chosen.deferred) {
+      const auto handed = chosen.deferred->hand_over();
+      waiting_for = handed.description;
+      if (!o.quiet)
+        std::cerr << "kblaster optimize: waiting for the model: " << waiting_for
+                  << (o.wait ? "; looking for them every " + std::to_string(o.poll_seconds) + " s (--wait)" : "; then run the same command again")
+                  << "\n";
+      if (!o.wait) break;
+      while (!ctrl_c.token().stop_requested() && !chosen.deferred->poll())
+        for (int i = 0; i < static_cast<int>(o.poll_seconds * 10) && !ctrl_c.token().stop_requested(); ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (ctrl_c.token().stop_requested()) break;
+      if (!o.quiet) std::cerr << "kblaster optimize: answers arrived in the batch folder: resuming\n";
+      r = optimize::run_optimization(task, o.loop, env);
+    }
     if (o.json) {
       nlohmann::json j = r.report;
       j["diff"] = r.diff;
@@ -175,7 +198,11 @@ int run_optimize(optimize_options o) {
                 << "\n  diff:        " << (env.out_dir / "best.diff").string()
                 << "\n  report:      " << (env.out_dir / "report.md").string() << "\n";
       if (r.stop_reason == optimize::stop_kind::cancelled) std::cout << "  interrupted: run the same command again to resume.\n";
+      if (r.stop_reason == optimize::stop_kind::waiting)
+        std::cout << "  waiting for the model: " << waiting_for << " (nothing done is lost: the same command resumes)\n";
     }
+    // Exit status 75 (EX_TEMPFAIL): the run waits for a deferred model's answers.
+    if (r.stop_reason == optimize::stop_kind::waiting) return 75;
     if (program && !o.json && r.best_source != r.input_source && r.stop_reason != optimize::stop_kind::error) {
       try {
         if (!kblaster::cli::carry_back(*program, r.best_source, env.out_dir.string(), o.apply, std::cout)) return 1;
@@ -252,8 +279,17 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--llm-model", o->llm_flags.model, "model name")->excludes(no_llm);
   app->add_option("--llm-key-env", o->llm_flags.key_env, "environment variable holding the key")->excludes(no_llm);
   app->add_option("--record", o->record, "record the model's exchanges to this cassette")->excludes(no_llm);
-  app->add_option("--replay", o->replay, "replay model answers from this cassette (or answer book) instead of a model")
+  auto* replay = app->add_option("--replay", o->replay, "replay model answers from this cassette (or answer book) instead of a model")
       ->excludes(no_llm)->check(CLI::ExistingFile);
+  app->add_option("--batch", o->batch,
+                  "a model whose answers arrive later: files:DIR writes each round's questions to DIR/requests-N.jsonl "
+                  "(OpenAI batch input) and reads answers from DIR/*.results.jsonl (OpenAI batch output); the run stops "
+                  "when every trajectory waits (exit status 75) and the same command resumes")
+      ->excludes(no_llm)
+      ->excludes(replay);
+  app->add_flag("--wait", o->wait, "with --batch: poll for the answers and resume until the run ends");
+  app->add_option("--poll-seconds", o->poll_seconds, "with --wait: seconds between looks for answers (default 30)")
+      ->check(CLI::Range(0.1, 86400.0));
   o->evaluator.add_to(*app, "seconds a candidate may run before it is killed (default 10)");
   app->add_flag("--json", o->json, "print the run report as JSON");
   app->add_flag("--quiet", o->quiet, "no progress line");

@@ -23,10 +23,15 @@ version loop_context::evaluate(const std::string& source) {
   journal.put_source(hash, source);
   evaluation e;
   try {
-    evaluation_request request;
-    request.stop = env.stop;
-    request.profile = options.profile_all;  // else with_state() profiles the versions whose state the loop needs
-    e = env.eval->evaluate(task.name, source, request);
+    if (auto kept = journal.evaluation_of(hash)) {
+      e = std::move(*kept);  // measured before a stop or a deferred answer cut its step short
+    } else {
+      evaluation_request request;
+      request.stop = env.stop;
+      request.profile = options.profile_all;  // else with_state() profiles the versions whose state the loop needs
+      e = env.eval->evaluate(task.name, source, request);
+      if (!cancelled(e)) journal.put_evaluation(hash, e);
+    }
   } catch (...) {
     {
       std::lock_guard lock(mutex_);
@@ -62,6 +67,7 @@ version loop_context::with_state(const version& v) {
   auto e = env.eval->evaluate(task.name, v.source, request);  // verified and timed already: only the profile runs
   if (cancelled(e)) throw evaluation_cancelled();
   e.code_hash = v.hash;
+  journal.put_evaluation(v.hash, e);
   version out{v.hash, v.source, e};
   {
     std::lock_guard lock(mutex_);

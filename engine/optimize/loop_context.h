@@ -9,6 +9,7 @@
 
 #include "kb/knowledge_base.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -97,6 +98,10 @@ class loop_context {
   void emit(progress_event e);
   int steps_total() const { return options.iterations * options.breadth * options.depth; }
 
+  /// A trajectory stopped to wait for a deferred model's answer (its step is redone on resume).
+  void note_waiting() { waiting_.fetch_add(1); }
+  int waiting() const { return waiting_.load(); }
+
  private:
   mutable std::mutex mutex_;
   std::map<std::string, version> cache_;
@@ -107,6 +112,7 @@ class loop_context {
   int candidates_ = 0, steps_done_ = 0;
   double gpu_seconds_ = 0, best_speedup_ = 1;
   std::int64_t tokens_ = 0;
+  std::atomic<int> waiting_{0};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 

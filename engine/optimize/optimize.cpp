@@ -5,6 +5,7 @@
 // iteration, so a run killed at any moment and resumed ends with the same KB.
 #include "engine/agents/textual_gradient.h"
 #include "support/files.h"
+#include "engine/llm/deferred_backend.h"
 #include "engine/optimize/loop_context.h"
 #include "engine/optimize/run_report.h"
 #include "engine/optimize/unified_diff.h"
@@ -200,7 +201,15 @@ void run_trajectory(loop_context& ctx, kb::knowledge_base& tkb, step_accounting&
       rec = *memo;
     } else {
       if (ctx.stopped() || ctx.check_budgets()) return;
-      rec = run_step(ctx, tkb, cur, k, b, t, tried);
+      try {
+        rec = run_step(ctx, tkb, cur, k, b, t, tried);
+      } catch (const llm::answer_pending&) {
+        // A deferred model has not answered yet: this trajectory waits; the others go on
+        // until they wait too. The step is not kept: resuming redoes it, its answered
+        // questions answered by content and its measured candidates taken from the journal.
+        ctx.note_waiting();
+        return;
+      }
       // A step cut short by a stop is not kept: resuming redoes it whole.
       if (ctx.stopped()) return;
       journal.append_step(rec);
@@ -372,11 +381,23 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
   const int jobs = std::max(1, std::min(options.jobs > 0 ? options.jobs : options.breadth, options.breadth));
   for (int k = 0; k < options.iterations && !ctx.stopped(); ++k) {
     error = run_iteration(ctx, accounting, baseline, best, k, jobs);
+    // Trajectories wait for a deferred model: the iteration is committed only once whole, as
+    // a synchronous run commits it, so that a resumed run reaches the same KB.
+    if (ctx.waiting() > 0 && error.empty()) {
+      ctx.stop(stop_kind::waiting);
+      break;
+    }
     commit_iteration(ctx, kb, k, best);
     if (ctx.stopped()) break;
     journal.mark(k, "committed");
     if (env.model && options.textual_gradient && !journal.reached(k, "gradient")) {
-      textual_gradient_update(ctx, kb, k);
+      try {
+        textual_gradient_update(ctx, kb, k);
+      } catch (const llm::answer_pending&) {
+        ctx.note_waiting();  // redone on resume; an update already applied is not applied twice
+        ctx.stop(stop_kind::waiting);
+        break;
+      }
       if (ctx.stopped()) break;
       journal.mark(k, "gradient");
     }

@@ -83,7 +83,8 @@ struct run_environment {
 /// `recorded`: no run took place; the whole outcome was served from a recording (kblaster bench
 /// --recorded).
 enum class stop_kind {
-  finished, cancelled, budget_tokens, budget_gpu_seconds, budget_wall_seconds, budget_candidates, error, recorded
+  finished, cancelled, budget_tokens, budget_gpu_seconds, budget_wall_seconds, budget_candidates, error, recorded,
+  waiting,  ///< trajectories wait for answers of a deferred model (llm/deferred_backend.h): the same command resumes
 };
 
 struct stop_reason {

@@ -146,6 +146,23 @@ std::string run_journal::source(const std::string& hash) const {
   return read_all(path);
 }
 
+void run_journal::put_evaluation(const std::string& hash, const evaluation& e) {
+  const auto path = dir_ / "evaluations" / (hash + ".json");
+  std::lock_guard lock(mutex_);
+  support::write_file_atomically(path, to_json(e).dump() + "\n");
+}
+
+std::optional<evaluation> run_journal::evaluation_of(const std::string& hash) const {
+  const auto path = dir_ / "evaluations" / (hash + ".json");
+  std::lock_guard lock(mutex_);
+  if (!fs::exists(path)) return std::nullopt;
+  try {
+    return evaluation_from_json(nlohmann::json::parse(read_all(path)));
+  } catch (const std::exception&) {
+    return std::nullopt;  // a damaged file: the candidate is measured again
+  }
+}
+
 void run_journal::write_manifest() { support::write_file_atomically(dir_ / "manifest.json", manifest_.dump(2) + "\n"); }
 
 }  // namespace kblaster::engine::optimize

@@ -45,6 +45,13 @@ class run_journal {
   bool reached(int iteration, const std::string& milestone) const;
   void mark(int iteration, const std::string& milestone);
 
+  /// Keeps a candidate's evaluation under its hash (replacing an earlier one: a profile added),
+  /// so that a step cut short (a stop, a deferred model's question) and redone on resume takes
+  /// its measured candidates from here instead of measuring them again.
+  void put_evaluation(const std::string& hash, const evaluation& e);
+  /// The evaluation kept for `hash`; nullopt when none (or it cannot be read: measured again).
+  std::optional<evaluation> evaluation_of(const std::string& hash) const;
+
   /// Stores a candidate's source under its hash (idempotent) and reads it back.
   void put_source(const std::string& hash, const std::string& source);
   std::string source(const std::string& hash) const;

@@ -107,6 +107,7 @@ std::string stop_reason::to_string() const {
     case stop_kind::budget_candidates: return "budget_candidates";
     case stop_kind::error: return "error: " + error;
     case stop_kind::recorded: return "recorded";
+    case stop_kind::waiting: return "waiting";
   }
   return "finished";
 }
@@ -121,6 +122,7 @@ std::string describe_stop(const stop_reason& reason) {
     case stop_kind::budget_candidates: return "the candidate budget was spent";
     case stop_kind::error: return "an error stopped it: " + reason.error;
     case stop_kind::recorded: return "";
+    case stop_kind::waiting: return "waiting for the model's answers";
   }
   return "";
 }

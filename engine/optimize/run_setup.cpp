@@ -63,6 +63,17 @@ model_choice choose_model(const model_settings& s) {
   const fs::path file = s.config_file.empty() ? llm::default_config_file() : s.config_file;
   const auto layer = llm::read_config_file(file);
   const auto env = llm::process_environment();
+  if (!s.deferred.empty()) {
+    const auto dir = llm::files_provider_dir(s.deferred);
+    if (!dir) throw llm::llm_error(llm::error_kind::config, "unknown deferred provider \"" + s.deferred + "\" (use files:DIR)");
+    auto config = llm::resolve_config(layer, s.editor, env, s.flags);
+    if (s.budget_tokens > 0) config.budget_tokens = s.budget_tokens;
+    auto backend = std::make_unique<llm::files_backend>(config, *dir, 2, s.log);
+    out.deferred = backend.get();
+    out.client = std::make_unique<llm::llm_client>(std::move(backend), llm::options_from(config));
+    out.note = "model: " + out.client->backend().describe();
+    return out;
+  }
   const bool named = !s.flags.model.empty() || !s.flags.base_url.empty() || !s.flags.provider.empty() || env("KBLASTER_LLM_MODEL").has_value() ||
                      env("KBLASTER_LLM_BASE_URL").has_value() || s.editor.values.contains("model") ||
                      layer.values.contains("model") || !s.config_file.empty();

@@ -8,6 +8,7 @@
 
 #include "engine/evaluate/evaluator.h"
 #include "engine/evaluate/harness_evaluator.h"
+#include "engine/llm/deferred_backend.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
 #include "engine/task/task.h"
@@ -63,6 +64,9 @@ struct model_settings {
   bool disabled = false;                       ///< the mechanical tier only, whatever is configured
   std::string disabled_reason;                 ///< said to the user when disabled
   std::filesystem::path replay;                ///< an answer book or cassette: no model is called
+  /// A model whose answers arrive later ("files:DIR"): questions are handed over at the end of a
+  /// round and the run stops waiting (stop_kind::waiting); the same command resumes.
+  std::string deferred;
   std::filesystem::path config_file;           ///< empty: the default config file
   llm::config_layer editor;                    ///< the editor's settings (below flags and environment)
   llm::llm_flags flags;                        ///< the command line's
@@ -74,10 +78,12 @@ struct model_settings {
 
 struct model_choice {
   std::unique_ptr<llm::llm_client> client;  ///< null: the mechanical tier only
+  llm::deferred_backend* deferred = nullptr;  ///< the client's backend when its answers arrive later
   std::string note;                         ///< one line for the user: which model, or why none
 };
 
-/// The model of `s`: its replay when set; else an HTTP model when a model is named by the
+/// The model of `s`: its replay when set; else its deferred provider (the configuration, when
+/// one names a model, shapes the requests); else an HTTP model when a model is named by the
 /// flags, the environment (KBLASTER_LLM_MODEL / _BASE_URL), the editor or the config file; else
 /// none, saying so. Throws llm::llm_error for a configuration that names a model but is unusable.
 model_choice choose_model(const model_settings& s);

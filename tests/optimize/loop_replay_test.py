@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+from kb_snapshot import kb_content
+
 here = pathlib.Path(__file__).resolve().parent
 root = here.parents[1]
 kblaster = sys.argv[1]
@@ -32,25 +34,6 @@ def command(task, kb, out, *extra):
     return [kblaster, "optimize", str(root / "examples/tasks" / task), "--replay", str(book), "--harness-replay",
             str(here / "recordings" / f"loop-{task}.jsonl"), "--kb", str(kb), "--out", str(out), "--breadth", "2",
             "--depth", "2", "--iterations", "2", "--seed", "1", *extra]
-
-
-def rows(db, table, drop=()):
-    con = sqlite3.connect(db)
-    cols = [c[1] for c in con.execute(f"PRAGMA table_info({table})") if c[1] not in drop]
-    out = sorted(tuple(round(v, 9) if isinstance(v, float) else v for v in r)
-                 for r in con.execute(f"SELECT {', '.join(cols)} FROM {table}"))
-    con.close()
-    return out
-
-
-def kb_content(db):
-    """Everything the loop writes, without ids and timestamps."""
-    return {"attempts": rows(db, "attempts", ("id", "started_at", "finished_at")),
-            "opt_stats": rows(db, "opt_stats", ("last_used",)),
-            "transitions": rows(db, "transitions"),
-            "lessons": rows(db, "lessons", ("id", "created_at")),
-            "optimizations": rows(db, "optimizations"),
-            "updates": sorted(r[0] for r in sqlite3.connect(db).execute("SELECT cause FROM updates"))}
 
 
 tmp = pathlib.Path(tempfile.mkdtemp(prefix="kblaster-loop-"))

@@ -1,0 +1,90 @@
+// A model whose answers arrive later (issue 15): a batch interface, or any script or person
+// answering files. A request whose answer is not there yet throws answer_pending and waits in
+// the backend; the loop advances every trajectory until each waits, then the front end hands
+// every waiting request over at once (hand_over) and stops, saying how many wait and where.
+// The same command resumes once answers are there: requests are named by their content
+// (batch_custom_id), so a resumed run asks the same questions under the same names and finds
+// the answers already given.
+//
+// `files:DIR`: waiting requests are written to DIR/requests-N.jsonl in OpenAI's batch input
+// format ({custom_id, method, url, body}); answers are read from every DIR/*.results.jsonl in
+// OpenAI's batch output format ({custom_id, response: {status_code, body}, error}), in any order.
+// The requests files are the record of what was submitted: a request is written once, and again
+// only after every submission of it was answered with an error, an expiry or a cancellation (up
+// to `max_resubmits` times; then it is the agent's failure, as a failed synchronous call is). A
+// refusal (HTTP 4xx other than 429) is the agent's failure at once: the same request again
+// cannot fare better.
+#pragma once
+
+#include "engine/llm/llm_client.h"
+#include "engine/llm/llm_config.h"
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace kblaster::engine::llm {
+
+/// Thrown by a deferred backend for a request whose answer has not arrived. Not an llm_error:
+/// nothing failed, the trajectory that asked waits for the next round.
+class answer_pending : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// What a hand-over did.
+struct hand_over_report {
+  int written = 0;          ///< requests handed over now (a new batch)
+  int awaiting = 0;         ///< requests handed over before and still unanswered
+  std::string where;        ///< the new batch (a file, a batch id); empty when none
+  std::string description;  ///< one sentence for the user: what waits, where, how to answer
+};
+
+/// A backend whose answers arrive later.
+class deferred_backend : public chat_backend {
+ public:
+  /// Hands every request that waits and was not handed over yet to the provider, at once.
+  virtual hand_over_report hand_over() = 0;
+  /// Looks for answers that arrived since (new results). True when some did.
+  virtual bool poll() = 0;
+};
+
+/// The `files:DIR` provider.
+class files_backend final : public deferred_backend {
+ public:
+  /// `config` shapes the requests (model, limits) and names them; DIR is created when missing.
+  files_backend(llm_config config, std::filesystem::path dir, int max_resubmits = 2, log_sink log = {});
+  chat_response send(const chat_request& r) override;
+  std::string describe() const override;
+  hand_over_report hand_over() override;
+  bool poll() override;
+
+ private:
+  struct answers_of_id {
+    std::optional<chat_response> success;
+    int failures = 0;          // results files answering it with an error, expiry or cancellation
+    bool refused = false;      // answered with a 4xx other than 429: the request itself was refused, sending it again cannot help
+    std::string last_error;
+  };
+  void scan();  // under mutex_: the requests files (what was submitted) and the results files
+
+  llm_config config_;
+  std::filesystem::path dir_;
+  int max_resubmits_;
+  log_sink log_;
+  mutable std::mutex mutex_;
+  std::map<std::string, int> submitted_;          // custom_id -> requests files holding it
+  int requests_files_ = 0;                        // the highest N of requests-N.jsonl
+  std::map<std::string, answers_of_id> answers_;  // by custom_id
+  std::set<std::string> results_seen_;            // "name:size" of the results files read
+  std::map<std::string, chat_request> waiting_;   // asked this run, not answered; handed over or not
+};
+
+/// "files:DIR" -> DIR; nullopt for anything else.
+std::optional<std::filesystem::path> files_provider_dir(const std::string& spec);
+
+}  // namespace kblaster::engine::llm

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""A model whose answers arrive later (`--batch files:DIR`), in CI: the loop on vector_add's GPU
+results recorded on the H100 (recordings/loop-vector_add.jsonl), its questions answered round by
+round by tools/batch/answer_from_book.py from the answer book. The deferred run must reach
+exactly what the synchronous run with the same answer book reaches (the best kernel, the
+report's totals, the KB), with rounds in between that exit 75 and resume. Along the way: a run
+started again before the answers came hands nothing over twice; answers that fail (HTTP 500)
+are asked again in the next round; the run folder and the batch folder, moved elsewhere
+mid-run, resume there; a request the book cannot answer is refused and counts as the model's
+failure, as a synchronous replay's miss does.
+
+usage: deferred_test.py KBLASTER"""
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from kb_snapshot import kb_content
+
+here = pathlib.Path(__file__).resolve().parent
+root = here.parents[1]
+kblaster = sys.argv[1]
+book = here / "answer_book.jsonl"
+answer = root / "tools" / "batch" / "answer_from_book.py"
+failures = []
+
+
+def check(cond, what):
+    print(("ok:   " if cond else "FAIL: ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def optimize(work, kb, out, *model):
+    return subprocess.run([kblaster, "optimize", str(root / "examples/tasks/vector_add"), "--harness-replay",
+                           str(here / "recordings" / "loop-vector_add.jsonl"), "--kb", str(kb), "--out", str(out),
+                           "--breadth", "2", "--depth", "2", "--iterations", "2", "--seed", "1", "--json", *model],
+                          cwd=work, capture_output=True, text=True, timeout=600)
+
+
+def answer_round(batch, the_book=book, *extra):
+    p = subprocess.run([sys.executable, str(answer), str(the_book), str(batch), *extra], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
+def deferred(work, kb, out, batch, the_book=book, fail_first=0, on_round=None, limit=40):
+    """Rounds until the run ends: each exits 75 and leaves questions; the script answers them."""
+    rounds, p = 0, None
+    for rounds in range(1, limit + 1):
+        if on_round:
+            work, kb, out, batch = on_round(rounds, work, kb, out, batch)
+        p = optimize(work, kb, out, "--batch", f"files:{batch}")
+        if p.returncode != 75:
+            break
+        answer_round(work / batch, the_book, *(["--fail-first", str(fail_first)] if fail_first else []))
+    return p, rounds, kb, out, work / batch
+
+
+def same_run(sync, sync_kb, sync_out, p, kb, out, what):
+    check(p.returncode == 0, f"{what}: the last round finishes ({p.stderr.strip()[-400:]})")
+    if p.returncode != 0:
+        return
+    a, b = json.loads(sync.stdout), json.loads(p.stdout)
+    check(b["stop_reason"] == "finished", f"{what}: stopped: {b['stop_reason']}")
+    for k in ("candidates", "attempts", "correct_attempts", "tokens", "gpu_seconds"):
+        check(a["totals"][k] == b["totals"][k], f"{what}: totals.{k} {b['totals'][k]} = the synchronous run's {a['totals'][k]}")
+    check(a["best"]["hash"] == b["best"]["hash"], f"{what}: the same best kernel ({b['best']['hash'][:12]})")
+    check((sync_out / "best.cu").read_text() == (out / "best.cu").read_text(), f"{what}: best.cu is the synchronous run's")
+    x, y = kb_content(sync_kb), kb_content(kb)
+    for table in x:
+        check(x[table] == y[table], f"{what}: KB table {table} equals the synchronous run's ({len(y[table])} rows)")
+
+
+tmp = pathlib.Path(tempfile.mkdtemp(prefix="kblaster-deferred-"))
+sync = optimize(tmp, tmp / "sync.sqlite", tmp / "sync", "--replay", str(book))
+check(sync.returncode == 0, f"the synchronous run finishes ({sync.stderr.strip()[-300:]})")
+
+# The plain deferred run, with a restart before the first answers and failures injected.
+work = tmp / "deferred"
+work.mkdir()
+first = optimize(work, work / "kb.sqlite", work / "run", "--batch", "files:batch")
+check(first.returncode == 75, f"round 1 exits 75, waiting ({first.returncode})")
+check("request(s) written to batch/requests-1.jsonl" in first.stderr, "round 1 hands its questions over in batch/requests-1.jsonl, a relative path as given")
+again = optimize(work, work / "kb.sqlite", work / "run", "--batch", "files:batch")
+check(again.returncode == 75 and "handed over earlier still unanswered" in again.stderr and
+      not (work / "batch" / "requests-2.jsonl").exists(),
+      "started again before any answer: nothing is handed over twice (no requests-2.jsonl)")
+said = answer_round(work / "batch", book, "--fail-first", "1")
+check("1 failed on purpose" in said, f"the first answer is an HTTP 500 ({said})")
+p, rounds, kb, out, batch = deferred(work, work / "kb.sqlite", work / "run", pathlib.Path("batch"))
+requests = sorted(f for f in batch.glob("requests-*.jsonl") if not f.name.endswith(".results.jsonl"))
+ids = [json.loads(l)["custom_id"] for f in requests for l in f.read_text().splitlines() if l.strip()]
+check(len(ids) != len(set(ids)), "the request answered with HTTP 500 was asked again in a later round")
+check(rounds >= 3, f"{rounds + 1} rounds in all")
+same_run(sync, tmp / "sync.sqlite", tmp / "sync", p, kb, out, "deferred")
+print(f"  deferred: {len(requests)} batches, {len(ids)} requests, {rounds + 1} rounds")
+
+
+# Moved mid-run: after round 3 the whole working folder (run folder, batch folder, KB) goes elsewhere.
+def move_after_three(n, work, kb, out, batch):
+    if n != 4:
+        return work, kb, out, batch
+    moved = work.parent / "moved"
+    shutil.move(str(work), str(moved))
+    return moved, moved / "kb.sqlite", moved / "run", batch
+
+
+work = tmp / "relocated"
+work.mkdir()
+p, rounds, kb, out, batch = deferred(work, work / "kb.sqlite", work / "run", pathlib.Path("batch"), on_round=move_after_three)
+check(kb.parent.name == "moved", "the folders were moved after round 3")
+same_run(sync, tmp / "sync.sqlite", tmp / "sync", p, kb, out, "moved mid-run")
+
+# --wait: one command polls for the answers and resumes by itself while the script answers.
+work = tmp / "waiting"
+work.mkdir()
+proc = subprocess.Popen([kblaster, "optimize", str(root / "examples/tasks/vector_add"), "--harness-replay",
+                         str(here / "recordings" / "loop-vector_add.jsonl"), "--kb", "kb.sqlite", "--out", "run", "--breadth", "2",
+                         "--depth", "2", "--iterations", "2", "--seed", "1", "--json", "--batch", "files:batch", "--wait",
+                         "--poll-seconds", "0.2"], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+deadline = time.time() + 300
+while proc.poll() is None and time.time() < deadline:
+    if (work / "batch").exists():
+        answer_round(work / "batch")
+    time.sleep(0.3)
+if proc.poll() is None:
+    proc.kill()
+out_text, err_text = proc.communicate()
+waited = subprocess.CompletedProcess(proc.args, proc.returncode, out_text, err_text)
+check(err_text.count("answers arrived in the batch folder: resuming") >= 2, "--wait resumed by itself, round after round")
+same_run(sync, tmp / "sync.sqlite", tmp / "sync", waited, work / "kb.sqlite", work / "run", "--wait")
+
+# A book without the parameter_update answers: the synchronous replay misses, the deferred run
+# is refused (HTTP 400); both count it as the model's failure and reach the same KB.
+short = tmp / "short_book.jsonl"
+short.write_text("".join(l + "\n" for l in book.read_text().splitlines()
+                         if '"role": "parameter_update"' not in l))
+sync_short = optimize(tmp, tmp / "sync_short.sqlite", tmp / "sync_short", "--replay", str(short))
+check(sync_short.returncode == 0, "the synchronous run on the short book finishes")
+work = tmp / "refused"
+work.mkdir()
+p, rounds, kb, out, batch = deferred(work, work / "kb.sqlite", work / "run", pathlib.Path("batch"), the_book=short)
+refusals = sum('"status_code": 400' in f.read_text() for f in batch.glob("*.results.jsonl"))
+check(refusals >= 1, f"the answer script refused what the short book cannot answer ({refusals} file(s))")
+same_run(sync_short, tmp / "sync_short.sqlite", tmp / "sync_short", p, kb, out, "refusals")
+
+print(f"{len(failures)} failure(s)")
+shutil.rmtree(tmp, ignore_errors=True)
+sys.exit(1 if failures else 0)
