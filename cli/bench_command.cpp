@@ -14,6 +14,7 @@
 #include "engine/optimize/run_setup.h"
 
 #include <iostream>
+#include <thread>
 #include <memory>
 
 namespace {
@@ -32,6 +33,9 @@ struct bench_cli_options {
   std::string llm_config;
   kblaster::cli::evaluator_flags evaluator{120};  // KernelBench’s inputs reach gigabytes
   std::string recorded;
+  std::string batch;  // --batch files:DIR: a model whose answers arrive later
+  bool wait = false;
+  double poll_seconds = 30;
 };
 
 /// `bench report` and `bench merge`.
@@ -61,7 +65,8 @@ int write_report(const std::vector<fs::path>& dirs, const fs::path& out, const s
 // hundred problems must not start spending on a model from the environment unasked.
 optimize::model_settings model_settings_of(const bench_cli_options& o) {
   optimize::model_settings m;
-  m.disabled = o.llm_config.empty();
+  m.disabled = o.llm_config.empty() && o.batch.empty();
+  m.deferred = o.batch;
   m.disabled_reason = "no model (pass --llm CONFIG for one): the mechanical tier only";
   m.config_file = o.llm_config;
   m.budget_tokens = o.bench.loop.limits.tokens;
@@ -116,12 +121,29 @@ int run(bench_cli_options o) {
     o.bench.manifest_extra["gpu"] = bench::gpu_description();
     o.bench.manifest_extra["git"] = bench::git_version();
     say(model_note + "; results in " + o.bench.out.string());
-    const auto s = bench::run_bench(o.bench, hooks);
+    auto s = bench::run_bench(o.bench, hooks);
+    // A deferred model: hand the round's questions over at once; with --wait, poll and resume.
+    while (s.waiting > 0 && chosen.deferred) {
+      const auto handed = chosen.deferred->hand_over();
+      say(std::to_string(s.waiting) + " problem(s) wait for the model: " + handed.description +
+          (o.wait ? "; looking for them every " + std::to_string(o.poll_seconds) + " s (--wait)" : "; then run the same command again"));
+      if (!o.wait) break;
+      while (!ctrl_c.token().stop_requested() && !chosen.deferred->poll())
+        for (int i = 0; i < static_cast<int>(o.poll_seconds * 10) && !ctrl_c.token().stop_requested(); ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (ctrl_c.token().stop_requested()) break;
+      say("answers arrived in the batch folder: resuming");
+      s = bench::run_bench(o.bench, hooks);
+    }
     std::cout << "bench: " << s.selected << " problems in this shard: " << s.ran << " run (" << s.failed
               << " not ok), " << s.skipped << " already done\n";
     if (ctrl_c.interrupted()) {
       std::cout << "interrupted: run the same command again to resume\n";
       return 130;
+    }
+    if (s.waiting > 0) {
+      std::cout << "waiting: " << s.waiting << " problem(s) wait for the model's answers; the same command resumes them\n";
+      return 75;  // EX_TEMPFAIL
     }
     if (o.report && o.bench.shard_count == 1) return write_report({o.bench.out}, o.bench.out, {});
     return 0;
@@ -172,6 +194,13 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--budget-gpu-seconds", o->bench.loop.limits.gpu_seconds, "per problem: stop after this much GPU time");
   app->add_option("--budget-candidates", o->bench.loop.limits.candidates, "per problem: stop after this many candidates");
   app->add_option("--llm", o->llm_config, "model config file; without it, the mechanical tier only");
+  app->add_option("--batch", o->batch,
+                  "a model whose answers arrive later: files:DIR writes each round's questions to DIR/requests-N.jsonl "
+                  "(OpenAI batch input) and reads answers from DIR/*.results.jsonl; the run stops when every problem it "
+                  "can advance waits (exit status 75) and the same command resumes");
+  app->add_flag("--wait", o->wait, "with --batch: poll for the answers and resume until the bench ends");
+  app->add_option("--poll-seconds", o->poll_seconds, "with --wait: seconds between looks for answers (default 30)")
+      ->check(CLI::Range(0.1, 86400.0));
   o->evaluator.add_to(*app, "seconds one harness request may take beyond timing (KernelBench inputs reach gigabytes; default 120)");
   app->add_option("--recorded", o->recorded, "replay whole-problem outcomes recorded earlier (DIR/L1_NAME.json)");
   app->add_option("--import-device", o->bench.import_device, "where problems are exported and timed (default cuda)")

@@ -1,5 +1,6 @@
 // The bench driver: import, initial kernel, loop, store; one problem at a time, failures recorded.
 #include "engine/bench/runner.h"
+#include "engine/llm/deferred_backend.h"
 #include "support/files.h"
 #include "support/time.h"
 
@@ -213,9 +214,13 @@ void take_loop_result(problem_result& r, const optimize::optimize_result& res) {
   r.run_id = res.run_id;
 }
 
+// How a problem's loop ended: done (stored), or not stored so that the next run resumes it.
+enum class problem_end { done, cancelled, waiting };
+
 // Imports the problem, finds its initial kernel and runs the loop on it, filling in `r`; throws
-// when the import or the input fails. False when the loop was cancelled.
-bool optimize_problem(const bench_options& o, const bench_hooks& hooks, const result_store& store,
+// when the import or the input fails (llm::answer_pending when the model's initial kernel is a
+// deferred model's answer still to come).
+problem_end optimize_problem(const bench_options& o, const bench_hooks& hooks, const result_store& store,
                       const fs::path& kb_path, const problem_ref& p, const std::string& key, problem_result& r) {
   const auto task_dir = store.task_dir(key);
   import_once(o, hooks, p, key, task_dir);
@@ -226,7 +231,7 @@ bool optimize_problem(const bench_options& o, const bench_hooks& hooks, const re
   if (!initial) {
     r.status = "no_initial_kernel";
     r.error = "no initial CUDA kernel: none in --kernels, no " + p.name + ".cu beside the problem, and no model";
-    return true;
+    return problem_end::done;
   }
   r.initial_kernel = initial->second;
   const auto work = store.work_dir(key);
@@ -236,16 +241,22 @@ bool optimize_problem(const bench_options& o, const bench_hooks& hooks, const re
   if (!res.attempt_ids.empty()) fill_from_kb(r, env.kb_path, res.attempt_ids);
   if (res.stop_reason == optimize::stop_kind::cancelled) {
     log_line(hooks, key + ": cancelled; not stored, so the next run resumes it");
-    return false;
+    return problem_end::cancelled;
+  }
+  if (res.stop_reason == optimize::stop_kind::waiting) {
+    log_line(hooks, key + ": waiting for the model's answers; not stored, so the next run resumes it");
+    return problem_end::waiting;
   }
   if (!r.valid) r.error = "no correct kernel: " + res.stop_reason.to_string();
-  return true;
+  return problem_end::done;
 }
 
 // One problem, start to finish: a failure becomes the result's status, never an exception.
-// nullopt when the loop was cancelled, so that nothing is stored for it.
+// nullopt when the loop was cancelled or waits for a deferred model (`end` says which), so
+// that nothing is stored for it.
 std::optional<problem_result> run_problem(const bench_options& o, const bench_hooks& hooks, const result_store& store,
-                                          const fs::path& kb_path, const problem_ref& p, const std::string& key) {
+                                          const fs::path& kb_path, const problem_ref& p, const std::string& key,
+                                          problem_end& end) {
   problem_result r;
   r.level = p.level;
   r.problem = p.name;
@@ -254,7 +265,12 @@ std::optional<problem_result> run_problem(const bench_options& o, const bench_ho
   const auto started = std::chrono::steady_clock::now();
   log_line(hooks, key + ": starting");
   try {
-    if (!optimize_problem(o, hooks, store, kb_path, p, key, r)) return std::nullopt;
+    end = optimize_problem(o, hooks, store, kb_path, p, key, r);
+    if (end != problem_end::done) return std::nullopt;
+  } catch (const llm::answer_pending&) {
+    log_line(hooks, key + ": waiting for the model's initial kernel; not stored, so the next run resumes it");
+    end = problem_end::waiting;
+    return std::nullopt;
   } catch (const import_error& e) {
     r.status = "import_failed";
     r.error = e.what();
@@ -308,7 +324,16 @@ bench_summary run_bench(const bench_options& o, const bench_hooks& hooks) {
       ++summary.skipped;
       continue;
     }
-    const auto r = run_problem(o, hooks, store, kb_path, p, key);
+    auto end = problem_end::done;
+    const auto r = run_problem(o, hooks, store, kb_path, p, key, end);
+    if (end == problem_end::waiting) {
+      // Waiting for a deferred model's answers. With a KB of its own each problem goes on to the
+      // next, so that one round asks every problem's questions; with the shared KB the next
+      // problem would learn from a KB the synchronous run would have had fuller: stop here.
+      ++summary.waiting;
+      if (o.empty_kb) continue;
+      break;
+    }
     if (!r) break;  // cancelled: not stored, so the next run resumes it
     store.put(*r);
     ++summary.ran;

@@ -60,6 +60,7 @@ struct bench_hooks {
 /// What a bench call did.
 struct bench_summary {
   int selected = 0, ran = 0, skipped = 0, failed = 0;
+  int waiting = 0;  ///< problems waiting for a deferred model's answers (not stored: the same command resumes them)
 };
 
 /// The hyperparameters as stored in the manifest (and compared on resume).
