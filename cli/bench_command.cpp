@@ -2,6 +2,7 @@
 // kernel, optimization loop, result store, report), with `bench report` and `bench merge` for
 // runs split over GPUs or Slurm array tasks. The work is in engine/bench/.
 #include "cli/command_registry.h"
+#include "support/text.h"
 #include "cli/interrupt_stop.h"
 #include "engine/bench/recorded_outcomes.h"
 #include "engine/bench/report_files.h"
@@ -126,7 +127,8 @@ int run(bench_cli_options o) {
     while (s.waiting > 0 && chosen.deferred) {
       const auto handed = chosen.deferred->hand_over();
       say(std::to_string(s.waiting) + " problem(s) wait for the model: " + handed.description +
-          (o.wait ? "; looking for them every " + std::to_string(o.poll_seconds) + " s (--wait)" : "; then run the same command again"));
+          (o.wait ? "; looking for them every " + kblaster::support::seconds_text(o.poll_seconds) + " (--wait)"
+                  : "; then run the same command again"));
       if (!o.wait) break;
       while (!ctrl_c.token().stop_requested() && !chosen.deferred->poll())
         for (int i = 0; i < static_cast<int>(o.poll_seconds * 10) && !ctrl_c.token().stop_requested(); ++i)
@@ -196,8 +198,9 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--llm", o->llm_config, "model config file; without it, the mechanical tier only");
   app->add_option("--batch", o->batch,
                   "a model whose answers arrive later: files:DIR writes each round's questions to DIR/requests-N.jsonl "
-                  "(OpenAI batch input) and reads answers from DIR/*.results.jsonl; the run stops when every problem it "
-                  "can advance waits (exit status 75) and the same command resumes");
+                  "(OpenAI batch input) and reads answers from DIR/*.results.jsonl; openai:DIR and anthropic:DIR submit "
+                  "them to the provider's batch interface; the run stops when every problem it can advance waits (exit "
+                  "status 75) and the same command resumes");
   app->add_flag("--wait", o->wait, "with --batch: poll for the answers and resume until the bench ends");
   app->add_option("--poll-seconds", o->poll_seconds, "with --wait: seconds between looks for answers (default 30)")
       ->check(CLI::Range(0.1, 86400.0));

@@ -2,6 +2,7 @@
 // stop (the KB stays consistent; rerunning the same command resumes from the checkpoint), and
 // at the end the best kernel, its diff and the run report in --out.
 #include "cli/command_registry.h"
+#include "support/text.h"
 #include "cli/interrupt_stop.h"
 #include "cli/program_target.h"
 #include "engine/capture/capture_shapes.h"
@@ -42,6 +43,7 @@ struct optimize_options {
   std::string record, replay;
   std::string batch;          // --batch files:DIR: a model whose answers arrive later
   bool wait = false;          // --wait: poll for the answers and resume by itself
+  bool cancel_batches = false;  // --cancel-batches: cancel the provider's jobs still running, then stop
   double poll_seconds = 30;
   kblaster::cli::evaluator_flags evaluator;
   bool json = false;
@@ -134,6 +136,15 @@ int run_optimize(optimize_options o) {
       std::cerr << "kblaster optimize: " << e.what() << ".\n";
       return 3;
     }
+    if (o.cancel_batches) {
+      if (!chosen.deferred) {
+        std::cerr << "kblaster optimize: --cancel-batches needs --batch PROVIDER:DIR\n";
+        return 2;
+      }
+      std::cout << "cancelled " << chosen.deferred->cancel_jobs() << " batch job(s) still running; what they answered "
+                << "comes back with the next run, the rest is asked again\n";
+      return 0;
+    }
     optimize::evaluator* eval = &evaluators->top();
     // A program captured at several shapes: every candidate is verified on each of them.
     std::optional<shape_checking_evaluator> shape_checked;
@@ -168,7 +179,8 @@ int run_optimize(optimize_options o) {
       waiting_for = handed.description;
       if (!o.quiet)
         std::cerr << "kblaster optimize: waiting for the model: " << waiting_for
-                  << (o.wait ? "; looking for them every " + std::to_string(o.poll_seconds) + " s (--wait)" : "; then run the same command again")
+                  << (o.wait ? "; looking for them every " + kblaster::support::seconds_text(o.poll_seconds) + " (--wait)"
+                             : "; then run the same command again")
                   << "\n";
       if (!o.wait) break;
       while (!ctrl_c.token().stop_requested() && !chosen.deferred->poll())
@@ -283,11 +295,13 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
       ->excludes(no_llm)->check(CLI::ExistingFile);
   app->add_option("--batch", o->batch,
                   "a model whose answers arrive later: files:DIR writes each round's questions to DIR/requests-N.jsonl "
-                  "(OpenAI batch input) and reads answers from DIR/*.results.jsonl (OpenAI batch output); the run stops "
-                  "when every trajectory waits (exit status 75) and the same command resumes")
+                  "(OpenAI batch input) and reads answers from DIR/*.results.jsonl (OpenAI batch output); openai:DIR and "
+                  "anthropic:DIR submit them to the provider's batch interface (half price; jobs recorded in DIR); the run "
+                  "stops when every trajectory waits (exit status 75) and the same command resumes")
       ->excludes(no_llm)
       ->excludes(replay);
   app->add_flag("--wait", o->wait, "with --batch: poll for the answers and resume until the run ends");
+  app->add_flag("--cancel-batches", o->cancel_batches, "with --batch openai:DIR or anthropic:DIR: cancel the jobs still running");
   app->add_option("--poll-seconds", o->poll_seconds, "with --wait: seconds between looks for answers (default 30)")
       ->check(CLI::Range(0.1, 86400.0));
   o->evaluator.add_to(*app, "seconds a candidate may run before it is killed (default 10)");

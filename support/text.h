@@ -1,6 +1,7 @@
 // Small string helpers shared by every layer.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,13 @@ inline std::string join(const std::vector<std::string>& parts, std::string_view 
     out += p;
   }
   return out;
+}
+
+/// A duration for a message: "0.2 s", "30 s", "1.5e+03 s" (%g: no trailing zeros).
+inline std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
 }
 
 }  // namespace kblaster::support

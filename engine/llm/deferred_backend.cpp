@@ -28,13 +28,16 @@ int requests_index(const std::string& name) {
 
 }  // namespace
 
-std::optional<fs::path> files_provider_dir(const std::string& spec) {
-  if (!spec.starts_with("files:") || spec.size() == 6) return std::nullopt;
-  return fs::path(spec.substr(6));
+std::optional<deferred_spec> parse_deferred(const std::string& spec) {
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos || colon + 1 == spec.size()) return std::nullopt;
+  const auto kind = spec.substr(0, colon);
+  if (kind != "files" && kind != "openai" && kind != "anthropic") return std::nullopt;
+  return deferred_spec{kind, fs::path(spec.substr(colon + 1))};
 }
 
-files_backend::files_backend(llm_config config, fs::path dir, int max_resubmits, log_sink log)
-    : config_(std::move(config)), dir_(std::move(dir)), max_resubmits_(max_resubmits), log_(std::move(log)) {
+files_backend::files_backend(llm_config config, fs::path dir, int max_resubmits, log_sink log, std::unique_ptr<batch_service> service)
+    : config_(std::move(config)), dir_(std::move(dir)), max_resubmits_(max_resubmits), log_(std::move(log)), service_(std::move(service)) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (!fs::is_directory(dir_)) throw llm_error(error_kind::config, "files provider: cannot create the folder " + dir_.string());
@@ -43,12 +46,13 @@ files_backend::files_backend(llm_config config, fs::path dir, int max_resubmits,
 }
 
 void files_backend::scan() {
+  collect();
   std::vector<fs::path> requests, results;
   for (const auto& e : fs::directory_iterator(dir_)) {
     if (!e.is_regular_file()) continue;
     const auto name = e.path().filename().string();
     if (requests_index(name) > 0) requests.push_back(e.path());
-    else if (name.ends_with(".results.jsonl")) results.push_back(e.path());
+    else if (name.ends_with(".results.jsonl") || name.ends_with(".results.anthropic.jsonl")) results.push_back(e.path());
   }
   std::sort(results.begin(), results.end());
   submitted_.clear();
@@ -67,7 +71,8 @@ void files_backend::scan() {
   answers_.clear();
   for (const auto& file : results) {
     const auto text = support::read_file(file);
-    const auto reading = read_openai_batch_results(text, sent);
+    const auto reading = file.filename().string().ends_with(".results.anthropic.jsonl") ? read_anthropic_batch_results(text, sent)
+                                                                                      : read_openai_batch_results(text, sent);
     for (const auto& [id, a] : reading.answers) {
       auto& slot = answers_[id];
       if (a.outcome == batch_outcome::succeeded && a.response) {
@@ -87,6 +92,66 @@ void files_backend::scan() {
       for (const auto& u : reading.unreadable) log_(file.filename().string() + ": " + u + ", ignored");
     }
   }
+}
+
+void files_backend::collect() {
+  if (!service_) return;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    const auto name = e.path().filename().string();
+    if (!name.ends_with(".job.json")) continue;
+    const auto stem = name.substr(0, name.size() - std::string(".job.json").size());  // requests-N
+    const auto results = dir_ / (stem + service_->results_suffix());
+    if (fs::exists(results)) continue;
+    auto record = nlohmann::json::parse(support::read_file(e.path()), nullptr, false);
+    if (!record.is_object()) continue;
+    std::optional<std::string> text;
+    try {
+      text = service_->collect(record);
+    } catch (const llm_error& x) {
+      if (log_) log_(std::string("batch ") + record.value("id", "?") + ": " + x.what() + " (looked at again next time)");
+      continue;
+    }
+    support::write_file_atomically(e.path(), record.dump(2) + "\n");
+    if (!text) continue;
+    // Every request of the job that came back without an answer is written as expired, so that it
+    // is asked again (or, past the limit, fails) instead of waiting for a job that has ended.
+    std::set<std::string> answered;
+    std::istringstream in(*text);
+    for (std::string line; std::getline(in, line);) {
+      const auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j.contains("custom_id") && j["custom_id"].is_string()) answered.insert(j["custom_id"].get<std::string>());
+    }
+    const bool anthropic = service_->results_suffix() == ".results.anthropic.jsonl";
+    const auto status = record.value("status", std::string("ended"));
+    for (const auto& id : record.value("custom_ids", std::vector<std::string>{})) {
+      if (answered.count(id)) continue;
+      const nlohmann::json expired =
+          anthropic ? nlohmann::json{{"custom_id", id}, {"result", {{"type", "expired"}}}}
+                    : nlohmann::json{{"custom_id", id},
+                                     {"response", nullptr},
+                                     {"error", {{"code", "batch_expired"}, {"message", "no answer when the batch ended (" + status + ")"}}}};
+      *text += expired.dump() + "\n";
+    }
+    support::write_file_atomically(results, *text);
+  }
+}
+
+int files_backend::cancel_jobs() {
+  const std::lock_guard lock(mutex_);
+  if (!service_) return 0;
+  int cancelled = 0;
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    const auto name = e.path().filename().string();
+    if (!name.ends_with(".job.json")) continue;
+    const auto stem = name.substr(0, name.size() - std::string(".job.json").size());
+    if (fs::exists(dir_ / (stem + service_->results_suffix()))) continue;  // ended and collected
+    auto record = nlohmann::json::parse(support::read_file(e.path()), nullptr, false);
+    if (!record.is_object()) continue;
+    service_->cancel(record);
+    support::write_file_atomically(e.path(), record.dump(2) + "\n");
+    ++cancelled;
+  }
+  return cancelled;
 }
 
 chat_response files_backend::send(const chat_request& r) {
@@ -131,17 +196,27 @@ hand_over_report files_backend::hand_over() {
     const auto lines = openai_batch_lines(config_, batch);
     std::string text;
     for (const auto& l : lines) text += l.dump() + "\n";
-    const auto file = dir_ / ("requests-" + std::to_string(requests_files_ + 1) + ".jsonl");
+    const auto stem = "requests-" + std::to_string(requests_files_ + 1);
+    const auto file = dir_ / (stem + ".jsonl");
+    std::string job;
+    if (service_) {
+      // Submitted first: a requests file is the record of what was handed over, so it is
+      // written only once the provider has the job (a failed submission leaves nothing behind).
+      const auto record = service_->submit(batch);
+      job = record.value("id", "");
+      support::write_file_atomically(dir_ / (stem + ".job.json"), record.dump(2) + "\n");
+    }
     support::write_file_atomically(file, text);
     ++requests_files_;
     for (const auto& l : lines) ++submitted_[l["custom_id"].get<std::string>()];
     out.written = static_cast<int>(lines.size());
-    out.where = file.string();
+    out.where = service_ ? job + " (" + service_->describe() + ", its requests kept in " + file.string() + ")" : file.string();
   }
   std::ostringstream d;
-  if (out.written) d << out.written << " request(s) written to " << out.where << " (OpenAI batch input format)";
+  if (out.written) d << out.written << (service_ ? " request(s) submitted as batch " : " request(s) written to ") << out.where
+                     << (service_ ? "" : " (OpenAI batch input format)");
   if (out.awaiting) d << (out.written ? "; " : "") << out.awaiting << " handed over earlier still unanswered";
-  if (out.written || out.awaiting)
+  if ((out.written || out.awaiting) && !service_)
     d << "; answers go in " << (dir_ / "NAME.results.jsonl").string() << " (OpenAI batch output format)";
   out.description = d.str();
   return out;
@@ -159,6 +234,7 @@ bool files_backend::poll() {
 }
 
 std::string files_backend::describe() const {
+  if (service_) return service_->describe() + " (deferred: batches recorded in " + dir_.string() + "), model " + config_.model;
   return "files " + dir_.string() + " (deferred: requests written as OpenAI batch input, answers read from *.results.jsonl), model " +
          config_.model;
 }

@@ -16,6 +16,7 @@
 // cannot fare better.
 #pragma once
 
+#include "engine/llm/batch_services.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
 
@@ -51,17 +52,24 @@ class deferred_backend : public chat_backend {
   virtual hand_over_report hand_over() = 0;
   /// Looks for answers that arrived since (new results). True when some did.
   virtual bool poll() = 0;
+  /// Cancels the provider's jobs still running; how many. A batch folder has none to cancel.
+  virtual int cancel_jobs() = 0;
 };
 
-/// The `files:DIR` provider.
+/// The `files:DIR` provider; with a `service`, the `openai:DIR` and `anthropic:DIR` providers:
+/// each requests file is also submitted to the service as one job (its record in
+/// DIR/requests-N.job.json), and an ended job's results are brought back as DIR/requests-N plus
+/// the service's results suffix, every request the job did not answer written there as expired.
 class files_backend final : public deferred_backend {
  public:
   /// `config` shapes the requests (model, limits) and names them; DIR is created when missing.
-  files_backend(llm_config config, std::filesystem::path dir, int max_resubmits = 2, log_sink log = {});
+  files_backend(llm_config config, std::filesystem::path dir, int max_resubmits = 2, log_sink log = {},
+                std::unique_ptr<batch_service> service = nullptr);
   chat_response send(const chat_request& r) override;
   std::string describe() const override;
   hand_over_report hand_over() override;
   bool poll() override;
+  int cancel_jobs() override;
 
  private:
   struct answers_of_id {
@@ -70,12 +78,14 @@ class files_backend final : public deferred_backend {
     bool refused = false;      // answered with a 4xx other than 429: the request itself was refused, sending it again cannot help
     std::string last_error;
   };
-  void scan();  // under mutex_: the requests files (what was submitted) and the results files
+  void scan();     // under mutex_: the requests files (what was submitted) and the results files
+  void collect();  // under mutex_: the service's jobs that ended, their results into the folder
 
   llm_config config_;
   std::filesystem::path dir_;
   int max_resubmits_;
   log_sink log_;
+  std::unique_ptr<batch_service> service_;
   mutable std::mutex mutex_;
   std::map<std::string, int> submitted_;          // custom_id -> requests files holding it
   int requests_files_ = 0;                        // the highest N of requests-N.jsonl
@@ -84,7 +94,12 @@ class files_backend final : public deferred_backend {
   std::map<std::string, chat_request> waiting_;   // asked this run, not answered; handed over or not
 };
 
-/// "files:DIR" -> DIR; nullopt for anything else.
-std::optional<std::filesystem::path> files_provider_dir(const std::string& spec);
+/// A deferred provider as the command line names it: "files:DIR", "openai:DIR", "anthropic:DIR".
+struct deferred_spec {
+  std::string kind;  // files | openai | anthropic
+  std::filesystem::path dir;
+};
+/// nullopt for anything else.
+std::optional<deferred_spec> parse_deferred(const std::string& spec);
 
 }  // namespace kblaster::engine::llm

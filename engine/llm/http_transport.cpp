@@ -48,8 +48,12 @@ struct slist_deleter {
 
 }  // namespace
 
-http_result http_post(const std::string& url, const std::map<std::string, std::string>& headers,
-                      const std::string& body, double timeout_s) {
+namespace {
+
+// One request: `body_setup` sets the method and the body on the handle (nothing: a GET).
+template <class Setup>
+http_result perform(const std::string& url, const std::map<std::string, std::string>& headers, double timeout_s,
+                    Setup&& body_setup) {
   global_init();
   http_result r;
   std::unique_ptr<CURL, curl_deleter> curl(curl_easy_init());
@@ -68,9 +72,7 @@ http_result http_post(const std::string& url, const std::map<std::string, std::s
   list.reset(raw);
   CURL* h = curl.get();
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_POST, 1L);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  body_setup(h);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, list.get());
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &r.body);
@@ -93,6 +95,45 @@ http_result http_post(const std::string& url, const std::map<std::string, std::s
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   r.status = static_cast<int>(status);
   return r;
+}
+
+struct mime_deleter {
+  void operator()(curl_mime* m) const noexcept { curl_mime_free(m); }
+};
+
+}  // namespace
+
+http_result http_post(const std::string& url, const std::map<std::string, std::string>& headers,
+                      const std::string& body, double timeout_s) {
+  return perform(url, headers, timeout_s, [&](CURL* h) {
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  });
+}
+
+http_result http_get(const std::string& url, const std::map<std::string, std::string>& headers, double timeout_s) {
+  return perform(url, headers, timeout_s, [](CURL* h) { curl_easy_setopt(h, CURLOPT_HTTPGET, 1L); });
+}
+
+http_result http_post_file(const std::string& url, const std::map<std::string, std::string>& headers,
+                           const std::map<std::string, std::string>& fields, const std::string& file_field,
+                           const std::string& file_name, const std::string& content, double timeout_s) {
+  std::unique_ptr<curl_mime, mime_deleter> mime;
+  return perform(url, headers, timeout_s, [&](CURL* h) {
+    mime.reset(curl_mime_init(h));
+    for (const auto& [name, value] : fields) {
+      curl_mimepart* part = curl_mime_addpart(mime.get());
+      curl_mime_name(part, name.c_str());
+      curl_mime_data(part, value.c_str(), CURL_ZERO_TERMINATED);
+    }
+    curl_mimepart* file = curl_mime_addpart(mime.get());
+    curl_mime_name(file, file_field.c_str());
+    curl_mime_filename(file, file_name.c_str());
+    curl_mime_type(file, "application/jsonl");
+    curl_mime_data(file, content.data(), content.size());
+    curl_easy_setopt(h, CURLOPT_MIMEPOST, mime.get());
+  });
 }
 
 double parse_retry_after(const std::string& value) {

@@ -27,12 +27,6 @@ double jitter_up_to(double ms) {
   return std::uniform_real_distribution<double>(0.0, std::max(ms, 0.0))(rng);
 }
 
-bool is_loopback(const std::string& url) {
-  for (const char* host : {"://127.", "://localhost", "://[::1]"})
-    if (url.find(host) != std::string::npos) return true;
-  return false;
-}
-
 }  // namespace
 
 http_backend::http_backend(llm_config config, std::string key, std::shared_ptr<redactor> redact, log_sink log)
@@ -153,9 +147,7 @@ client_options options_from(const llm_config& c) {
 }
 
 std::unique_ptr<llm_client> make_http_client(const llm_config& c, const env_lookup& env, log_sink log) {
-  std::string key;
-  if (auto v = env(c.key_env); v && !v->empty()) key = *v;
-  else if (!is_loopback(c.base_url)) key = read_api_key(c, env);  // throws, naming the variable
+  const auto key = api_key_for(c, env);
   auto redact = std::make_shared<redactor>();
   redact->add_secret(key);
   return std::make_unique<llm_client>(std::make_unique<http_backend>(c, key, redact, std::move(log)),

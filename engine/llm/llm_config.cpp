@@ -207,4 +207,16 @@ std::string read_api_key(const llm_config& c, const env_lookup& env) {
   return *v;
 }
 
+bool is_loopback_url(const std::string& url) {
+  for (const char* host : {"://127.", "://localhost", "://[::1]"})
+    if (url.find(host) != std::string::npos) return true;
+  return false;
+}
+
+std::string api_key_for(const llm_config& c, const env_lookup& env) {
+  if (auto v = env(c.key_env); v && !v->empty()) return *v;
+  if (is_loopback_url(c.base_url)) return "";
+  return read_api_key(c, env);  // throws, naming the variable
+}
+
 }  // namespace kblaster::engine::llm

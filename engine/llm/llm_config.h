@@ -80,4 +80,11 @@ llm_config resolve_config(const config_layer& file, const config_layer& editor, 
 /// (never a value) when it is unset or empty.
 std::string read_api_key(const llm_config& c, const env_lookup& env);
 
+/// True for a URL on this machine (127.x, localhost, [::1]): a local server needs no key.
+bool is_loopback_url(const std::string& url);
+
+/// The key to send to `c`'s endpoint: the named variable's value; empty for a loopback endpoint
+/// when the variable is unset; else read_api_key's error.
+std::string api_key_for(const llm_config& c, const env_lookup& env);
+
 }  // namespace kblaster::engine::llm

@@ -64,13 +64,25 @@ model_choice choose_model(const model_settings& s) {
   const auto layer = llm::read_config_file(file);
   const auto env = llm::process_environment();
   if (!s.deferred.empty()) {
-    const auto dir = llm::files_provider_dir(s.deferred);
-    if (!dir) throw llm::llm_error(llm::error_kind::config, "unknown deferred provider \"" + s.deferred + "\" (use files:DIR)");
-    auto config = llm::resolve_config(layer, s.editor, env, s.flags);
+    const auto spec = llm::parse_deferred(s.deferred);
+    if (!spec)
+      throw llm::llm_error(llm::error_kind::config,
+                           "unknown deferred provider \"" + s.deferred + "\" (use files:DIR, openai:DIR or anthropic:DIR)");
+    auto flags = s.flags;
+    if (spec->kind != "files") flags.provider = spec->kind;  // the batch interface's wire format
+    auto config = llm::resolve_config(layer, s.editor, env, flags);
     if (s.budget_tokens > 0) config.budget_tokens = s.budget_tokens;
-    auto backend = std::make_unique<llm::files_backend>(config, *dir, 2, s.log);
+    std::unique_ptr<llm::batch_service> service;
+    auto options = llm::options_from(config);
+    if (spec->kind != "files") {
+      service = llm::make_batch_service(config, llm::api_key_for(config, env));
+      // Both providers sell batch calls at half the price of the same calls made one at a time.
+      options.usd_per_mtok_in *= 0.5;
+      options.usd_per_mtok_out *= 0.5;
+    }
+    auto backend = std::make_unique<llm::files_backend>(config, spec->dir, 2, s.log, std::move(service));
     out.deferred = backend.get();
-    out.client = std::make_unique<llm::llm_client>(std::move(backend), llm::options_from(config));
+    out.client = std::make_unique<llm::llm_client>(std::move(backend), options);
     out.note = "model: " + out.client->backend().describe();
     return out;
   }

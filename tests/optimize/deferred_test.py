@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 from kb_snapshot import kb_content
 
@@ -148,6 +149,60 @@ p, rounds, kb, out, batch = deferred(work, work / "kb.sqlite", work / "run", pat
 refusals = sum('"status_code": 400' in f.read_text() for f in batch.glob("*.results.jsonl"))
 check(refusals >= 1, f"the answer script refused what the short book cannot answer ({refusals} file(s))")
 same_run(sync_short, tmp / "sync_short.sqlite", tmp / "sync_short", p, kb, out, "refusals")
+
+
+# The providers' batch interfaces, through loopback servers of our own (batch_server.py) that
+# speak them and answer from the same book: the first batch expires unrun and one request fails,
+# so both are asked again; a run started again before the batch ended submits nothing new; a
+# job still running is cancelled on request.
+def serve(protocol, *extra):
+    port_file = tmp / f"{protocol}.port"
+    port_file.unlink(missing_ok=True)
+    proc = subprocess.Popen([sys.executable, str(here / "batch_server.py"), protocol, str(book), str(port_file), *extra])
+    deadline = time.time() + 20
+    while not port_file.exists() and time.time() < deadline:
+        time.sleep(0.05)
+    return proc, int(port_file.read_text())
+
+
+def stats(port):
+    return json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/debug/stats", timeout=10).read())
+
+
+for protocol in ("openai", "anthropic"):
+    server, port = serve(protocol, "--fail", "1", "--expire-first", "--polls", "3")
+    try:
+        work = tmp / protocol
+        work.mkdir()
+        model = ["--batch", f"{protocol}:batch", "--llm-base-url", f"http://127.0.0.1:{port}/v1", "--llm-model", "test-model"]
+        first = optimize(work, work / "kb.sqlite", work / "run", *model)
+        check(first.returncode == 75 and "submitted as batch" in first.stderr and stats(port)["batches"] == 1,
+              f"{protocol}: round 1 submits one batch and exits 75 ({first.returncode})")
+        again = optimize(work, work / "kb.sqlite", work / "run", *model)
+        check(again.returncode == 75 and stats(port)["batches"] == 1 and "handed over earlier still unanswered" in again.stderr,
+              f"{protocol}: started again while the batch runs: nothing is submitted twice")
+        p = optimize(work, work / "kb.sqlite", work / "run", *model, "--wait", "--poll-seconds", "0.1")
+        st = stats(port)
+        job = json.loads((work / "batch" / "requests-1.job.json").read_text())
+        check(job.get("status") in ("expired", "ended"), f"{protocol}: the first batch ended unrun ({job.get('status')})")
+        check(st["requests"] > st["batches"] and st["failed"] == 1,
+              f"{protocol}: the expired and the failed requests were asked again ({st['requests']} requests in {st['batches']} batches)")
+        same_run(sync, tmp / "sync.sqlite", tmp / "sync", p, work / "kb.sqlite", work / "run", protocol)
+        print(f"  {protocol}: {st['batches']} batches, {st['requests']} requests")
+    finally:
+        server.kill()
+    # Cancel on request: a job still running is cancelled at the provider.
+    server, port = serve(protocol, "--polls", "1000")
+    try:
+        work = tmp / (protocol + "-cancel")
+        work.mkdir()
+        model = ["--batch", f"{protocol}:batch", "--llm-base-url", f"http://127.0.0.1:{port}/v1", "--llm-model", "test-model"]
+        optimize(work, work / "kb.sqlite", work / "run", *model)
+        c = optimize(work, work / "kb.sqlite", work / "run", *model, "--cancel-batches")
+        check(c.returncode == 0 and "cancelled 1 batch job(s)" in c.stdout and stats(port)["cancelled"] == 1,
+              f"{protocol}: --cancel-batches cancels the running job at the provider ({c.stdout.strip()})")
+    finally:
+        server.kill()
 
 print(f"{len(failures)} failure(s)")
 shutil.rmtree(tmp, ignore_errors=True)

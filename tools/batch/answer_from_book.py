@@ -30,16 +30,58 @@ def load_book(path):
     return entries
 
 
-def request_text(body):
+class AnswerBook:
+    """kblaster's answer-book replay, in Python: the first entry of the request's role whose
+    `match` strings all occur in its text; an entry without `reuse` once (`used`: indices)."""
+
+    def __init__(self, path, used=()):
+        self.entries = load_book(path)
+        self.used = set(used)
+
+    def answer(self, role, text):
+        for i, e in enumerate(self.entries):
+            if (i in self.used and not e.get("reuse", False)) or (e.get("role") and e["role"] != role):
+                continue
+            if all(m in text for m in e.get("match", [])):
+                self.used.add(i)
+                return e
+        return None
+
+
+def role_of(custom_id):
+    return custom_id.rsplit("-", 1)[0]
+
+
+def request_text(system, messages):
     """The text kblaster's replay matches against: the system prompt, then each message."""
-    messages = body.get("messages", [])
-    text = ""
-    for i, m in enumerate(messages):
+    text = system
+    for m in messages:
         content = m.get("content", "")
         if isinstance(content, list):
             content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
-        text = content if (i == 0 and m.get("role") == "system") else text + "\n" + content
+        text += "\n" + content
     return text
+
+
+def openai_text(body):
+    messages = body.get("messages", [])
+    if messages and messages[0].get("role") == "system":
+        return request_text(messages[0].get("content", ""), messages[1:])
+    return request_text("", messages)
+
+
+def chat_completion(cid, entry):
+    usage = entry.get("usage", {})
+    return {"id": "chatcmpl-" + cid, "object": "chat.completion", "model": entry["response"].get("model", "answer-book"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": entry["response"]["text"]},
+                         "finish_reason": entry["response"].get("finish_reason", "stop")}],
+            "usage": {"prompt_tokens": usage.get("prompt_tokens", 0), "completion_tokens": usage.get("completion_tokens", 0),
+                      "total_tokens": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)}}
+
+
+def openai_line(cid, status, body):
+    return {"id": "batch_req_" + cid, "custom_id": cid, "response": {"status_code": status, "request_id": "req_" + cid, "body": body},
+            "error": None}
 
 
 def main():
@@ -49,10 +91,9 @@ def main():
     ap.add_argument("--fail-first", type=int, default=0)
     args = ap.parse_args()
     folder = pathlib.Path(args.dir)
-    book = load_book(args.book)
     state_path = folder / ".answer-book-state.json"
     state = json.loads(state_path.read_text()) if state_path.exists() else {"used": [], "failed": 0}
-    used = set(state["used"])
+    book = AnswerBook(args.book, state["used"])
     answered = refused = failed = 0
     files = sorted((p for p in folder.glob("requests-*.jsonl") if re.fullmatch(r"requests-\d+\.jsonl", p.name)),
                    key=lambda p: int(p.name.split("-")[1].split(".")[0]))
@@ -66,50 +107,25 @@ def main():
                 continue
             req = json.loads(line)
             cid, body = req["custom_id"], req["body"]
-            role = cid.rsplit("-", 1)[0]
-            text = request_text(body)
             if state["failed"] < args.fail_first:
                 state["failed"] += 1
                 failed += 1
-                lines.append({"id": "batch_req_" + cid, "custom_id": cid,
-                              "response": {"status_code": 500, "body": {"error": {"message": "server error (injected)"}}},
-                              "error": None})
+                lines.append(openai_line(cid, 500, {"error": {"message": "server error (injected)"}}))
                 continue
-            hit = None
-            for i, e in enumerate(book):
-                if (i in used and not e.get("reuse", False)) or (e.get("role") and e["role"] != role):
-                    continue
-                if all(m in text for m in e.get("match", [])):
-                    hit = i
-                    break
-            if hit is None:
+            entry = book.answer(role_of(cid), openai_text(body))
+            if entry is None:
                 refused += 1
-                lines.append({"id": "batch_req_" + cid, "custom_id": cid,
-                              "response": {"status_code": 400, "body": {"error": {
-                                  "message": "the answer book has no answer for this " + role + " request",
-                                  "type": "invalid_request_error"}}},
-                              "error": None})
+                lines.append(openai_line(cid, 400, {"error": {"message": "the answer book has no answer for this " + role_of(cid) +
+                                                              " request", "type": "invalid_request_error"}}))
                 continue
-            used.add(hit)
-            entry = book[hit]
-            usage = entry.get("usage", {})
-            lines.append({"id": "batch_req_" + cid, "custom_id": cid,
-                          "response": {"status_code": 200, "request_id": "req_" + cid, "body": {
-                              "id": "chatcmpl-" + cid, "object": "chat.completion",
-                              "model": entry["response"].get("model", "answer-book"),
-                              "choices": [{"index": 0, "message": {"role": "assistant", "content": entry["response"]["text"]},
-                                           "finish_reason": entry["response"].get("finish_reason", "stop")}],
-                              "usage": {"prompt_tokens": usage.get("prompt_tokens", 0),
-                                        "completion_tokens": usage.get("completion_tokens", 0),
-                                        "total_tokens": usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)}}},
-                          "error": None})
+            lines.append(openai_line(cid, 200, chat_completion(cid, entry)))
             answered += 1
         # Answers in another order than asked, as a batch returns them.
         lines.reverse()
         tmp = out.with_suffix(".tmp")
         tmp.write_text("".join(json.dumps(l) + "\n" for l in lines))
         tmp.rename(out)
-    state["used"] = sorted(used)
+    state["used"] = sorted(book.used)
     state_path.write_text(json.dumps(state))
     print(f"answer_from_book: {answered} answered, {refused} refused, {failed} failed on purpose")
 

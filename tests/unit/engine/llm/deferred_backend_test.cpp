@@ -125,7 +125,10 @@ TEST_CASE("a question waits, is handed over once, and is answered from a results
 }
 
 TEST_CASE("the provider's spelling") {
-  CHECK(files_provider_dir("files:batch") == fs::path("batch"));
-  CHECK_FALSE(files_provider_dir("files:"));
-  CHECK_FALSE(files_provider_dir("openai"));
+  REQUIRE(parse_deferred("files:batch"));
+  CHECK(parse_deferred("files:batch")->dir == fs::path("batch"));
+  CHECK(parse_deferred("anthropic:runs/b")->kind == "anthropic");
+  CHECK_FALSE(parse_deferred("files:"));
+  CHECK_FALSE(parse_deferred("openai"));
+  CHECK_FALSE(parse_deferred("gemini:x"));
 }
