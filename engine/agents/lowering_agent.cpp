@@ -26,6 +26,7 @@ std::pair<std::string, std::string> lowering_prompts(kb::knowledge_base& kb, con
       {"technique", technique_block(in.technique)},
       {"lessons", render_lessons(kb, in.state, in.technique.technique, 5)},
       {"profile_summary", in.profile_summary},
+      {"task", in.task_brief.empty() ? "" : in.task_brief + "\n"},
       {"source", in.source}};
   return {render(prompt_text("lowering.system.txt"), vars), render(prompt_text("lowering.user.txt"), vars)};
 }

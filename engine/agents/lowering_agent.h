@@ -17,6 +17,7 @@ struct lowering_input {
   std::string state;           ///< KB state of the current version
   kb::optimization technique;  ///< the chosen technique, with its note and statistics
   std::string profile_summary;
+  std::string task_brief;       ///< what it must compute and on which shapes (optimize/task_brief.h); may be empty
   std::string arch;
 };
 

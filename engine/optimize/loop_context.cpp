@@ -61,11 +61,34 @@ version loop_context::evaluate(const std::string& source) {
 
 version loop_context::with_state(const version& v) {
   if (!v.eval.correct || v.eval.profile) return v;
-  if (auto c = cached(v.hash); c && c->eval.profile) return *c;
-  evaluation_request request;
-  request.stop = env.stop;
-  auto e = env.eval->evaluate(task.name, v.source, request);  // verified and timed already: only the profile runs
-  if (cancelled(e)) throw evaluation_cancelled();
+  {
+    // Two trajectories may need the same version's state at once: the second waits for the
+    // first's profile instead of profiling it again.
+    std::unique_lock lock(mutex_);
+    evaluated_.wait(lock, [&] { return !profiling_.count(v.hash); });
+    if (auto it = cache_.find(v.hash); it != cache_.end() && it->second.eval.profile) return it->second;
+    profiling_.insert(v.hash);
+  }
+  const auto done = [&] {
+    {
+      std::lock_guard lock(mutex_);
+      profiling_.erase(v.hash);
+    }
+    evaluated_.notify_all();
+  };
+  evaluation e;
+  try {
+    evaluation_request request;
+    request.stop = env.stop;
+    e = env.eval->evaluate(task.name, v.source, request);  // verified and timed already: only the profile runs
+  } catch (...) {
+    done();
+    throw;
+  }
+  if (cancelled(e)) {
+    done();
+    throw evaluation_cancelled();
+  }
   e.code_hash = v.hash;
   journal.put_evaluation(v.hash, e);
   version out{v.hash, v.source, e};
@@ -73,6 +96,7 @@ version loop_context::with_state(const version& v) {
     std::lock_guard lock(mutex_);
     cache_[v.hash] = out;
   }
+  done();
   return out;
 }
 

@@ -106,6 +106,7 @@ class loop_context {
   mutable std::mutex mutex_;
   std::map<std::string, version> cache_;
   std::set<std::string> in_flight_;
+  std::set<std::string> profiling_;  // versions whose profile a trajectory is taking (with_state)
   std::condition_variable evaluated_;  // a candidate in flight was measured (or failed)
   std::stop_source internal_;
   std::optional<stop_kind> stop_reason_;

@@ -4,6 +4,7 @@
 #include "engine/agents/lowering_agent.h"
 #include "engine/agents/soft_verifier.h"
 #include "engine/optimize/loop_context.h"
+#include "engine/optimize/task_brief.h"
 #include "engine/optimize/mechanical/mechanical.h"
 
 #include <algorithm>
@@ -186,6 +187,7 @@ version run_model(loop_context& ctx, kb::knowledge_base& kb, const version& star
   in.state = before.name;
   in.technique = chosen.opt;
   in.profile_summary = prompt_summary(start.eval, ctx.options.cycles_only);
+  in.task_brief = task_brief(ctx.task, start.source);
   in.arch = ctx.arch;
   std::optional<version> last;
   auto check = [&](const std::string& source) -> std::optional<std::string> {

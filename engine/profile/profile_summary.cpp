@@ -69,10 +69,32 @@ std::string hot_line_text(const hot_line& h) {
 
 }  // namespace
 
+std::string device_text(const device_facts& d) {
+  if (d.name.empty() && !d.sm_count) return "";
+  auto kib = [](double b) { return fixed_text(b / 1024, 0) + " KiB"; };
+  std::string s = d.name.empty() ? "a GPU" : d.name;
+  if (!d.compute_capability.empty()) s += " (compute capability " + d.compute_capability + ")";
+  if (d.sm_count) s += ", " + fixed_text(*d.sm_count, 0) + " SMs";
+  if (d.l2_bytes) s += ", " + fixed_text(*d.l2_bytes / (1024 * 1024), 0) + " MiB L2";
+  if (d.shared_bytes_per_sm) s += ", " + kib(*d.shared_bytes_per_sm) + " shared memory per SM";
+  if (d.shared_bytes_per_block_optin) s += " (" + kib(*d.shared_bytes_per_block_optin) + " per block opted in)";
+  if (d.registers_per_sm) s += ", " + fixed_text(*d.registers_per_sm, 0) + " registers per SM";
+  return s;
+}
+
 std::string summarize_for_prompt(const kernel_view& v, std::size_t max_chars) {
   const auto& s = v.signature;
   std::ostringstream o;
   o << "Kernel " << s.function << (s.static_only ? " (static analysis only)" : "") << "\n";
+  // What an engineer asks first: the GPU, the launch and its resources, the time and where it
+  // sits against the GPU's peaks.
+  if (const auto gpu = device_text(s.device); !gpu.empty()) o << "GPU: " << gpu << "\n";
+  if (const auto launch = launch_text(s.launch); !launch.empty()) o << "Launch: " << launch << "\n";
+  if (!s.static_only && s.sol.duration_us) {
+    o << "Time: " << fixed_text(*s.sol.duration_us, 1) << " us";
+    if (const auto rates = achieved_rates_text(s.sol); !rates.empty()) o << "; achieved " << rates;
+    o << "\n";
+  }
   o << "State: " << v.state.state << "\n";
   o << "Primary: " << s.primary << "\n";
   for (const auto& e : s.primary_evidence) o << "  - " << e << "\n";

@@ -34,6 +34,11 @@ std::string launch_text(const launch_config& launch);
 /// against the GPU's peaks; empty when the profile has no roofline figures.
 std::string achieved_rates_text(const sol_figures& f);
 
+/// "NVIDIA H100 80GB HBM3 (compute capability 9.0), 132 SMs, 50 MiB L2, 228 KiB shared memory per
+/// SM (227 KiB per block opted in), 65536 registers per SM": the device as ncu queried it; empty
+/// when the profile has no device attributes.
+std::string device_text(const device_facts& d);
+
 /// JSON with at least "name", "primary" and "secondary" (a list of names), plus evidence,
 /// speed-of-light figures, findings, hot lines, the KB state and what is unknown.
 nlohmann::json to_json(const kernel_view& v);

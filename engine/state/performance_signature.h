@@ -66,6 +66,14 @@ struct sol_figures {
   std::optional<double> fp32_flops_per_s, fp32_peak_flops_per_s;
 };
 
+/// The GPU the profile ran on, as ncu queried it (device__attribute_*): what a CUDA engineer
+/// asks first before choosing tile sizes, occupancy or a cache strategy.
+struct device_facts {
+  std::string name;                 // "NVIDIA H100 80GB HBM3"
+  std::string compute_capability;   // "9.0"
+  std::optional<double> sm_count, l2_bytes, shared_bytes_per_sm, shared_bytes_per_block_optin, registers_per_sm;
+};
+
 /// The deterministic classifier's verdict for one kernel instance.
 struct performance_signature {
   long long id = 0;
@@ -80,6 +88,7 @@ struct performance_signature {
   std::vector<std::string> unknown;  // what this profile cannot tell
   sol_figures sol;
   launch_config launch;  // grid, block, registers and shared memory of the profiled launch
+  device_facts device;   // empty in a static profile or a report without device attributes
   /// How strongly the profile shows the primary bottleneck, 0..1 (0 for a static profile): the
   /// busiest unit's share of peak when one is busy, the idle share when none is, ncu's
   /// LaunchConfiguration estimate for a small grid. The KB weighs states by it.

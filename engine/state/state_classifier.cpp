@@ -333,6 +333,15 @@ performance_signature classify(const kernel_instance& k, const classify_context&
   f.achieved_occupancy_pct = first_value(k, {{nullptr, "Achieved Occupancy"}, {nullptr, "sm__warps_active.avg.pct_of_peak_sustained_active"}});
   s.launch = k.launch;
   fill_achieved_rates(k, f);
+  if (const metric* n = k.find("device__attribute_display_name")) s.device.name = n->text;
+  const auto major = first_value(k, {{nullptr, "device__attribute_compute_capability_major"}});
+  const auto minor = first_value(k, {{nullptr, "device__attribute_compute_capability_minor"}});
+  if (major && minor) s.device.compute_capability = std::to_string(static_cast<int>(*major)) + "." + std::to_string(static_cast<int>(*minor));
+  s.device.sm_count = first_value(k, {{nullptr, "device__attribute_multiprocessor_count"}});
+  s.device.l2_bytes = first_value(k, {{nullptr, "device__attribute_l2_cache_size"}});
+  s.device.shared_bytes_per_sm = first_value(k, {{nullptr, "device__attribute_max_shared_memory_per_multiprocessor"}});
+  s.device.shared_bytes_per_block_optin = first_value(k, {{nullptr, "device__attribute_max_shared_memory_per_block_optin"}});
+  s.device.registers_per_sm = first_value(k, {{nullptr, "device__attribute_max_registers_per_multiprocessor"}});
 
   // Data reuse: what tiling, register blocking and L2 blocking need to have anything to keep.
   const auto global_ld = first_value(k, {{nullptr, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"}});

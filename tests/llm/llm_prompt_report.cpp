@@ -1,7 +1,10 @@
 // Prompt sizes per agent role for every example (examples/**/*.cu, tasks included): the token
 // estimate of system + user prompt as each agent would send it on its first try, with a seeded
 // KB, the example's recorded profile where there is one, and a replay buffer of one iteration
-// (4 trajectories x 3 steps). Exits 1 when a lowering prompt reaches 12,000 tokens.
+// (4 trajectories x 3 steps). For the lowering prompt, also what the original KernelBlaster code
+// sends for the same kernel (the source, the whole KB rendered as Markdown and the first 4,000
+// characters of ncu's output), and the ratio. Exits 1 when a lowering prompt reaches 12,000
+// tokens or half of the original's.
 #include "engine/agents/lowering_agent.h"
 #include "engine/agents/planner.h"
 #include "engine/agents/soft_verifier.h"
@@ -9,11 +12,14 @@
 #include "engine/agents/textual_gradient.h"
 #include "engine/source/kernel_locator.h"
 #include "engine/llm/token_estimate.h"
+#include "engine/optimize/task_brief.h"
+#include "engine/task/task.h"
 #include "engine/profile/profile_pipeline.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -52,6 +58,31 @@ std::string entry_point_of(const std::string& source) {
   for (const auto& s : symbols)
     if (s.kind == cuda_symbol_kind::host_launcher) return s.name;
   return symbols.empty() ? "kb_forward" : symbols.front().name;
+}
+
+// The whole KB as Markdown, as the original KernelBlaster code puts it in every lowering prompt:
+// each state with its description and each of its techniques with description, note and prior.
+std::string kb_markdown(kblaster::kb::knowledge_base& kb) {
+  std::ostringstream md;
+  for (const auto& s : kb.states()) {
+    md << "## " << s.name << "\nPrimary: " << s.primary_bottleneck << "; secondary:";
+    for (const auto& c : s.secondary) md << " " << c;
+    md << "\n" << s.description << "\n";
+    for (const auto& o : kb.optimizations(s.name, "sm_90"))
+      md << "- " << o.technique << " (" << o.category << "): " << o.description << " " << o.note << " Prior " << o.prior_speedup
+         << "x.\n";
+  }
+  return md.str();
+}
+
+// The task of an example's kernel (examples/tasks/NAME/kernel.cu), when it is one.
+std::optional<task_spec> task_of(const fs::path& cu) {
+  if (!fs::exists(cu.parent_path() / "task.json")) return std::nullopt;
+  try {
+    return load_task(cu.parent_path().string());
+  } catch (const task_error&) {
+    return std::nullopt;
+  }
 }
 
 std::int64_t tokens(const std::pair<std::string, std::string>& p) {
@@ -102,7 +133,10 @@ int main() {
         gaps.push_back({d.state, d.technique,
                         "The technique targets a bottleneck that was not the binding one after the first step.",
                         "DRAM throughput 77 % before and after; runtime within 3 %.", "Lower the prior to 1.05x."});
-      lowering_input low{source, entry_point_of(source), state, opts.at(0), summary, "sm_90"};
+      lowering_input low{source, entry_point_of(source), state, opts.at(0), summary, "", "sm_90"};
+      if (const auto task = task_of(cu)) low.task_brief = kblaster::engine::optimize::task_brief(*task, source);
+      const fs::path ncu_page = fs::path(KBLASTER_SOURCE_DIR) / "tests/fixtures/ncu-h100" / (profile + ".details.csv");
+      const auto original_tokens = llm::estimate_tokens(source + kb_markdown(kb) + read_text(ncu_page).substr(0, 4000));
       const std::vector<std::pair<std::string, std::int64_t>> rows{
           {"state_extractor", tokens(state_extractor_prompts(kb, {view, "sm_90"}))},
           {"planner", tokens(planner_prompts(kb, {state, summary, "sm_90", 4}))},
@@ -112,11 +146,19 @@ int main() {
           {"gap_analysis", tokens(gap_prompts(kb, eval, attempts))},
           {"parameter_update", tokens(update_prompts(kb, eval, gaps))}};
       const std::string name = fs::relative(cu, fs::path(KBLASTER_SOURCE_DIR) / "examples").string();
+      // KBLASTER_PROMPT_SHOW=tasks/row_softmax/kernel.cu prints that example's lowering prompt whole.
+      if (const char* show = std::getenv("KBLASTER_PROMPT_SHOW"); show && name == show) {
+        const auto [system, user] = lowering_prompts(kb, low);
+        std::printf("---- lowering system prompt ----\n%s\n---- lowering user prompt ----\n%s\n----\n", system.c_str(), user.c_str());
+      }
       for (const auto& [role, n] : rows) {
         std::string inputs;
         if (role == "lowering")
           inputs = "entry " + low.entry_point + ", " + std::to_string(source.size()) + " B source (" +
-                   std::to_string(llm::estimate_tokens(source)) + " tok), technique " + opts.at(0).technique;
+                   std::to_string(llm::estimate_tokens(source)) + " tok), technique " + opts.at(0).technique +
+                   (low.task_brief.empty() ? "" : ", task brief " + std::to_string(llm::estimate_tokens(low.task_brief)) + " tok") +
+                   "; the original KernelBlaster's: " + std::to_string(original_tokens) + " tok (" +
+                   std::to_string(100 * n / std::max<std::int64_t>(original_tokens, 1)) + "%)";
         else if (role == "state_extractor")
           inputs = "profile " + profile + ", state " + state;
         else if (role == "policy_evaluation")
@@ -124,6 +166,10 @@ int main() {
         std::printf("%-32s %-18s %8lld  %s\n", name.c_str(), role.c_str(), static_cast<long long>(n), inputs.c_str());
         if (role == "lowering" && n >= 12000) {
           std::printf("  ^ over the 12,000-token budget\n");
+          status = 1;
+        }
+        if (role == "lowering" && 2 * n >= original_tokens) {
+          std::printf("  ^ not under half of the original KernelBlaster's lowering prompt\n");
           status = 1;
         }
       }
