@@ -35,6 +35,7 @@ struct bench_cli_options {
   kblaster::cli::evaluator_flags evaluator{120};  // KernelBench’s inputs reach gigabytes
   std::string recorded;
   std::string batch;  // --batch files:DIR: a model whose answers arrive later
+  std::string replay;  // --replay BOOK: answers from a cassette or answer book (tests, reproducing a run)
   bool wait = false;
   double poll_seconds = 30;
 };
@@ -66,8 +67,9 @@ int write_report(const std::vector<fs::path>& dirs, const fs::path& out, const s
 // hundred problems must not start spending on a model from the environment unasked.
 optimize::model_settings model_settings_of(const bench_cli_options& o) {
   optimize::model_settings m;
-  m.disabled = o.llm_config.empty() && o.batch.empty();
+  m.disabled = o.llm_config.empty() && o.batch.empty() && o.replay.empty();
   m.deferred = o.batch;
+  m.replay = o.replay;
   m.disabled_reason = "no model (pass --llm CONFIG for one): the mechanical tier only";
   m.config_file = o.llm_config;
   m.budget_tokens = o.bench.loop.limits.tokens;
@@ -196,11 +198,14 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--budget-gpu-seconds", o->bench.loop.limits.gpu_seconds, "per problem: stop after this much GPU time");
   app->add_option("--budget-candidates", o->bench.loop.limits.candidates, "per problem: stop after this many candidates");
   app->add_option("--llm", o->llm_config, "model config file; without it, the mechanical tier only");
+  auto* replay = app->add_option("--replay", o->replay, "answer from this cassette or answer book instead of a model")
+                     ->check(CLI::ExistingFile);
   app->add_option("--batch", o->batch,
                   "a model whose answers arrive later: files:DIR writes each round's questions to DIR/requests-N.jsonl "
                   "(OpenAI batch input) and reads answers from DIR/*.results.jsonl; openai:DIR and anthropic:DIR submit "
                   "them to the provider's batch interface; the run stops when every problem it can advance waits (exit "
-                  "status 75) and the same command resumes");
+                  "status 75) and the same command resumes")
+      ->excludes(replay);
   app->add_flag("--wait", o->wait, "with --batch: poll for the answers and resume until the bench ends");
   app->add_option("--poll-seconds", o->poll_seconds, "with --wait: seconds between looks for answers (default 30)")
       ->check(CLI::Range(0.1, 86400.0));

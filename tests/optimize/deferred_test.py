@@ -7,7 +7,8 @@ report's totals, the KB), with rounds in between that exit 75 and resume. Along 
 started again before the answers came hands nothing over twice; answers that fail (HTTP 500)
 are asked again in the next round; the run folder and the batch folder, moved elsewhere
 mid-run, resume there; a request the book cannot answer is refused and counts as the model's
-failure, as a synchronous replay's miss does.
+failure, as a synchronous replay's miss does. Then kblaster bench the same way, on the bench
+pipeline's KernelBench-format problems.
 
 usage: deferred_test.py KBLASTER"""
 import json
@@ -203,6 +204,74 @@ for protocol in ("openai", "anthropic"):
               f"{protocol}: --cancel-batches cancels the running job at the provider ({c.stdout.strip()})")
     finally:
         server.kill()
+
+
+# kblaster bench on the bench pipeline's KernelBench-format problems (tests/bench_pipeline/,
+# naive initial kernels in its kernels/), GPU results recorded on the H100
+# (recordings/loop-bench_pipeline.jsonl), the same answer book: synchronously, then deferred
+# through the files provider and both loopback servers. Each must store the same results and
+# reach the same KB. The book has no answers for these kernels: their lowering requests are
+# refused (deferred) or missed (synchronous), a failed attempt either way.
+python = next((p for p in ("/usr/bin/python3", sys.executable)
+               if subprocess.run([p, "-c", "import torch"], capture_output=True).returncode == 0), None)
+bench_dir = root / "tests" / "bench_pipeline"
+
+
+def bench(work, *model, timeout=600):
+    return subprocess.run([kblaster, "bench", str(bench_dir / "kernelbench"), "--level", "1", "--level", "2", "--problems",
+                           "1_Scale,2_Add,1_Relu", "--out", "out", "--kernels", str(bench_dir / "kernels"), "--harness-replay",
+                           str(here / "recordings" / "loop-bench_pipeline.jsonl"), "--breadth", "2", "--depth", "2",
+                           "--iterations", "1", "--seed", "1", "--import-device", "cpu", "--timing-seconds", "0", "--python",
+                           str(python), *model], cwd=work, capture_output=True, text=True, timeout=timeout)
+
+
+def stored(work):
+    keep = ("best_ms", "candidates", "correct_candidates", "input_ms", "speedup", "status", "techniques", "tokens", "valid",
+            "states_visited", "gpu_seconds")
+    return {f.name: {k: v for k, v in json.loads(f.read_text()).items() if k in keep}
+            for f in sorted((work / "out" / "results").glob("*.json"))}
+
+
+if python is None:
+    check(False, "no python3 with torch for the bench import (scripts/install-deps installs python3-torch)")
+else:
+    work = tmp / "bench-sync"
+    work.mkdir()
+    sync_bench = bench(work, "--replay", str(book))
+    check(sync_bench.returncode == 0 and "3 run (0 not ok)" in sync_bench.stdout,
+          f"bench, synchronous: 3 problems run ({sync_bench.stdout.strip()[:120]} {sync_bench.stderr.strip()[-300:]})")
+    want_results, want_kb = stored(work), kb_content(work / "out" / "kb.sqlite")
+
+    def same_bench(work, what):
+        got = stored(work)
+        check(got == want_results, f"bench, {what}: the stored results equal the synchronous run's ({len(got)} problems)")
+        y = kb_content(work / "out" / "kb.sqlite")
+        for table in want_kb:
+            check(want_kb[table] == y[table], f"bench, {what}: KB table {table} equals the synchronous run's ({len(y[table])} rows)")
+
+    work = tmp / "bench-files"
+    work.mkdir()
+    rounds, b = 0, None
+    for rounds in range(1, 40):
+        b = bench(work, "--batch", "files:batch")
+        if b.returncode != 75:
+            break
+        check("problem(s) wait for the model" in b.stderr, f"bench, files: round {rounds} says which problems wait")
+        answer_round(work / "batch")
+    check(b.returncode == 0, f"bench, files: the last of {rounds} rounds finishes ({b.stderr.strip()[-300:]})")
+    same_bench(work, "files")
+    for protocol in ("openai", "anthropic"):
+        server, port = serve(protocol, "--fail", "1", "--expire-first")
+        try:
+            work = tmp / f"bench-{protocol}"
+            work.mkdir()
+            config = work / "llm.json"  # bench takes its model from a config file only
+            config.write_text(json.dumps({"llm": {"base_url": f"http://127.0.0.1:{port}/v1", "model": "test-model"}}))
+            b = bench(work, "--batch", f"{protocol}:batch", "--llm", str(config), "--wait", "--poll-seconds", "0.1")
+            check(b.returncode == 0, f"bench, {protocol}: --wait runs to the end ({b.stderr.strip()[-300:]})")
+            same_bench(work, protocol)
+        finally:
+            server.kill()
 
 print(f"{len(failures)} failure(s)")
 shutil.rmtree(tmp, ignore_errors=True)
