@@ -27,7 +27,7 @@ std::string text_of(const http_result& h, const std::string& what) {
   return h.body;
 }
 
-std::string string_field(const json& j, const char* key) {
+std::string batch_string_field(const json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
@@ -51,25 +51,25 @@ class openai_batches final : public batch_service {
     const auto file = answer_of(http_post_file(c_.base_url + "/files", auth, {{"purpose", "batch"}}, "file", "requests.jsonl", jsonl,
                                                c_.timeout_s),
                                 "uploading the batch input");
-    const auto input = string_field(file, "id");
+    const auto input = batch_string_field(file, "id");
     if (input.empty()) throw llm_error(error_kind::bad_response, "uploading the batch input: no file id in the answer");
     const json create{{"input_file_id", input}, {"endpoint", "/v1/chat/completions"}, {"completion_window", "24h"}};
     const auto batch = answer_of(http_post(c_.base_url + "/batches", headers(), create.dump(), c_.timeout_s), "creating the batch");
-    const auto id = string_field(batch, "id");
+    const auto id = batch_string_field(batch, "id");
     if (id.empty()) throw llm_error(error_kind::bad_response, "creating the batch: no batch id in the answer");
-    return {{"provider", "openai"}, {"id", id}, {"input_file_id", input}, {"status", string_field(batch, "status")},
+    return {{"provider", "openai"}, {"id", id}, {"input_file_id", input}, {"status", batch_string_field(batch, "status")},
             {"custom_ids", ids_of(c_, requests)}};
   }
 
   std::optional<std::string> collect(json& record) override {
     const auto id = record.value("id", "");
     const auto batch = answer_of(http_get(c_.base_url + "/batches/" + id, headers(), c_.timeout_s), "looking at batch " + id);
-    const auto status = string_field(batch, "status");
+    const auto status = batch_string_field(batch, "status");
     record["status"] = status;
     if (status != "completed" && status != "failed" && status != "expired" && status != "cancelled") return std::nullopt;
     std::string text;
     for (const char* file : {"output_file_id", "error_file_id"}) {
-      const auto fid = string_field(batch, file);
+      const auto fid = batch_string_field(batch, file);
       if (fid.empty()) continue;
       text += text_of(http_get(c_.base_url + "/files/" + fid + "/content", headers(), c_.timeout_s), "downloading " + fid);
       if (!text.empty() && text.back() != '\n') text += '\n';
@@ -81,7 +81,7 @@ class openai_batches final : public batch_service {
     const auto id = record.value("id", "");
     const auto batch =
         answer_of(http_post(c_.base_url + "/batches/" + id + "/cancel", headers(), "{}", c_.timeout_s), "cancelling batch " + id);
-    record["status"] = string_field(batch, "status");
+    record["status"] = batch_string_field(batch, "status");
   }
 
  private:
@@ -100,9 +100,9 @@ class anthropic_batches final : public batch_service {
     const auto batch = answer_of(http_post(c_.base_url + "/messages/batches", headers(), anthropic_batch_body(c_, requests).dump(),
                                            c_.timeout_s),
                                  "creating the message batch");
-    const auto id = string_field(batch, "id");
+    const auto id = batch_string_field(batch, "id");
     if (id.empty()) throw llm_error(error_kind::bad_response, "creating the message batch: no batch id in the answer");
-    return {{"provider", "anthropic"}, {"id", id}, {"status", string_field(batch, "processing_status")},
+    return {{"provider", "anthropic"}, {"id", id}, {"status", batch_string_field(batch, "processing_status")},
             {"custom_ids", ids_of(c_, requests)}};
   }
 
@@ -110,9 +110,9 @@ class anthropic_batches final : public batch_service {
     const auto id = record.value("id", "");
     const auto batch =
         answer_of(http_get(c_.base_url + "/messages/batches/" + id, headers(), c_.timeout_s), "looking at message batch " + id);
-    record["status"] = string_field(batch, "processing_status");
+    record["status"] = batch_string_field(batch, "processing_status");
     if (record["status"] != "ended") return std::nullopt;
-    const auto url = string_field(batch, "results_url");
+    const auto url = batch_string_field(batch, "results_url");
     if (url.empty()) throw llm_error(error_kind::bad_response, "message batch " + id + " ended without a results_url");
     return text_of(http_get(url, headers(), c_.timeout_s), "downloading the results of " + id);
   }
@@ -121,7 +121,7 @@ class anthropic_batches final : public batch_service {
     const auto id = record.value("id", "");
     const auto batch = answer_of(http_post(c_.base_url + "/messages/batches/" + id + "/cancel", headers(), "{}", c_.timeout_s),
                                  "cancelling message batch " + id);
-    record["status"] = string_field(batch, "processing_status");
+    record["status"] = batch_string_field(batch, "processing_status");
   }
 
  private:
