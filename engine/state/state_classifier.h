@@ -37,7 +37,9 @@ struct classifier_thresholds {
   double divergence_active_threads = 24;   // of 32: below this the warps are divergent
   double local_instruction_share = 0.02;   // local ld/st among executed instructions
   double atomic_request_share = 0.05;      // L2 atomic/reduction requests per launched thread
-  double launch_bound_us = 10;             // a kernel this short is dominated by launch cost
+  // A kernel this short is dominated by launch cost: a launch takes about 3-5 us from the host
+  // call to the kernel starting, so a 9 us kernel is not launch-bound (nothing to merge in one).
+  double launch_bound_us = 5;
   double many_launches = 100;              // … or launched this often at under 2 × that
   double tensor_pipe_idle_pct = 1;         // tensor pipe busier than this counts as used
   double data_reuse_ratio = 2;             // global-load sectors per DRAM sector read: re-read data

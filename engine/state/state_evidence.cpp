@@ -17,7 +17,7 @@ kb::kernel_evidence kb_evidence(const performance_signature& s) {
     double w = kb::default_characteristic_weight;
     if (c.estimated_speedup) w = std::clamp(*c.estimated_speedup / 100.0, 0.0, 1.0);
     else if (c.name == secondary::launch_bound && s.sol.duration_us)
-      // 2.9 us of a 10 us overhead: 0.71; a kernel near the overhead itself weighs the default.
+      // 2.9 us of a 5 us overhead: 0.42; a kernel near the overhead itself weighs the default.
       w = std::clamp(1.0 - *s.sol.duration_us / t.launch_bound_us, kb::default_characteristic_weight, 1.0);
     e.secondary.push_back({c.name, w});
   }

@@ -154,3 +154,23 @@ TEST_CASE("a static signature gives unmeasured evidence: resources only, no fact
   REQUIRE_FALSE(strategies.empty());
   for (const auto& o : strategies) CHECK((o.technique == "register_pressure_reduction" || o.technique == "launch_bounds"));
 }
+
+TEST_CASE("one 9 us launch is not shorter than its launch overhead: nothing to merge, no launch-overhead advice") {
+  // The captured row_sum of tests/capture/programs/row_reduce.cu took 9 us in its program, launched
+  // once. A launch costs about 3-5 us from the host call to the kernel starting: at 9 us the work
+  // dominates, and a single launch has nothing to merge with.
+  engine::performance_signature s;
+  s.primary = "latency_bound";
+  s.primary_weight = 0.5;
+  s.sol.duration_us = 9.2;
+  s.launches_in_run = 1;
+  const auto e = engine::kb_evidence(s);
+  CHECK_FALSE(e.facts.count(kb::fact::short_launch));
+  CHECK_FALSE(kb::fits("launch_overhead_reduction", e));
+  // A 2.9 us launch (the tiny fixture) is that short, and several launches always qualify.
+  s.sol.duration_us = 2.9;
+  CHECK(kb::fits("launch_overhead_reduction", engine::kb_evidence(s)));
+  s.sol.duration_us = 9.2;
+  s.launches_in_run = 100;
+  CHECK(kb::fits("launch_overhead_reduction", engine::kb_evidence(s)));
+}
