@@ -132,10 +132,7 @@ int run(bench_cli_options o) {
           (o.wait ? "; looking for them every " + kblaster::support::seconds_text(o.poll_seconds) + " (--wait)"
                   : "; then run the same command again"));
       if (!o.wait) break;
-      while (!ctrl_c.token().stop_requested() && !chosen.deferred->poll())
-        for (int i = 0; i < static_cast<int>(o.poll_seconds * 10) && !ctrl_c.token().stop_requested(); ++i)
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (ctrl_c.token().stop_requested()) break;
+      if (!llm::await_answers(*chosen.deferred, o.poll_seconds, ctrl_c.token())) break;
       say("answers arrived in the batch folder: resuming");
       s = bench::run_bench(o.bench, hooks);
     }

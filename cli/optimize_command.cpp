@@ -183,10 +183,7 @@ int run_optimize(optimize_options o) {
                              : "; then run the same command again")
                   << "\n";
       if (!o.wait) break;
-      while (!ctrl_c.token().stop_requested() && !chosen.deferred->poll())
-        for (int i = 0; i < static_cast<int>(o.poll_seconds * 10) && !ctrl_c.token().stop_requested(); ++i)
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (ctrl_c.token().stop_requested()) break;
+      if (!llm::await_answers(*chosen.deferred, o.poll_seconds, ctrl_c.token())) break;
       if (!o.quiet) std::cerr << "kblaster optimize: answers arrived in the batch folder: resuming\n";
       r = optimize::run_optimization(task, o.loop, env);
     }

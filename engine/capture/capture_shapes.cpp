@@ -154,12 +154,7 @@ optimize::evaluation shape_checking_evaluator::evaluate(const std::string& task_
     const auto o = inner_.evaluate(shape.task, moved, verify_only);
     e.gpu_seconds += o.gpu_seconds;
     e.build_seconds += o.build_seconds;
-    e.phases.build += o.phases.build;
-    e.phases.build_wait += o.phases.build_wait;
-    e.phases.harness_start += o.phases.harness_start;
-    e.phases.reference += o.phases.reference;
-    e.phases.runner += o.phases.runner;
-    e.phases.verify += o.phases.verify;
+    e.phases += o.phases;
     if (optimize::cancelled(o)) return refuse(o.verdict, o.check, o.reason);
     if (!o.compile_ok) e.compile_log = o.compile_log;
     if (!o.correct)

@@ -45,6 +45,12 @@ struct phase_seconds {
   double profile = 0;        ///< ncu (or the static profile)
   /// Seconds the device was held: harness start, reference, runner, verify, time, profile.
   double device() const { return harness_start + reference + runner + verify + time + profile; }
+  /// Adds another evaluation's phases (a candidate checked on more than one task).
+  phase_seconds& operator+=(const phase_seconds& o) {
+    build += o.build, build_wait += o.build_wait, harness_start += o.harness_start, reference += o.reference;
+    runner += o.runner, verify += o.verify, time += o.time, profile += o.profile;
+    return *this;
+  }
 };
 
 /// The verdict on one candidate source.

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <sstream>
 
 namespace kblaster::engine::llm {
@@ -27,6 +29,16 @@ int requests_index(const std::string& name) {
 }
 
 }  // namespace
+
+bool await_answers(deferred_backend& backend, double poll_seconds, std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    if (backend.poll()) return true;
+    // In steps of 100 ms, so that Ctrl-C is heard at once.
+    for (int i = 0; i < static_cast<int>(poll_seconds * 10) && !stop.stop_requested(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
 
 std::optional<deferred_spec> parse_deferred(const std::string& spec) {
   const auto colon = spec.find(':');

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,10 @@ class files_backend final : public deferred_backend {
   std::set<std::string> results_seen_;            // "name:size" of the results files read
   std::map<std::string, chat_request> waiting_;   // asked this run, not answered; handed over or not
 };
+
+/// Looks for answers every `poll_seconds` until some arrived (true) or `stop` is requested
+/// (false): what `--wait` does between rounds.
+bool await_answers(deferred_backend& backend, double poll_seconds, std::stop_token stop);
 
 /// A deferred provider as the command line names it: "files:DIR", "openai:DIR", "anthropic:DIR".
 struct deferred_spec {
