@@ -1,8 +1,11 @@
 // Output comparison, in float64 so that the figures do not depend on the output dtype.
 #include "harness/compare.h"
 
+#include "harness/compare_device.h"
+
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 namespace kblaster::harness {
@@ -38,21 +41,20 @@ std::string index_string(std::int64_t flat, c10::IntArrayRef sizes) {
   return s.str();
 }
 
-comparison compare_output(const torch::Tensor& out_t, const torch::Tensor& ref_t, const engine::tolerance& tol) {
-  // Where the tensors live, chunk by chunk, in float64: a KernelBench output can hold over a
-  // billion elements, which a host copy (or one float64 copy of the whole) would make slow or
-  // exhaust memory for. Only a handful of scalars per chunk cross to the host.
-  torch::NoGradGuard no_grad;
-  comparison c;
-  const auto out = out_t.detach().contiguous().reshape({-1});
-  const auto ref = ref_t.detach().contiguous().reshape({-1});
-  c.elements = out.numel();
+namespace {
+
+// The LibTorch route: where the tensors live, chunk by chunk, in float64. A KernelBench output can
+// hold over a billion elements, which a host copy (or one float64 copy of the whole) would make
+// slow or exhaust memory for. Only a handful of scalars per chunk cross to the host. It serves the
+// CPU, a judge's copy kept in host memory, and the dtypes the device pass does not read.
+output_figures figures_by_chunks(const torch::Tensor& out, const torch::Tensor& ref, const engine::tolerance& tol) {
+  output_figures g;
   const double inf = INFINITY;
-  double diff2 = 0, ref2 = 0;
-  double omin = inf, omax = -inf, rmin = inf, rmax = -inf;
-  bool infinite_error = false;
-  for (std::int64_t start = 0; start < c.elements; start += compare_chunk_elements) {
-    const auto n = std::min(compare_chunk_elements, c.elements - start);
+  g.ref_min = g.out_min = inf;
+  g.ref_max = g.out_max = -inf;
+  const auto elements = out.numel();
+  for (std::int64_t start = 0; start < elements; start += compare_chunk_elements) {
+    const auto n = std::min(compare_chunk_elements, elements - start);
     // A judge's copy of a large output lives in host memory (guarded_call.cpp): it crosses to
     // the reference's device one chunk at a time.
     const auto o = out.narrow(0, start, n).to(ref.device(), torch::kFloat64);
@@ -84,24 +86,73 @@ comparison compare_output(const torch::Tensor& out_t, const torch::Tensor& ref_t
     }).cpu();
     const double* f = figures.data_ptr<double>();
     if (f[0] > 0) {
-      if (c.first_unwritten < 0) c.first_unwritten = start + static_cast<std::int64_t>(f[1]);
-      c.unwritten += static_cast<std::int64_t>(f[0]);
+      if (g.first_unwritten < 0) g.first_unwritten = start + static_cast<std::int64_t>(f[1]);
+      g.unwritten += static_cast<std::int64_t>(f[0]);
     }
     if (f[2] > 0) {
-      if (c.first_mismatch < 0) c.first_mismatch = start + static_cast<std::int64_t>(f[3]);
-      c.mismatches += static_cast<std::int64_t>(f[2]);
+      if (g.first_mismatch < 0) g.first_mismatch = start + static_cast<std::int64_t>(f[3]);
+      g.mismatches += static_cast<std::int64_t>(f[2]);
     }
-    c.max_abs_error = std::max(c.max_abs_error, f[4]);
-    c.max_rel_error = std::max(c.max_rel_error, f[5]);
-    diff2 += f[6];
-    infinite_error = infinite_error || f[7] > 0;
-    ref2 += f[8];
-    rmin = std::min(rmin, f[9]);
-    rmax = std::max(rmax, f[10]);
-    omin = std::min(omin, f[11]);
-    omax = std::max(omax, f[12]);
+    g.max_abs_error = std::max(g.max_abs_error, f[4]);
+    g.max_rel_error = std::max(g.max_rel_error, f[5]);
+    g.diff2 += f[6];
+    g.infinite_error = g.infinite_error || f[7] > 0;
+    g.ref2 += f[8];
+    g.ref_min = std::min(g.ref_min, f[9]);
+    g.ref_max = std::max(g.ref_max, f[10]);
+    g.out_min = std::min(g.out_min, f[11]);
+    g.out_max = std::max(g.out_max, f[12]);
   }
-  if (infinite_error) {
+  return g;
+}
+
+// The device route (compare_device.h): both tensors on the GPU in one of the floating dtypes it
+// reads. Empty when the route does not apply or the device refused it.
+std::optional<output_figures> figures_on_device([[maybe_unused]] const torch::Tensor& out,
+                                                [[maybe_unused]] const torch::Tensor& ref,
+                                                [[maybe_unused]] const engine::tolerance& tol) {
+#ifdef KBLASTER_HARNESS_CUDA
+  if (!out.is_cuda() || !ref.is_cuda() || out.scalar_type() != ref.scalar_type() || out.numel() == 0) return std::nullopt;
+  device_element type;
+  switch (out.scalar_type()) {
+    case torch::kFloat32: type = device_element::float32; break;
+    case torch::kFloat64: type = device_element::float64; break;
+    case torch::kFloat16: type = device_element::float16; break;
+    case torch::kBFloat16: type = device_element::bfloat16; break;
+    default: return std::nullopt;
+  }
+  output_figures g;
+  // LibTorch's work on these tensors (the contiguous copies) is queued on the legacy stream too.
+  if (!compare_on_device(out.data_ptr(), ref.data_ptr(), type, out.numel(), tol.atol, tol.rtol, g, nullptr))
+    return std::nullopt;
+  return g;
+#else
+  return std::nullopt;
+#endif
+}
+
+}  // namespace
+
+comparison compare_output(const torch::Tensor& out_t, const torch::Tensor& ref_t, const engine::tolerance& tol,
+                          compare_route route) {
+  torch::NoGradGuard no_grad;
+  comparison c;
+  const auto out = out_t.detach().contiguous().reshape({-1});
+  const auto ref = ref_t.detach().contiguous().reshape({-1});
+  c.elements = out.numel();
+  std::optional<output_figures> on_device;
+  if (route == compare_route::automatic) on_device = figures_on_device(out, ref, tol);
+  const output_figures g = on_device ? *on_device : figures_by_chunks(out, ref, tol);
+  const double inf = INFINITY;
+  c.unwritten = g.unwritten;
+  c.first_unwritten = g.first_unwritten;
+  c.mismatches = g.mismatches;
+  c.first_mismatch = g.first_mismatch;
+  c.max_abs_error = g.max_abs_error;
+  c.max_rel_error = g.max_rel_error;
+  double diff2 = g.diff2;
+  const double ref2 = g.ref2, omin = g.out_min, omax = g.out_max, rmin = g.ref_min, rmax = g.ref_max;
+  if (g.infinite_error) {
     c.max_abs_error = inf;
     c.max_rel_error = inf;
     diff2 = inf;

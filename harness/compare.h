@@ -27,10 +27,16 @@ struct comparison {
   nlohmann::json to_json() const;
 };
 
+/// How the figures are gathered: `automatic` reads both tensors once on the GPU where they live
+/// there in a floating dtype (compare_device.h), else chunk by chunk with LibTorch's operations;
+/// `chunks` always the latter (the GPU test holds the two to the same figures).
+enum class compare_route { automatic, chunks };
+
 /// Compares `out` with `ref` (same shape) under `tol`. The magnitude check allows a relative L2
 /// error of max(10 rtol, 1e-3): it catches outputs that pass allclose only because the values
 /// are small next to atol (e.g. all zeros, or half the right answer).
-comparison compare_output(const torch::Tensor& out, const torch::Tensor& ref, const engine::tolerance& tol);
+comparison compare_output(const torch::Tensor& out, const torch::Tensor& ref, const engine::tolerance& tol,
+                          compare_route route = compare_route::automatic);
 
 /// The comparison of a stress set (stress_inputs.h): not element by element, but a non-finite
 /// value where the reference is finite, or a relative L2 error over max(10 rtol, 1e-3), fails.

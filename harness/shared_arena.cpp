@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -123,6 +124,22 @@ call_frame::call_frame(const device_context& dev, const std::vector<torch::Tenso
 
 void call_frame::load(const std::vector<torch::Tensor>& args) {
   for (std::size_t i = 0; i < inputs_.size(); ++i) inputs_[i].copy_(args[i]);
+  outputs_.poison();
+}
+
+void call_frame::load_rotated(const std::vector<torch::Tensor>& args, const std::vector<std::int64_t>& shifts) {
+  for (std::size_t i = 0; i < inputs_.size(); ++i) {
+    const auto n = args[i].numel();
+    const auto k = shifts[i] % std::max<std::int64_t>(n, 1);
+    if (k == 0) {
+      inputs_[i].copy_(args[i]);
+      continue;
+    }
+    const auto from = args[i].reshape({-1});
+    auto to = inputs_[i].view({-1});
+    to.narrow(0, k, n - k).copy_(from.narrow(0, 0, n - k));
+    to.narrow(0, 0, k).copy_(from.narrow(0, n - k, k));
+  }
   outputs_.poison();
 }
 

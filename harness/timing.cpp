@@ -42,6 +42,7 @@ timing_policy policy_from_json(const nlohmann::json& j) {
   timing_policy p;
   if (!j.is_object()) return p;
   p.warmup = std::clamp(j.value("warmup", p.warmup), 0, 1000);
+  p.warmup_seconds = std::clamp(j.value("warmup_seconds", p.warmup_seconds), 0.0, 600.0);
   p.min_samples = std::clamp(j.value("min_samples", p.min_samples), 3, 100000);
   p.max_samples = std::clamp(j.value("max_samples", p.max_samples), p.min_samples, 1000000);
   p.max_seconds = std::clamp(j.value("max_seconds", p.max_seconds), 0.01, 600.0);
@@ -63,10 +64,21 @@ nlohmann::json timing_stats::to_json() const {
   return j;
 }
 
+void warm_up(const timing_policy& policy, const std::function<void()>& call) {
+  using clock = std::chrono::steady_clock;
+  const auto started = clock::now();
+  for (int i = 0; i < policy.warmup; ++i) {
+    call();
+    if (std::chrono::duration<double>(clock::now() - started).count() >= policy.warmup_seconds) break;
+  }
+}
+
 timing_stats measure(device_context& dev, const std::function<void()>& fn, const timing_policy& policy,
                      const std::function<void()>& prepare) {
-  for (int i = 0; i < policy.warmup; ++i) fn();
-  dev.sync_device();
+  warm_up(policy, [&] {
+    fn();
+    dev.sync_device();
+  });
   return measure_samples(
       dev,
       [&] {

@@ -19,7 +19,10 @@ namespace kblaster::harness {
 
 /// The stopping policy of one measurement.
 struct timing_policy {
-  int warmup = 3;              // calls before sampling
+  int warmup = 3;              // calls before sampling, at most
+  /// Warm-up ends after its first call once this much time has gone into it: a kernel of a
+  /// second (a naive KernelBench GEMM) is warm after one call, and two more would cost seconds.
+  double warmup_seconds = 0.05;
   int min_samples = 10;        //
   int max_samples = 5000;      //
   double max_seconds = 2.0;    // cap on sampling time, per measured function [s]
@@ -56,6 +59,10 @@ struct timed_sample {
   double ms = 0;
   double host_ms = 0;
 };
+
+/// Calls `call` for the policy's warm-up: `warmup` times, or fewer once `warmup_seconds` have
+/// passed after the first (each call must return with its work done, for the clock to see it).
+void warm_up(const timing_policy& policy, const std::function<void()>& call);
 
 /// The sampling loop and its statistics, for a caller that takes each sample itself (the judge
 /// timing a candidate in its runner): no warm-up, `sample` is called until the policy stops.

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -132,12 +133,16 @@ harness_reply harness_client::start() {
     return {{}, "start_failed", std::string("cannot sandbox the harness: ") + e.what(), ""};
   }
   auto* c = child_.get();
-  c->err_reader = std::thread([c] {
+  // With KBLASTER_HARNESS_TRACE set, the harness's phase timings go on to our own stderr as they
+  // come (the user asked to watch them), not only into the tail a failure reports.
+  const bool pass_through = std::getenv("KBLASTER_HARNESS_TRACE") != nullptr;
+  c->err_reader = std::thread([c, pass_through] {
     const int err = c->process.stderr_fd();
     char buf[4096];
     ssize_t got;
     while ((got = ::read(err, buf, sizeof buf)) > 0 || (got < 0 && errno == EINTR)) {
       if (got <= 0) continue;
+      if (pass_through) (void)!::write(STDERR_FILENO, buf, static_cast<std::size_t>(got));
       std::lock_guard lock(c->err_mutex);
       c->err_tail.append(buf, static_cast<std::size_t>(got));
       if (c->err_tail.size() > 8192) c->err_tail.erase(0, c->err_tail.size() - 8192);

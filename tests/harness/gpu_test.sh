@@ -4,7 +4,8 @@
 # Builds kblaster-harness and harness_check on their own (cmake -S harness) against PyTorch's
 # LibTorch, so the machine needs none of the project's other dependencies; then every example
 # must verify and be timed, every adversarial .cu must be rejected with its check, and a hanging
-# kernel and an illegal memory access must be survived. With KERNELBENCH_DIR (a copy of
+# kernel and an illegal memory access must be survived; first, the judge's two ways of comparing
+# outputs must agree (compare_check). With KERNELBENCH_DIR (a copy of
 # ScalingIntelligence/KernelBench) it also prints the throughput benchmark against KernelBench.
 # dlpack.h and nlohmann/json.hpp come from the system, else from .gpu-deps/include.
 set -euo pipefail
@@ -17,8 +18,10 @@ if [[ ! -f /usr/include/dlpack/dlpack.h && -d $root/.gpu-deps/include ]]; then
   export KBLASTER_DLPACK_INCLUDE=$root/.gpu-deps/include
 fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader || true
-KBLASTER_HARNESS_GPU_BUILD=$build "$root/tools/gpu/build_harness.sh" kblaster-harness harness_check >/dev/null
+KBLASTER_HARNESS_GPU_BUILD=$build "$root/tools/gpu/build_harness.sh" kblaster-harness harness_check compare_check >/dev/null
 status=0
+echo "output comparison: the device pass against the chunk loop"
+"$build/compare_check" || status=$?
 "$build/harness_check" --harness "$build/kblaster-harness" --root "$root" --device cuda --cache "$build/cache" \
   --watchdog 10 --max-seconds 1 --json-out "$out/harness-gpu.json" || status=$?
 if [[ -n $kernelbench ]]; then
