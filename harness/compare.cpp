@@ -65,8 +65,9 @@ output_figures figures_by_chunks(const torch::Tensor& out, const torch::Tensor& 
     const auto agree = o_nan.logical_and(r_nan).logical_or(o.isinf().logical_and(o == r));
     const auto zero = torch::zeros({}, o.options());
     const auto err = torch::where(agree, zero, (o - r).abs());
-    // Written so that a NaN error counts as a mismatch.
-    const auto mismatch = (err <= tol.atol + tol.rtol * r.abs()).logical_not();
+    // Written so that a NaN error counts as a mismatch; agreement never does (|NaN| would make
+    // the bound NaN, and NaN against NaN a mismatch).
+    const auto mismatch = agree.logical_not().logical_and((err <= tol.atol + tol.rtol * r.abs()).logical_not());
     const auto err_finite = err.isfinite();
     const auto r_finite = r.isfinite(), o_finite = o.isfinite();
     const auto figures = torch::stack({

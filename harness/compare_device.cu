@@ -72,8 +72,8 @@ __global__ void __launch_bounds__(threads_per_block)
     // Both NaN, or the same infinity, is agreement; anything else non-finite is an error.
     const bool agree = (o_nan && r_nan) || (isinf(o) && o == r);
     const double err = agree ? 0.0 : fabs(o - r);
-    // Written so that a NaN error counts as a mismatch.
-    if (!(err <= atol + rtol * fabs(r))) {
+    // Written so that a NaN error counts as a mismatch; agreement never does.
+    if (!agree && !(err <= atol + rtol * fabs(r))) {
       ++p.mismatches;
       if (p.first_mismatch == no_index) p.first_mismatch = i;
     }

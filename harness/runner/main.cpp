@@ -24,6 +24,8 @@
 #include <vector>
 
 #ifdef KBLASTER_RUNNER_CUDA
+#include "harness/runner/empty_kernel.h"
+
 #include <cuda_runtime_api.h>
 #endif
 
@@ -96,19 +98,19 @@ struct device {
     // Everything the runtime starts lazily (its threads, the memset kernel's module) starts now,
     // so that the judge's count of this process's threads is the runtime's before the candidate.
     if (cudaMalloc(&scratch, 256) != cudaSuccess || cudaMemsetAsync(scratch, 0, 256, stream) != cudaSuccess ||
-        cudaDeviceSynchronize() != cudaSuccess)
+        !launch_empty_kernel(stream) || cudaDeviceSynchronize() != cudaSuccess)
       return "warming the CUDA runtime failed";
     return {};
 #else
     return cuda ? "this runner was built without CUDA" : "";
 #endif
   }
-  /// The empty exchange's stand-in for a call: one tiny operation on the candidate's stream, so
+  /// The empty exchange's stand-in for a call: an empty kernel on the candidate's stream, so
   /// that the judge's calibration pays what a call pays for launching into this process's
-  /// context (on a time-sliced GPU, a context switch) and nothing more.
+  /// context (on a time-sliced GPU, a context switch) and nothing more (empty_kernel.cu).
   void touch() {
 #ifdef KBLASTER_RUNNER_CUDA
-    if (cuda) cudaMemsetAsync(scratch, 0, 4, stream);
+    if (cuda) launch_empty_kernel(stream);
 #endif
   }
   void* candidate_stream() const {
