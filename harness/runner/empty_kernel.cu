@@ -1,9 +1,8 @@
 // The empty exchange's stand-in for a candidate's kernel (runner/main.cpp, touch): a kernel
 // launched into the runner's context on the candidate's stream, so that the judge's calibration
-// goes the way a candidate's call goes (the launch, the compute engine's switch into this
-// context on a time-sliced GPU, the wait for it) and differs from it by the kernel's work alone.
-// A memset did not: it may run on a copy engine, and honest 10 us kernels then measured 25 us
-// over it on an H100 and were flagged as timing mismatches.
+// goes the way a candidate's call goes (a kernel launch, the switch into this context on a
+// time-sliced GPU, the wait for it) and differs from it by the kernel's work alone. A memset,
+// which it replaces, is not a kernel launch on every GPU and driver.
 #include "harness/runner/empty_kernel.h"
 
 #include <cuda_runtime.h>
