@@ -122,6 +122,9 @@ bool compare_on_device(const void* out, const void* ref, device_element type, st
   std::lock_guard lock(m);
   const auto failed = [&](cudaError_t e) {
     if (error) *error = cudaGetErrorString(e);
+    // Cleared, so that LibTorch's next launch check does not report it as its own (the chunk
+    // loop runs next); an error that sticks to the context stays whatever this does.
+    (void)cudaGetLastError();
     return false;
   };
   if (!parts) {
