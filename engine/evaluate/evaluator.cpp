@@ -105,7 +105,7 @@ profile_snapshot snapshot_from_json(const nlohmann::json& j) {
 nlohmann::json to_json(const phase_seconds& p) {
   return {{"build", p.build},   {"build_wait", p.build_wait}, {"harness_start", p.harness_start},
           {"reference", p.reference}, {"runner", p.runner}, {"verify", p.verify},
-          {"time", p.time},     {"profile", p.profile}};
+          {"time", p.time},     {"profile", p.profile}, {"profile_export", p.profile_export}};
 }
 
 phase_seconds phases_from_json(const nlohmann::json& j) {
@@ -119,6 +119,7 @@ phase_seconds phases_from_json(const nlohmann::json& j) {
   p.verify = j.value("verify", 0.0);
   p.time = j.value("time", 0.0);
   p.profile = j.value("profile", 0.0);
+  p.profile_export = j.value("profile_export", 0.0);
   return p;
 }
 

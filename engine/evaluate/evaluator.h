@@ -42,13 +42,14 @@ struct phase_seconds {
   double runner = 0;         ///< the candidate's runner made ready and the candidate loaded
   double verify = 0;         ///< the checked calls on every seed and stress set
   double time = 0;           ///< the timed calls, candidate and reference
-  double profile = 0;        ///< ncu (or the static profile)
+  double profile = 0;        ///< ncu's profiled run (or the static profile)
+  double profile_export = 0; ///< ncu's report pages read back (CPU: the GPU is free by then)
   /// Seconds the device was held: harness start, reference, runner, verify, time, profile.
   double device() const { return harness_start + reference + runner + verify + time + profile; }
   /// Adds another evaluation's phases (a candidate checked on more than one task).
   phase_seconds& operator+=(const phase_seconds& o) {
     build += o.build, build_wait += o.build_wait, harness_start += o.harness_start, reference += o.reference;
-    runner += o.runner, verify += o.verify, time += o.time, profile += o.profile;
+    runner += o.runner, verify += o.verify, time += o.time, profile += o.profile, profile_export += o.profile_export;
     return *this;
   }
 };

@@ -104,8 +104,11 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   const auto t0 = std::chrono::steady_clock::now();
   const auto run = run_ncu(ncu_, n, program);
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  e.gpu_seconds += took;
-  e.phases.profile += took;
+  // The device is held while ncu profiles; reading the report's pages back is CPU work.
+  const double on_device = run.profile_seconds > 0 ? run.profile_seconds : took;
+  e.gpu_seconds += on_device;
+  e.phases.profile += on_device;
+  e.phases.profile_export += std::max(0.0, took - on_device);
   if (!run.ok && run.error == "cancelled") {
     // Correct and timed, but the profile was abandoned: the whole evaluation is, so that a
     // half-profiled result is never recorded as the candidate's.

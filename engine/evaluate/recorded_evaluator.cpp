@@ -154,6 +154,7 @@ evaluation replay_evaluator::evaluate(const std::string& task_name, const std::s
     e.profile_note.clear();
     e.gpu_seconds = std::max(0.0, e.gpu_seconds - e.phases.profile);
     e.phases.profile = 0;
+    e.phases.profile_export = 0;
   }
   return e;
 }

@@ -54,7 +54,9 @@ struct ncu_run_result {
   std::string raw_csv;       // --page raw --print-units base
   std::string source_csv;    // --page source --print-source cuda,sass
   std::string log;           // what ncu and the program printed
-  double seconds = 0;
+  double seconds = 0;          // the whole run: profile and export
+  double profile_seconds = 0;  // the profiled program under ncu (the part that holds the GPU)
+  double export_seconds = 0;   // the pages read back from the report (CPU, the three at once)
 };
 
 /// A clear message for a failed ncu run, or empty when `r` succeeded. Recognises a missing

@@ -1,0 +1,92 @@
+// run_ncu against a stand-in ncu (a shell script: this machine has no GPU and no ncu): the
+// profiled run and the reading back of its three pages, which must run at the same time (each
+// export waits until all three have started, and gives up alone after 20 s), the pages coming
+// back unchanged (recorded H100 pages) and the two parts' seconds kept apart.
+#include "engine/profile/ncu_runner.h"
+#include "support/files.h"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace kblaster::engine;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fx(const std::string& p) { return kblaster::support::read_file(std::string(KBLASTER_FIXTURES_DIR) + "/" + p); }
+
+// The stand-in: `-i REPORT ... --page P` prints page-P.csv once all three exports have begun;
+// otherwise (the profiled run) it waits 0.3 s and writes BASE.ncu-rep for `-o BASE`.
+constexpr const char* stand_in = R"sh(#!/bin/sh
+dir=$(dirname "$0")
+case " $* " in
+  *" -i "*)
+    page=""; prev=""
+    for a in "$@"; do [ "$prev" = "--page" ] && page=$a; prev=$a; done
+    touch "$dir/began-$page"
+    n=0
+    while [ "$(ls "$dir" | grep -c '^began-')" -lt 3 ]; do
+      n=$((n+1)); if [ $n -gt 200 ]; then echo "export $page ran alone for 20 s" >&2; exit 3; fi
+      sleep 0.1
+    done
+    cat "$dir/page-$page.csv" ;;
+  *)
+    base=""; prev=""
+    for a in "$@"; do [ "$prev" = "-o" ] && base=$a; prev=$a; done
+    sleep 0.3
+    echo report > "$base.ncu-rep" ;;
+esac
+)sh";
+
+struct stand_in_ncu {
+  fs::path dir = fs::temp_directory_path() / ("kblaster-ncu-runner-test-" + std::to_string(::getpid()));
+  stand_in_ncu() {
+    fs::remove_all(dir);
+    fs::create_directories(dir / "tool");
+    {
+      std::ofstream(dir / "tool" / "ncu") << stand_in;
+    }
+    fs::permissions(dir / "tool" / "ncu", fs::perms::owner_all);
+    std::ofstream(dir / "tool" / "page-details.csv") << fx("ncu-h100/matmul_naive.details.csv");
+    std::ofstream(dir / "tool" / "page-raw.csv") << fx("ncu-h100/matmul_naive.raw.csv");
+    std::ofstream(dir / "tool" / "page-source.csv") << fx("ncu-h100/matmul_naive.source_cuda.csv");
+  }
+  ~stand_in_ncu() { fs::remove_all(dir); }
+};
+
+}  // namespace
+
+TEST_CASE("run_ncu reads the report's three pages back at once, and times the profile apart from them") {
+  stand_in_ncu ncu;
+  ncu_options o;
+  o.report_base = (ncu.dir / "profile").string();
+  o.timeout = std::chrono::seconds(60);
+  const auto run = run_ncu((ncu.dir / "tool" / "ncu").string(), o, {"/bin/true"});
+  INFO(run.error, run.log);
+  REQUIRE(run.ok);
+  CHECK(run.details_csv == fx("ncu-h100/matmul_naive.details.csv"));
+  CHECK(run.raw_csv == fx("ncu-h100/matmul_naive.raw.csv"));
+  CHECK(run.source_csv == fx("ncu-h100/matmul_naive.source_cuda.csv"));
+  CHECK(run.profile_seconds >= 0.3);   // the stand-in's profiled run sleeps that long
+  CHECK(run.export_seconds > 0);
+  CHECK(run.seconds >= run.profile_seconds + run.export_seconds - 1e-6);
+  // The pages are kept beside the report.
+  const auto kept = ncu_pages_beside(run.report_path);
+  CHECK(kblaster::support::read_file(kept.raw) == run.raw_csv);
+}
+
+TEST_CASE("run_ncu: a details page that cannot be read fails the run, the others only note it") {
+  stand_in_ncu ncu;
+  fs::remove(ncu.dir / "tool" / "page-details.csv");
+  ncu_options o;
+  o.report_base = (ncu.dir / "profile").string();
+  o.timeout = std::chrono::seconds(60);
+  const auto run = run_ncu((ncu.dir / "tool" / "ncu").string(), o, {"/bin/true"});
+  CHECK_FALSE(run.ok);
+  CHECK(run.error.find("exporting details failed") != std::string::npos);
+}
