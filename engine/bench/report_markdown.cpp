@@ -93,7 +93,8 @@ std::string report_markdown(const std::vector<report_run>& runs) {
       o << "| " << g.name << " | " << g.tokens << " | " << fixed(g.gpu_seconds, 1) << " | " << fixed(g.wall_seconds, 1)
         << " | " << g.candidates << " | " << (g.speedup_per_mtoken ? fixed(*g.speedup_per_mtoken, 3) : "-") << " |\n";
     o << "\nSeconds per candidate (medians; device: the GPU held for harness start, reference, runner, verification, "
-         "timing and profile; build: nvcc, of which waited: what the loop waited for it):\n\n"
+         "timing and ncu's profiled run (reading its report back is CPU time, not counted); build: nvcc, of which "
+         "waited: what the loop waited for it):\n\n"
       << "| level | candidates | profiled | device | runner | verify | time | profile | build | waited | mean device |\n"
       << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
     for (const auto& g : groups) {

@@ -50,6 +50,7 @@ cost_summary summarize_costs(const std::vector<phase_seconds>& phases) {
   c.median.verify = median_by(phases, [](const phase_seconds& p) { return p.verify; });
   c.median.time = median_by(phases, [](const phase_seconds& p) { return p.time; });
   c.median.profile = median_by(phases, [](const phase_seconds& p) { return p.profile; });
+  c.median.profile_export = median_by(phases, [](const phase_seconds& p) { return p.profile_export; });
   return c;
 }
 
