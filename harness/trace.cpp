@@ -14,6 +14,10 @@ bool tracing() {
   return on;
 }
 
+// When the process was loaded: a request's line says how long the harness took to come up
+// (LibTorch, the CUDA context; under ncu, its injection too).
+const auto process_loaded = std::chrono::steady_clock::now();
+
 std::chrono::steady_clock::time_point& request_start() {
   static auto start = std::chrono::steady_clock::now();
   return start;
@@ -24,7 +28,8 @@ std::chrono::steady_clock::time_point& request_start() {
 void trace_request(const char* op) {
   if (!tracing()) return;
   request_start() = std::chrono::steady_clock::now();
-  std::fprintf(stderr, "[kblaster-harness] request %s\n", op);
+  const double up = std::chrono::duration<double>(request_start() - process_loaded).count();
+  std::fprintf(stderr, "[kblaster-harness] request %s (the harness up %.3f s)\n", op, up);
 }
 
 void trace_phase(const char* what) {

@@ -13,6 +13,8 @@
 #include "engine/state/state_evidence.h"
 #include "engine/toolchain/task_build.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 namespace kblaster::engine::optimize {
@@ -109,6 +111,18 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   e.gpu_seconds += on_device;
   e.phases.profile += on_device;
   e.phases.profile_export += std::max(0.0, took - on_device);
+  if (std::getenv("KBLASTER_HARNESS_TRACE")) {
+    // The one-shot harness's phase lines went into ncu's log; with them, where the seconds went.
+    std::string lines;
+    for (std::size_t at = 0; (at = run.log.find("[kblaster-harness", at)) != std::string::npos;) {
+      const auto end = run.log.find('\n', at);
+      lines += run.log.substr(at, end == std::string::npos ? std::string::npos : end + 1 - at);
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    std::fprintf(stderr, "%s[kblaster] ncu: the profiled run %.3f s, its pages read back %.3f s\n", lines.c_str(),
+                 on_device, std::max(0.0, took - on_device));
+  }
   if (!run.ok && run.error == "cancelled") {
     // Correct and timed, but the profile was abandoned: the whole evaluation is, so that a
     // half-profiled result is never recorded as the candidate's.
