@@ -123,8 +123,7 @@ call_frame::call_frame(const device_context& dev, const std::vector<torch::Tenso
 }
 
 void call_frame::load(const std::vector<torch::Tensor>& args) {
-  for (std::size_t i = 0; i < inputs_.size(); ++i) inputs_[i].copy_(args[i]);
-  outputs_.poison();
+  load_rotated(args, std::vector<std::int64_t>(inputs_.size(), 0));
 }
 
 void call_frame::load_rotated(const std::vector<torch::Tensor>& args, const std::vector<std::int64_t>& shifts) {

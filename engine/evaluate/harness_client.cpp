@@ -21,6 +21,8 @@
 
 namespace kblaster::engine {
 
+bool harness_trace_requested() { return std::getenv("KBLASTER_HARNESS_TRACE") != nullptr; }
+
 struct harness_client::child {
   support::child_process process;
   std::string out_buffer;
@@ -135,7 +137,7 @@ harness_reply harness_client::start() {
   auto* c = child_.get();
   // With KBLASTER_HARNESS_TRACE set, the harness's phase timings go on to our own stderr as they
   // come (the user asked to watch them), not only into the tail a failure reports.
-  const bool pass_through = std::getenv("KBLASTER_HARNESS_TRACE") != nullptr;
+  const bool pass_through = harness_trace_requested();
   c->err_reader = std::thread([c, pass_through] {
     const int err = c->process.stderr_fd();
     char buf[4096];

@@ -25,6 +25,10 @@ struct harness_options {
 };
 
 /// A reply, or why there is none. `error` is empty when `body` holds the harness's reply.
+/// KBLASTER_HARNESS_TRACE is set: the harness's phase lines (and, for a profile, ncu's) go on
+/// to kblaster's stderr.
+bool harness_trace_requested();
+
 struct harness_reply {
   nlohmann::json body;
   std::string error;         // crash, hang, abort, out_of_memory, exited, start_failed, protocol, cancelled

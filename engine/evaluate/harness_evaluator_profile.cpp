@@ -14,7 +14,6 @@
 #include "engine/toolchain/task_build.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 
 namespace kblaster::engine::optimize {
@@ -111,7 +110,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   e.gpu_seconds += on_device;
   e.phases.profile += on_device;
   e.phases.profile_export += std::max(0.0, took - on_device);
-  if (std::getenv("KBLASTER_HARNESS_TRACE")) {
+  if (harness_trace_requested()) {
     // The one-shot harness's phase lines went into ncu's log; with them, where the seconds went.
     std::string lines;
     for (std::size_t at = 0; (at = run.log.find("[kblaster-harness", at)) != std::string::npos;) {
