@@ -132,7 +132,7 @@ int run(bench_cli_options o) {
           (o.wait ? "; looking for them every " + kblaster::support::seconds_text(o.poll_seconds) + " (--wait)"
                   : "; then run the same command again"));
       if (!o.wait) break;
-      if (!llm::await_answers(*chosen.deferred, o.poll_seconds, ctrl_c.token())) break;
+      if (!llm::await_answers(*chosen.deferred, handed, o.poll_seconds, ctrl_c.token())) break;
       say("answers arrived in the batch folder: resuming");
       s = bench::run_bench(o.bench, hooks);
     }

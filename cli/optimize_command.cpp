@@ -183,7 +183,7 @@ int run_optimize(optimize_options o) {
                              : "; then run the same command again")
                   << "\n";
       if (!o.wait) break;
-      if (!llm::await_answers(*chosen.deferred, o.poll_seconds, ctrl_c.token())) break;
+      if (!llm::await_answers(*chosen.deferred, handed, o.poll_seconds, ctrl_c.token())) break;
       if (!o.quiet) std::cerr << "kblaster optimize: answers arrived in the batch folder: resuming\n";
       r = optimize::run_optimization(task, o.loop, env);
     }

@@ -30,7 +30,8 @@ int requests_index(const std::string& name) {
 
 }  // namespace
 
-bool await_answers(deferred_backend& backend, double poll_seconds, std::stop_token stop) {
+bool await_answers(deferred_backend& backend, const hand_over_report& handed, double poll_seconds, std::stop_token stop) {
+  if (handed.written == 0 && handed.awaiting == 0) return !stop.stop_requested();
   while (!stop.stop_requested()) {
     if (backend.poll()) return true;
     // In steps of 100 ms, so that Ctrl-C is heard at once.
@@ -230,6 +231,7 @@ hand_over_report files_backend::hand_over() {
   if (out.awaiting) d << (out.written ? "; " : "") << out.awaiting << " handed over earlier still unanswered";
   if ((out.written || out.awaiting) && !service_)
     d << "; answers go in " << (dir_ / "NAME.results.jsonl").string() << " (OpenAI batch output format)";
+  if (!out.written && !out.awaiting) d << "every request waiting was answered while the batch folder was read";
   out.description = d.str();
   return out;
 }

@@ -96,8 +96,10 @@ class files_backend final : public deferred_backend {
 };
 
 /// Looks for answers every `poll_seconds` until some arrived (true) or `stop` is requested
-/// (false): what `--wait` does between rounds.
-bool await_answers(deferred_backend& backend, double poll_seconds, std::stop_token stop);
+/// (false): what `--wait` does between rounds. `handed` is the round's hand-over: when it left
+/// nothing written and nothing awaiting, the answers came in while it looked (a job that ended
+/// just then), so no later look can bring more and this is true at once rather than waiting forever.
+bool await_answers(deferred_backend& backend, const hand_over_report& handed, double poll_seconds, std::stop_token stop);
 
 /// A deferred provider as the command line names it: "files:DIR", "openai:DIR", "anthropic:DIR".
 struct deferred_spec {

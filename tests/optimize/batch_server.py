@@ -223,7 +223,10 @@ def main():
     args = ap.parse_args()
     book = AnswerBook(args.book)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    pathlib.Path(args.port_file).write_text(str(server.server_port))
+    # Written whole, then renamed: the test waits for the file and must never read it half written.
+    port_file = pathlib.Path(args.port_file)
+    port_file.with_suffix(".tmp").write_text(str(server.server_port))
+    port_file.with_suffix(".tmp").rename(port_file)
     server.serve_forever()
 
 

@@ -11,8 +11,11 @@ failure, as a synchronous replay's miss does. Then kblaster bench the same way, 
 pipeline's KernelBench-format problems.
 
 usage: deferred_test.py KBLASTER"""
+import atexit
 import json
+import os
 import pathlib
+import signal
 import shutil
 import subprocess
 import sys
@@ -28,24 +31,42 @@ kblaster = sys.argv[1]
 book = here / "answer_book.jsonl"
 answer = root / "tools" / "batch" / "answer_from_book.py"
 failures = []
+# Every server this test starts dies with it, however it ends: one left running would hold the
+# test's output pipe open and ctest would wait for it until its timeout (the likely cause of CI's
+# 900 s timeout on 45c7277: a port file read half written, an exception, the server left behind).
+servers = []
+atexit.register(lambda: [p.kill() for p in servers if p.poll() is None])
 
 
 def check(cond, what):
-    print(("ok:   " if cond else "FAIL: ") + what)
+    print(("ok:   " if cond else "FAIL: ") + what, flush=True)  # flushed: a run killed by ctest still shows how far it got
     if not cond:
         failures.append(what)
 
 
+def run(cmd, timeout, cwd=None):
+    """subprocess.run in its own process group: past `timeout` the whole group is killed (a child
+    holding the pipes would otherwise keep communicate() waiting) and the run comes back with
+    returncode -9 and a line saying so, for the check that reads it to fail with the output so far."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        err += f"\n[deferred_test: killed after {timeout} s: {' '.join(map(str, cmd[:2]))}]"
+        print(f"TIMEOUT after {timeout} s: {' '.join(map(str, cmd))}\n{err[-2000:]}", flush=True)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def optimize(work, kb, out, *model):
-    return subprocess.run([kblaster, "optimize", str(root / "examples/tasks/vector_add"), "--harness-replay",
-                           str(here / "recordings" / "loop-vector_add.jsonl"), "--kb", str(kb), "--out", str(out),
-                           "--breadth", "2", "--depth", "2", "--iterations", "2", "--seed", "1", "--json", *model],
-                          cwd=work, capture_output=True, text=True, timeout=600)
+    return run([kblaster, "optimize", str(root / "examples/tasks/vector_add"), "--harness-replay",
+                str(here / "recordings" / "loop-vector_add.jsonl"), "--kb", str(kb), "--out", str(out),
+                "--breadth", "2", "--depth", "2", "--iterations", "2", "--seed", "1", "--json", *model], timeout=240, cwd=work)
 
 
 def answer_round(batch, the_book=book, *extra):
-    p = subprocess.run([sys.executable, str(answer), str(the_book), str(batch), *extra], capture_output=True, text=True,
-                       timeout=120)
+    p = run([sys.executable, str(answer), str(the_book), str(batch), *extra], timeout=120)
     assert p.returncode == 0, p.stderr
     return p.stdout.strip()
 
@@ -100,7 +121,7 @@ ids = [json.loads(l)["custom_id"] for f in requests for l in f.read_text().split
 check(len(ids) != len(set(ids)), "the request answered with HTTP 500 was asked again in a later round")
 check(rounds >= 3, f"{rounds + 1} rounds in all")
 same_run(sync, tmp / "sync.sqlite", tmp / "sync", p, kb, out, "deferred")
-print(f"  deferred: {len(requests)} batches, {len(ids)} requests, {rounds + 1} rounds")
+print(f"  deferred: {len(requests)} batches, {len(ids)} requests, {rounds + 1} rounds", flush=True)
 
 
 # Moved mid-run: after round 3 the whole working folder (run folder, batch folder, KB) goes elsewhere.
@@ -124,14 +145,15 @@ work.mkdir()
 proc = subprocess.Popen([kblaster, "optimize", str(root / "examples/tasks/vector_add"), "--harness-replay",
                          str(here / "recordings" / "loop-vector_add.jsonl"), "--kb", "kb.sqlite", "--out", "run", "--breadth", "2",
                          "--depth", "2", "--iterations", "2", "--seed", "1", "--json", "--batch", "files:batch", "--wait",
-                         "--poll-seconds", "0.2"], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         "--poll-seconds", "0.2"], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                        start_new_session=True)
 deadline = time.time() + 300
 while proc.poll() is None and time.time() < deadline:
     if (work / "batch").exists():
         answer_round(work / "batch")
     time.sleep(0.3)
 if proc.poll() is None:
-    proc.kill()
+    os.killpg(proc.pid, signal.SIGKILL)
 out_text, err_text = proc.communicate()
 waited = subprocess.CompletedProcess(proc.args, proc.returncode, out_text, err_text)
 check(err_text.count("answers arrived in the batch folder: resuming") >= 2, "--wait resumed by itself, round after round")
@@ -160,9 +182,12 @@ def serve(protocol, *extra):
     port_file = tmp / f"{protocol}.port"
     port_file.unlink(missing_ok=True)
     proc = subprocess.Popen([sys.executable, str(here / "batch_server.py"), protocol, str(book), str(port_file), *extra])
-    deadline = time.time() + 20
-    while not port_file.exists() and time.time() < deadline:
+    servers.append(proc)
+    deadline = time.time() + 60
+    while not port_file.exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
+    if not port_file.exists():
+        raise RuntimeError(f"batch_server.py {protocol} did not start (exit {proc.poll()})")
     return proc, int(port_file.read_text())
 
 
@@ -189,7 +214,7 @@ for protocol in ("openai", "anthropic"):
         check(st["requests"] > st["batches"] and st["failed"] == 1,
               f"{protocol}: the expired and the failed requests were asked again ({st['requests']} requests in {st['batches']} batches)")
         same_run(sync, tmp / "sync.sqlite", tmp / "sync", p, work / "kb.sqlite", work / "run", protocol)
-        print(f"  {protocol}: {st['batches']} batches, {st['requests']} requests")
+        print(f"  {protocol}: {st['batches']} batches, {st['requests']} requests", flush=True)
     finally:
         server.kill()
     # Cancel on request: a job still running is cancelled at the provider.
@@ -213,16 +238,16 @@ for protocol in ("openai", "anthropic"):
 # reach the same KB. The book has no answers for these kernels: their lowering requests are
 # refused (deferred) or missed (synchronous), a failed attempt either way.
 python = next((p for p in ("/usr/bin/python3", sys.executable)
-               if subprocess.run([p, "-c", "import torch"], capture_output=True).returncode == 0), None)
+               if subprocess.run([p, "-c", "import torch"], capture_output=True, timeout=300).returncode == 0), None)
 bench_dir = root / "tests" / "bench_pipeline"
 
 
-def bench(work, *model, timeout=600):
-    return subprocess.run([kblaster, "bench", str(bench_dir / "kernelbench"), "--level", "1", "--level", "2", "--problems",
-                           "1_Scale,2_Add,1_Relu", "--out", "out", "--kernels", str(bench_dir / "kernels"), "--harness-replay",
-                           str(here / "recordings" / "loop-bench_pipeline.jsonl"), "--breadth", "2", "--depth", "2",
-                           "--iterations", "1", "--seed", "1", "--import-device", "cpu", "--timing-seconds", "0", "--python",
-                           str(python), *model], cwd=work, capture_output=True, text=True, timeout=timeout)
+def bench(work, *model, timeout=240):
+    return run([kblaster, "bench", str(bench_dir / "kernelbench"), "--level", "1", "--level", "2", "--problems",
+                "1_Scale,2_Add,1_Relu", "--out", "out", "--kernels", str(bench_dir / "kernels"), "--harness-replay",
+                str(here / "recordings" / "loop-bench_pipeline.jsonl"), "--breadth", "2", "--depth", "2",
+                "--iterations", "1", "--seed", "1", "--import-device", "cpu", "--timing-seconds", "0", "--python",
+                str(python), *model], timeout=timeout, cwd=work)
 
 
 def stored(work):

@@ -10,7 +10,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <chrono>
 #include <sstream>
+#include <stop_token>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -122,6 +125,36 @@ TEST_CASE("a question waits, is handed over once, and is answered from a results
     CHECK_THROWS_WITH_AS(b.send(q), doctest::Contains("was refused"), llm_error);
     CHECK(b.hand_over().written == 0);
   }
+}
+
+// The CI hang of optimize.deferred: the round's hand-over reads the folder (and, with a provider,
+// collects the jobs that ended), so the answers to everything waiting can arrive in the hand-over
+// itself. Nothing is then written or awaited, no later look can bring more, and --wait must resume
+// at once instead of looking forever.
+TEST_CASE("answers that arrive during the hand-over resume the run at once") {
+  batch_folder f;
+  llm_config c;
+  files_backend b(c, f.dir);
+  const auto q1 = question("first"), q2 = question("second");
+  CHECK_THROWS_AS(b.send(q1), answer_pending);
+  CHECK_THROWS_AS(b.send(q2), answer_pending);
+  CHECK(b.hand_over().written == 2);
+  f.write("a.results.jsonl", {ok(batch_custom_id(c, q1), "one")});
+  CHECK(b.poll());
+  CHECK(b.send(q1).text == "one");
+  CHECK_THROWS_AS(b.send(q2), answer_pending);  // the resumed round still waits for q2 ...
+  f.write("b.results.jsonl", {ok(batch_custom_id(c, q2), "two")});  // ... whose answer lands before the hand-over
+  const auto h = b.hand_over();
+  CHECK(h.written == 0);
+  CHECK(h.awaiting == 0);
+  CHECK(h.description.find("answered") != std::string::npos);
+  std::stop_source give_up;
+  std::jthread watchdog([&](std::stop_token t) {
+    for (int i = 0; i < 50 && !t.stop_requested(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    give_up.request_stop();
+  });
+  CHECK(await_answers(b, h, 0.1, give_up.get_token()));  // false only if the watchdog had to stop it
+  CHECK(b.send(q2).text == "two");
 }
 
 TEST_CASE("the provider's spelling") {
