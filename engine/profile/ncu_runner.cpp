@@ -12,12 +12,41 @@ namespace fs = std::filesystem;
 
 namespace kblaster::engine {
 
-const std::vector<std::string>& default_ncu_sections() {
-  static const std::vector<std::string> sections = {
-      "SpeedOfLight", "Occupancy", "LaunchStats", "WarpStateStats", "SchedulerStats",
-      "MemoryWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables", "MemoryWorkloadAnalysis_Chart",
-      "ComputeWorkloadAnalysis", "InstructionStats", "SourceCounters"};
+const std::vector<ncu_section>& requested_ncu_sections() {
+  static const std::vector<ncu_section> sections = {
+      {"SpeedOfLight", "GPU Speed Of Light Throughput",
+       "compute, memory, DRAM, L2 and L1 throughput and the duration: the primary bottleneck (SOLBottleneck)"},
+      {"Occupancy", "Occupancy",
+       "theoretical and achieved occupancy and the block limits that set them (AchievedOccupancy, TheoreticalOccupancy)"},
+      {"LaunchStats", "Launch Statistics",
+       "grid, block, registers, shared memory and waves; an undersized grid's weight (LaunchConfiguration)"},
+      {"WarpStateStats", "Warp State Statistics", "active threads per warp and the stall reasons (ThreadDivergence, CPIStall)"},
+      {"SchedulerStats", "Scheduler Statistics", "issue-slot use, among the findings shown (IssueSlotUtilization)"},
+      {"MemoryWorkloadAnalysis", "Memory Workload Analysis",
+       "nothing read directly: its tables and chart below extend it, and ncu shows them inside it"},
+      {"MemoryWorkloadAnalysis_Tables", "Memory Workload Analysis Tables",
+       "uncoalesced global and local access patterns and shared-memory bank conflicts (MemoryCacheAccessPattern, "
+       "SharedMemoryConflicts)"},
+      {"MemoryWorkloadAnalysis_Chart", "Memory Workload Analysis Chart",
+       "the traffic between the memory levels: data reuse, atomic requests at L2 (MemoryL2Compression)"},
+      {"ComputeWorkloadAnalysis", "Compute Workload Analysis", "pipe use, the tensor pipe's among it (HighPipeUtilization)"},
+      {"InstructionStats", "Instruction Statistics",
+       "executed instructions, which the local-memory share is a part of (FPInstructions)"},
+      {"SourceCounters", "Source Counters",
+       "branch efficiency, per-line stall samples and excess sectors: the hot lines (UncoalescedGlobalAccess, "
+       "UncoalescedSharedAccess)"},
+      {"WorkloadDistribution", "GPU and Memory Workload Distribution",
+       "work spread unevenly over the SMs, beside atomic contention (WorkloadImbalance)"}};
   return sections;
+}
+
+const std::vector<std::string>& default_ncu_sections() {
+  static const std::vector<std::string> identifiers = [] {
+    std::vector<std::string> out;
+    for (const auto& s : requested_ncu_sections()) out.push_back(s.identifier);
+    return out;
+  }();
+  return identifiers;
 }
 
 const std::vector<std::string>& default_ncu_metrics() {

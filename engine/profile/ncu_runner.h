@@ -13,8 +13,20 @@
 
 namespace kblaster::engine {
 
-/// The sections profiled by default (MemoryWorkloadAnalysis with its tables and chart;
-/// InstructionStats for the executed-instruction counts the classifier divides by).
+/// One section asked of ncu: its identifier (for --section), the name its metric rows carry on
+/// the details page (its rule rows carry the identifier), and what kblaster reads from it. Each
+/// costs replay passes; tests/unit/engine/profile/ncu_sections_test.cpp holds the list to what the
+/// classifier and the hover read on every recorded H100 report (none missing, none unread).
+struct ncu_section {
+  std::string identifier;    // "SpeedOfLight"
+  std::string display_name;  // "GPU Speed Of Light Throughput"
+  std::string read_for;      // what depends on it
+};
+
+/// The sections profiled, with why.
+const std::vector<ncu_section>& requested_ncu_sections();
+
+/// Their identifiers: what ncu_options asks for by default.
 const std::vector<std::string>& default_ncu_sections();
 
 /// Metrics collected beside the sections: those the achieved DRAM bandwidth and FP32 FLOP rate

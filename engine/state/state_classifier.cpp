@@ -247,7 +247,12 @@ void classify_secondary(const kernel_instance& k, const classify_context& ctx, p
   // Tensor cores unused where the math is a matrix product.
   const auto tensor = first_value(k, {{nullptr, "SM: Pipe Tensor Cycles Active"},
                                       {nullptr, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"}});
-  const auto ffma = first_value(k, {{nullptr, "Predicated-On FFMA Operations Per Cycle"}});
+  // The roofline chart's figure when the report has it (a full set); else the metric kblaster
+  // asks for itself (default_ncu_metrics), counting an FMA as two operations as the chart does.
+  auto ffma = first_value(k, {{nullptr, "Predicated-On FFMA Operations Per Cycle"}});
+  if (const auto inst = first_value(k, {{nullptr, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed"}});
+      !ffma && inst)
+    ffma = 2 * *inst;
   if (tensor && *tensor < t.tensor_pipe_idle_pct && looks_like_matrix_product(k.function) &&
       ffma.value_or(1) > 0)
     add(s, secondary::tensor_cores_unused,
