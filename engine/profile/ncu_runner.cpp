@@ -3,10 +3,15 @@
 
 #include "support/files.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
 
 namespace fs = std::filesystem;
 
@@ -124,6 +129,33 @@ std::string explain_ncu_failure(const support::process_result& r, std::chrono::s
   return {};
 }
 
+std::vector<std::string> sections_known_to(const std::string& ncu_path, const std::vector<std::string>& wanted) {
+  static std::mutex mutex;
+  static std::map<std::string, std::set<std::string>> known_by_path;  // empty: the list could not be read
+  std::set<std::string> known;
+  {
+    const std::lock_guard lock(mutex);
+    if (const auto at = known_by_path.find(ncu_path); at != known_by_path.end()) {
+      known = at->second;
+    } else {
+      // Each row of the table starts with the section's identifier.
+      const auto r = support::run_process({ncu_path, "--list-sections"}, std::chrono::seconds(60));
+      if (r.ok()) {
+        std::istringstream rows(r.out);
+        for (std::string row; std::getline(rows, row);) {
+          std::istringstream words(row);
+          if (std::string first; words >> first) known.insert(first);
+        }
+      }
+      known_by_path[ncu_path] = known;
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& s : wanted)
+    if (known.count(s)) out.push_back(s);
+  return out.empty() ? wanted : out;  // none recognised: a list kblaster cannot read, not an ncu without them
+}
+
 ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, const std::vector<std::string>& program) {
   ncu_run_result out;
   if (options.report_base.empty()) {
@@ -131,10 +163,16 @@ ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, 
     return out;
   }
   const auto started = std::chrono::steady_clock::now();
-  auto cmd = build_ncu_command(ncu_path, options, program);
+  ncu_options asked = options;
+  asked.sections = sections_known_to(ncu_path, options.sections);
+  std::string missing;
+  for (const auto& s : options.sections)
+    if (std::find(asked.sections.begin(), asked.sections.end(), s) == asked.sections.end()) missing += (missing.empty() ? "" : ", ") + s;
+  auto cmd = build_ncu_command(ncu_path, asked, program);
   if (options.sandbox) cmd = support::sandboxed_command(cmd, *options.sandbox);
   const auto r = support::run_process(cmd, options.timeout, std::nullopt, options.stop);
   out.log = r.out + r.err;
+  if (!missing.empty()) out.log += "\nkblaster: this ncu has no section " + missing + "; profiled without it\n";
   out.report_path = options.report_base + ".ncu-rep";
   if (std::string why = explain_ncu_failure(r, options.timeout); !why.empty()) {
     out.error = why;

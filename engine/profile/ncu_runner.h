@@ -83,7 +83,13 @@ struct ncu_page_files {
 };
 ncu_page_files ncu_pages_beside(const std::string& report_path);
 
+/// Of `wanted`, the sections the ncu at `ncu_path` has (`ncu --list-sections`, asked once per path
+/// and kept): an older ncu lacks some (WorkloadDistribution is recent) and fails a run that asks
+/// for one it does not know. When the list cannot be read, `wanted` whole.
+std::vector<std::string> sections_known_to(const std::string& ncu_path, const std::vector<std::string>& wanted);
+
 /// Profiles `program` with ncu at `ncu_path`, exports the pages and keeps them beside the report.
+/// Sections the ncu does not have are left out, and the log says so.
 ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, const std::vector<std::string>& program);
 
 }  // namespace kblaster::engine

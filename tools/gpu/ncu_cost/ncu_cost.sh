@@ -18,6 +18,8 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 "$nvcc" -O2 -lineinfo -arch=native -o "$out/relu" "$here/relu.cu" || exit 1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 "$ncu" --version | tail -1
+# The table kblaster reads to leave out sections an older ncu lacks (sections_known_to).
+"$ncu" --list-sections >"$out/list-sections.txt" 2>&1 && head -4 "$out/list-sections.txt"
 
 row() {  # row NAME COMMAND...: seconds, exit status and passes of one command, its output in OUT/NAME.log
   local name=$1; shift

@@ -25,6 +25,9 @@ std::string fx(const std::string& p) { return kblaster::support::read_file(std::
 constexpr const char* stand_in = R"sh(#!/bin/sh
 dir=$(dirname "$0")
 case " $* " in
+  *" --list-sections "*)
+    [ -f "$dir/sections.txt" ] || exit 1
+    cat "$dir/sections.txt" ;;
   *" -i "*)
     page=""; prev=""
     for a in "$@"; do [ "$prev" = "--page" ] && page=$a; prev=$a; done
@@ -38,14 +41,17 @@ case " $* " in
   *)
     base=""; prev=""
     for a in "$@"; do [ "$prev" = "-o" ] && base=$a; prev=$a; done
+    echo "$*" > "$dir/profiled-with"
     sleep 0.3
     echo report > "$base.ncu-rep" ;;
 esac
 )sh";
 
 struct stand_in_ncu {
-  fs::path dir = fs::temp_directory_path() / ("kblaster-ncu-runner-test-" + std::to_string(::getpid()));
-  stand_in_ncu() {
+  // A folder of its own per test: run_ncu keeps what an ncu path's --list-sections said.
+  fs::path dir;
+  explicit stand_in_ncu(const std::string& name)
+      : dir(fs::temp_directory_path() / ("kblaster-ncu-runner-test-" + std::to_string(::getpid()) + "-" + name)) {
     fs::remove_all(dir);
     fs::create_directories(dir / "tool");
     {
@@ -62,7 +68,7 @@ struct stand_in_ncu {
 }  // namespace
 
 TEST_CASE("run_ncu reads the report's three pages back at once, and times the profile apart from them") {
-  stand_in_ncu ncu;
+  stand_in_ncu ncu("pages");
   ncu_options o;
   o.report_base = (ncu.dir / "profile").string();
   o.timeout = std::chrono::seconds(60);
@@ -81,7 +87,7 @@ TEST_CASE("run_ncu reads the report's three pages back at once, and times the pr
 }
 
 TEST_CASE("run_ncu: a details page that cannot be read fails the run, the others only note it") {
-  stand_in_ncu ncu;
+  stand_in_ncu ncu("details");
   fs::remove(ncu.dir / "tool" / "page-details.csv");
   ncu_options o;
   o.report_base = (ncu.dir / "profile").string();
@@ -89,4 +95,34 @@ TEST_CASE("run_ncu: a details page that cannot be read fails the run, the others
   const auto run = run_ncu((ncu.dir / "tool" / "ncu").string(), o, {"/bin/true"});
   CHECK_FALSE(run.ok);
   CHECK(run.error.find("exporting details failed") != std::string::npos);
+}
+
+// An ncu older than a section kblaster asks for fails the whole run on it: the section is left
+// out instead, and the log says so. The table is ncu's --list-sections, abridged.
+TEST_CASE("run_ncu asks only for the sections this ncu has") {
+  stand_in_ncu ncu("older");
+  std::string table =
+      "---------------------------------- ------------------------------- ------- --------\n"
+      "Identifier                         Display Name                    Enabled Filename\n"
+      "---------------------------------- ------------------------------- ------- --------\n";
+  for (const auto& s : requested_ncu_sections())
+    if (s.identifier != "WorkloadDistribution") table += s.identifier + "    " + s.display_name + "    no    x.section\n";
+  std::ofstream(ncu.dir / "tool" / "sections.txt") << table;
+  ncu_options o;
+  o.report_base = (ncu.dir / "profile").string();
+  o.timeout = std::chrono::seconds(60);
+  const auto run = run_ncu((ncu.dir / "tool" / "ncu").string(), o, {"/bin/true"});
+  INFO(run.error, run.log);
+  REQUIRE(run.ok);
+  const auto asked = kblaster::support::read_file(ncu.dir / "tool" / "profiled-with");
+  CHECK(asked.find("--section SpeedOfLight ") != std::string::npos);
+  CHECK(asked.find("--section SourceCounters ") != std::string::npos);
+  CHECK(asked.find("WorkloadDistribution") == std::string::npos);
+  CHECK(run.log.find("this ncu has no section WorkloadDistribution") != std::string::npos);
+  // An ncu whose list cannot be read is asked for everything, as before.
+  stand_in_ncu unreadable("unreadable");
+  o.report_base = (unreadable.dir / "profile").string();
+  REQUIRE(run_ncu((unreadable.dir / "tool" / "ncu").string(), o, {"/bin/true"}).ok);
+  CHECK(kblaster::support::read_file(unreadable.dir / "tool" / "profiled-with").find("--section WorkloadDistribution") !=
+        std::string::npos);
 }
