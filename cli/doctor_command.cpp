@@ -22,6 +22,24 @@ int doctor() {
   line("nvcc", nvcc ? *nvcc : "not found (compile diagnostics need the CUDA toolkit)");
   const auto ncu = engine::find_ncu();
   line("ncu", ncu ? *ncu : "not found (profiles fall back to static facts)");
+  if (ncu) {
+    // An older ncu lacks some of the sections kblaster reads; profiles then go without them.
+    const auto& wanted = engine::default_ncu_sections();
+    if (const auto has = engine::ncu_section_list(*ncu)) {
+      std::string lacks;
+      std::size_t lacking = 0;
+      for (const auto& s : wanted)
+        if (!has->count(s)) lacks += (lacking++ ? ", " : "") + s;
+      if (lacking == wanted.size())  // as sections_known_to reads it: a table it cannot read
+        line("", "its section list names none that kblaster reads (a format it does not know); profiles ask for all");
+      else
+        line("", lacks.empty() ? "has the " + std::to_string(wanted.size()) + " sections kblaster reads"
+                               : "lacks " + lacks + " of the sections kblaster reads (profiles go without them)");
+    } else {
+      line("", "could not list its sections (ncu --list-sections failed); profiles ask for all " +
+                   std::to_string(wanted.size()));
+    }
+  }
   const auto harness = engine::find_harness();
   line("harness", harness.empty() ? "not found (Optimize cannot verify candidates)" : harness);
   const auto arch = engine::detect_local_arch();

@@ -129,30 +129,31 @@ std::string explain_ncu_failure(const support::process_result& r, std::chrono::s
   return {};
 }
 
-std::vector<std::string> sections_known_to(const std::string& ncu_path, const std::vector<std::string>& wanted) {
+std::optional<std::set<std::string>> ncu_section_list(const std::string& ncu_path) {
   static std::mutex mutex;
-  static std::map<std::string, std::set<std::string>> known_by_path;  // empty: the list could not be read
-  std::set<std::string> known;
-  {
-    const std::lock_guard lock(mutex);
-    if (const auto at = known_by_path.find(ncu_path); at != known_by_path.end()) {
-      known = at->second;
-    } else {
-      // Each row of the table starts with the section's identifier.
-      const auto r = support::run_process({ncu_path, "--list-sections"}, std::chrono::seconds(60));
-      if (r.ok()) {
-        std::istringstream rows(r.out);
-        for (std::string row; std::getline(rows, row);) {
-          std::istringstream words(row);
-          if (std::string first; words >> first) known.insert(first);
-        }
-      }
-      known_by_path[ncu_path] = known;
+  static std::map<std::string, std::optional<std::set<std::string>>> by_path;
+  const std::lock_guard lock(mutex);
+  if (const auto at = by_path.find(ncu_path); at != by_path.end()) return at->second;
+  std::optional<std::set<std::string>> list;
+  // Each row of the table starts with the section's identifier (the header rows' words are kept
+  // too; they name no section).
+  if (const auto r = support::run_process({ncu_path, "--list-sections"}, std::chrono::seconds(60)); r.ok()) {
+    list.emplace();
+    std::istringstream rows(r.out);
+    for (std::string row; std::getline(rows, row);) {
+      std::istringstream words(row);
+      if (std::string first; words >> first) list->insert(first);
     }
   }
+  return by_path[ncu_path] = list;
+}
+
+std::vector<std::string> sections_known_to(const std::string& ncu_path, const std::vector<std::string>& wanted) {
+  const auto known = ncu_section_list(ncu_path);
+  if (!known) return wanted;
   std::vector<std::string> out;
   for (const auto& s : wanted)
-    if (known.count(s)) out.push_back(s);
+    if (known->count(s)) out.push_back(s);
   return out.empty() ? wanted : out;  // none recognised: a list kblaster cannot read, not an ncu without them
 }
 

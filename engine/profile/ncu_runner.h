@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,9 +84,13 @@ struct ncu_page_files {
 };
 ncu_page_files ncu_pages_beside(const std::string& report_path);
 
-/// Of `wanted`, the sections the ncu at `ncu_path` has (`ncu --list-sections`, asked once per path
-/// and kept): an older ncu lacks some (WorkloadDistribution is recent) and fails a run that asks
-/// for one it does not know. When the list cannot be read, `wanted` whole.
+/// The section identifiers the ncu at `ncu_path` has (`ncu --list-sections`, asked once per path
+/// and kept); nullopt when it cannot say.
+std::optional<std::set<std::string>> ncu_section_list(const std::string& ncu_path);
+
+/// Of `wanted`, the sections that ncu has: an older ncu lacks some (WorkloadDistribution is
+/// recent) and fails a run that asks for one it does not know. `wanted` whole when the list
+/// cannot be read.
 std::vector<std::string> sections_known_to(const std::string& ncu_path, const std::vector<std::string>& wanted);
 
 /// Profiles `program` with ncu at `ncu_path`, exports the pages and keeps them beside the report.

@@ -4,6 +4,11 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace support = kblaster::support;
@@ -49,4 +54,32 @@ TEST_CASE("kblaster profile: bad input is a clear error, not a crash") {
   CHECK(nothing.exit_code == 2);
   const auto both = run_kblaster({"profile", "--static", "--ncu-csv", fx("vadd.details.csv")});
   CHECK(both.exit_code != 0);
+}
+
+// `kblaster doctor` says which of the sections kblaster reads the installed ncu lacks (an older
+// ncu has no WorkloadDistribution), from its --list-sections table; a stand-in ncu first on PATH.
+TEST_CASE("kblaster doctor names the sections the ncu on PATH lacks") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kblaster-doctor-ncu-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto doctor_with = [&](const std::string& script) {
+    {
+      std::ofstream(dir / "ncu") << script;
+    }
+    fs::permissions(dir / "ncu", fs::perms::owner_all);
+    const std::string path = dir.string() + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
+    return support::run_process({"/usr/bin/env", "PATH=" + path, KBLASTER_BINARY, "doctor"}, std::chrono::seconds(60)).out;
+  };
+  const auto older = doctor_with(
+      "#!/bin/sh\n"
+      "echo 'Identifier   Display Name   Enabled   Filename'\n"
+      "for s in SpeedOfLight Occupancy LaunchStats WarpStateStats SchedulerStats MemoryWorkloadAnalysis "
+      "MemoryWorkloadAnalysis_Tables MemoryWorkloadAnalysis_Chart ComputeWorkloadAnalysis InstructionStats SourceCounters; do\n"
+      "  echo \"$s   Some Name   no   $s.section\"\n"
+      "done\n");
+  CHECK(older.find((dir / "ncu").string()) != std::string::npos);
+  CHECK(older.find("lacks WorkloadDistribution of the sections kblaster reads") != std::string::npos);
+  const auto broken = doctor_with("#!/bin/sh\nexit 1\n");
+  CHECK(broken.find("could not list its sections") != std::string::npos);
+  fs::remove_all(dir);
 }
