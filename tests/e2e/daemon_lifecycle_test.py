@@ -149,7 +149,9 @@ def settings(workspace):
 
 
 def test_client_process_id(binary, workspace):
-    editor = subprocess.Popen(["sleep", "300"])
+    # Its output goes nowhere: left behind by a failure before the kill below, it must not hold
+    # the test's output open (ctest would wait for it until the test's timeout).
+    editor = subprocess.Popen(["sleep", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     c = Client([binary, "serve", "--stdio", f"--clientProcessId={editor.pid}"], env=daemon_env(workspace))
     reply = c.initialize(workspace, settings(workspace))
     check(reply is not None and "result" in reply, "serve --stdio --clientProcessId=PID answers initialize",
