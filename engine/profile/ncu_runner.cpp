@@ -28,7 +28,7 @@ const std::vector<ncu_section>& requested_ncu_sections() {
       {"WarpStateStats", "Warp State Statistics", "active threads per warp and the stall reasons (ThreadDivergence, CPIStall)"},
       {"SchedulerStats", "Scheduler Statistics", "issue-slot use, among the findings shown (IssueSlotUtilization)"},
       {"MemoryWorkloadAnalysis", "Memory Workload Analysis",
-       "nothing read directly: its tables and chart below extend it, and ncu shows them inside it"},
+       "register-spill requests, in the spill evidence; its tables and chart below extend it"},
       {"MemoryWorkloadAnalysis_Tables", "Memory Workload Analysis Tables",
        "uncoalesced global and local access patterns and shared-memory bank conflicts (MemoryCacheAccessPattern, "
        "SharedMemoryConflicts)"},
