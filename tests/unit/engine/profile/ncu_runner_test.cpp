@@ -63,16 +63,20 @@ struct stand_in_ncu {
     std::ofstream(dir / "tool" / "page-source.csv") << fx("ncu-h100/matmul_naive.source_cuda.csv");
   }
   ~stand_in_ncu() { fs::remove_all(dir); }
+  /// run_ncu with this stand-in, its report in the folder, over a program that does nothing.
+  ncu_run_result run() const {
+    ncu_options o;
+    o.report_base = (dir / "profile").string();
+    o.timeout = std::chrono::seconds(60);
+    return run_ncu((dir / "tool" / "ncu").string(), o, {"/bin/true"});
+  }
 };
 
 }  // namespace
 
 TEST_CASE("run_ncu reads the report's three pages back at once, and times the profile apart from them") {
   stand_in_ncu ncu("pages");
-  ncu_options o;
-  o.report_base = (ncu.dir / "profile").string();
-  o.timeout = std::chrono::seconds(60);
-  const auto run = run_ncu((ncu.dir / "tool" / "ncu").string(), o, {"/bin/true"});
+  const auto run = ncu.run();
   INFO(run.error, run.log);
   REQUIRE(run.ok);
   CHECK(run.details_csv == fx("ncu-h100/matmul_naive.details.csv"));
@@ -89,10 +93,7 @@ TEST_CASE("run_ncu reads the report's three pages back at once, and times the pr
 TEST_CASE("run_ncu: a details page that cannot be read fails the run, the others only note it") {
   stand_in_ncu ncu("details");
   fs::remove(ncu.dir / "tool" / "page-details.csv");
-  ncu_options o;
-  o.report_base = (ncu.dir / "profile").string();
-  o.timeout = std::chrono::seconds(60);
-  const auto run = run_ncu((ncu.dir / "tool" / "ncu").string(), o, {"/bin/true"});
+  const auto run = ncu.run();
   CHECK_FALSE(run.ok);
   CHECK(run.error.find("exporting details failed") != std::string::npos);
 }
@@ -108,10 +109,7 @@ TEST_CASE("run_ncu asks only for the sections this ncu has") {
   for (const auto& s : requested_ncu_sections())
     if (s.identifier != "WorkloadDistribution") table += s.identifier + "    " + s.display_name + "    no    x.section\n";
   std::ofstream(ncu.dir / "tool" / "sections.txt") << table;
-  ncu_options o;
-  o.report_base = (ncu.dir / "profile").string();
-  o.timeout = std::chrono::seconds(60);
-  const auto run = run_ncu((ncu.dir / "tool" / "ncu").string(), o, {"/bin/true"});
+  const auto run = ncu.run();
   INFO(run.error, run.log);
   REQUIRE(run.ok);
   const auto asked = kblaster::support::read_file(ncu.dir / "tool" / "profiled-with");
@@ -121,8 +119,7 @@ TEST_CASE("run_ncu asks only for the sections this ncu has") {
   CHECK(run.log.find("this ncu has no section WorkloadDistribution") != std::string::npos);
   // An ncu whose list cannot be read is asked for everything, as before.
   stand_in_ncu unreadable("unreadable");
-  o.report_base = (unreadable.dir / "profile").string();
-  REQUIRE(run_ncu((unreadable.dir / "tool" / "ncu").string(), o, {"/bin/true"}).ok);
+  REQUIRE(unreadable.run().ok);
   CHECK(kblaster::support::read_file(unreadable.dir / "tool" / "profiled-with").find("--section WorkloadDistribution") !=
         std::string::npos);
 }
