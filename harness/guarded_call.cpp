@@ -16,10 +16,7 @@ call_result lost_call(const runner_reply& r, const std::string& during) {
   return c;
 }
 
-namespace {
-
-// A reply that came back but reports a failure inside the runner.
-call_result from_status(const runner::reply& b, const std::string& when) {
+call_result status_failure(const runner::reply& b, const std::string& when) {
   call_result c;
   switch (b.result) {
     case runner::status::exception: c.check = "exception"; break;
@@ -33,6 +30,8 @@ call_result from_status(const runner::reply& b, const std::string& when) {
   c.reason = (b.result == runner::status::cuda_error ? "a CUDA error " + when + ": " : std::string()) + b.message;
   return c;
 }
+
+namespace {
 
 // The judge's own copy of an output: on the device where there is room for it (twice over: the
 // comparison's chunks and the next seed's copy come after), else in host memory. A KernelBench
@@ -68,14 +67,14 @@ call_result guarded_call(device_context& dev, runner_process& runner, call_frame
   trace_phase("call: kb_forward returned, its stream done");
   const auto second = runner.finish(until);
   if (!second.replied()) return lost_call(second, "the call (waiting for the device)");
-  if (first.body.result != runner::status::ok) return from_status(first.body, "in kb_forward");
+  if (first.body.result != runner::status::ok) return status_failure(first.body, "in kb_forward");
   if (first.body.rc != 0) {
     r.check = "return_code";
     r.reason = "kb_forward returned " + std::to_string(first.body.rc) +
                (first.body.message[0] ? std::string(" (") + first.body.message + ")" : "");
     return r;
   }
-  if (second.body.result != runner::status::ok) return from_status(second.body, "after kb_forward returned");
+  if (second.body.result != runner::status::ok) return status_failure(second.body, "after kb_forward returned");
   if (!dev.is_cuda() && side_work_wait_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(side_work_wait_ms));
   dev.barrier();
   for (std::size_t i = 0; i < frame.outputs().outputs.size(); ++i)

@@ -30,6 +30,9 @@ struct call_result {
 /// The runner's failure to reply, as a call_result.
 call_result lost_call(const runner_reply& r, const std::string& during);
 
+/// A reply that came back but reports a failure inside the runner (`when`: "in kb_forward"...).
+call_result status_failure(const runner::reply& b, const std::string& when);
+
 /// Calls the candidate in `runner` on copies of `args` (inputs then parameters) placed in `frame`.
 /// `side_work_wait_ms`: on the CPU, how long to wait before looking for late writes.
 call_result guarded_call(device_context& dev, runner_process& runner, call_frame& frame,

@@ -3,10 +3,10 @@
 // runner processes (kblaster-runner), never in this one; the engine runs this process as a child
 // so that even a crash of the judge ends only the harness.
 #include "harness/device.h"
-#include "support/files.h"
 #include "harness/session.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -28,54 +28,25 @@ void send(const nlohmann::json& j) {
   std::fflush(protocol_out);
 }
 
-// One-shot mode (--request FILE): handles the one request in FILE, writes its reply to stdout
-// and exits 0 when the verdict is "pass", 1 otherwise, 2 for an unusable file. This is how the
-// engine runs a `profile_run` under ncu, which profiles a program rather than a conversation.
-int handle_one(kblaster::harness::session& s, const std::string& file) {
-  const auto text = kblaster::support::read_file_if_exists(file);
-  if (!text) {
-    send({{"id", nullptr}, {"verdict", "error"}, {"check", "request"}, {"reason", "cannot read request file " + file}});
-    return 2;
-  }
-  nlohmann::json req;
-  try {
-    req = nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::exception& e) {
-    send({{"id", nullptr}, {"verdict", "error"}, {"check", "request"}, {"reason", file + ": not JSON: " + e.what()}});
-    return 2;
-  }
-  if (!req.is_object()) {
-    send({{"id", nullptr}, {"verdict", "error"}, {"check", "request"}, {"reason", file + ": a request is a JSON object"}});
-    return 2;
-  }
-  try {
-    const auto reply = s.handle(req);
-    send(reply);
-    return reply.value("verdict", "") == "pass" ? 0 : 1;
-  } catch (const kblaster::harness::fatal_device_error& e) {
-    send({{"id", req.value("id", nlohmann::json())}, {"verdict", "error"}, {"check", "cuda_fatal"}, {"reason", e.what()}});
-    return 3;
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Host tensors up to 32 MiB (inputs, judge copies, the CPU comparison's temporaries) come from
+  // the heap and their memory stays with the process once freed: a judge allocates and frees the
+  // same sizes call after call, and faulting fresh pages in each time costs seconds per request
+  // where a first touch is slow. Larger blocks are still mapped and returned one by one.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   std::string device = "auto";
-  std::string request_file;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--device" && i + 1 < argc) {
       device = argv[++i];
-    } else if (a == "--request" && i + 1 < argc) {
-      request_file = argv[++i];
     } else if (a == "--help" || a == "-h") {
-      std::cout << "usage: kblaster-harness [--device cpu|cuda|auto] [--request FILE]\n"
-                   "JSON lines on stdin/stdout: {\"id\":1,\"op\":\"evaluate\",\"task\":{...},\"candidate\":\"cand.so\"}\n"
-                   "--request FILE: handle the one request in FILE (e.g. a profile_run under ncu), print its reply\n"
-                   "  on stdout and exit: 0 when the verdict is pass, 1 otherwise, 2 for an unusable file\n";
+      std::cout << "usage: kblaster-harness [--device cpu|cuda|auto]\n"
+                   "JSON lines on stdin/stdout: {\"id\":1,\"op\":\"evaluate\",\"task\":{...},\"candidate\":\"cand.so\"}\n";
       return 0;
-    } else if (a == "--device" || a == "--request") {
+    } else if (a == "--device") {
       std::cerr << "kblaster-harness: " << a << " needs a value (see --help)\n";
       return 2;
     } else {
@@ -91,7 +62,7 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<kblaster::harness::session> s;
   try {
-    s = std::make_unique<kblaster::harness::session>(device, !request_file.empty());
+    s = std::make_unique<kblaster::harness::session>(device);
   } catch (const std::exception& e) {
     send({{"event", "error"}, {"reason", e.what()}});
     return 1;
@@ -100,7 +71,6 @@ int main(int argc, char** argv) {
   // its memory through /proc, where the expected outputs are. (After the session's start-up,
   // which reads /proc/self/exe to find the runner.)
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  if (!request_file.empty()) return handle_one(*s, request_file);
   send({{"event", "ready"}, {"device", s->device().name()}, {"cuda", s->device().is_cuda()},
         {"pid", static_cast<long>(getpid())}, {"runner", s->runner_filter_state()}});
   std::string line;

@@ -9,6 +9,7 @@
 #include <spawn.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,9 +81,72 @@ runner_process::runner_process(const std::string& program, const std::string& de
   fd_ = sv[0];
 }
 
+runner_process::runner_process(const std::string& program, const std::string& device, const runner_wrapper& wrapper) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (wrapper.socket_path.size() >= sizeof(addr.sun_path))
+    throw std::runtime_error("the runner's socket path is too long for a Unix socket: " + wrapper.socket_path);
+  std::memcpy(addr.sun_path, wrapper.socket_path.c_str(), wrapper.socket_path.size() + 1);
+  ::unlink(wrapper.socket_path.c_str());
+  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(listen_fd_, 1) != 0) {
+    const std::string why = std::strerror(errno);
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    listen_fd_ = -1;
+    throw std::runtime_error("listening on " + wrapper.socket_path + ": " + why);
+  }
+  socket_path_ = wrapper.socket_path;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, wrapper.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  std::vector<std::string> args = wrapper.argv;
+  args.insert(args.end(), {program, "--device", device, "--connect", wrapper.socket_path});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int err = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err != 0) {
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    ::unlink(socket_path_.c_str());
+    throw std::runtime_error("starting " + args.front() + ": " + std::strerror(err));
+  }
+  pid_ = pid;
+}
+
 runner_process::~runner_process() {
   kill();
   if (fd_ >= 0) ::close(fd_);
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (!socket_path_.empty()) ::unlink(socket_path_.c_str());
+}
+
+std::string runner_process::accept_runner(deadline until) {
+  while (fd_ < 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return "the runner did not connect before the deadline";
+    int st = 0;
+    if (pid_ > 0 && ::waitpid(pid_, &st, WNOHANG) == pid_) {
+      wait_status_ = st;
+      pid_ = -1;
+      return WIFEXITED(st) ? "the wrapped runner exited with status " + std::to_string(WEXITSTATUS(st)) + " before it connected"
+                           : "the wrapped runner died of signal " + std::to_string(WTERMSIG(st)) + " before it connected";
+    }
+    pollfd pfd{listen_fd_, POLLIN, 0};
+    if (::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 100))) <= 0) continue;
+    fd_ = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  }
+  ::close(listen_fd_);
+  listen_fd_ = -1;
+  ::unlink(socket_path_.c_str());
+  socket_path_.clear();
+  return {};
 }
 
 void runner_process::kill() {
@@ -183,6 +247,8 @@ runner_reply runner_process::exchange(const runner::request_header& h, const voi
 std::string runner_process::ready(deadline until) {
   if (started_) return start_error_;
   started_ = true;
+  if (listen_fd_ >= 0)
+    if (start_error_ = accept_runner(until); !start_error_.empty()) return start_error_;
   const auto r = receive(until);
   if (!r.replied()) start_error_ = r.lost_reason("its start-up");
   else if (r.body.result != runner::status::ok) start_error_ = r.body.message;
@@ -223,6 +289,38 @@ runner_reply runner_process::noop(const std::vector<runner::tensor_desc>& descs,
   h.n_out = static_cast<std::uint32_t>(n_out);
   h.payload_bytes = static_cast<std::uint32_t>(descs.size() * sizeof(runner::tensor_desc));
   return exchange(h, descs.data(), h.payload_bytes, -1, until);
+}
+
+runner_reply runner_process::profiled_call(const std::vector<runner::tensor_desc>& descs, int n_in, int n_out,
+                                           deadline until) {
+  runner::request_header h;
+  h.kind = runner::op::call;
+  h.n_in = static_cast<std::uint32_t>(n_in);
+  h.n_out = static_cast<std::uint32_t>(n_out);
+  h.flags = runner::flag_profile;
+  h.payload_bytes = static_cast<std::uint32_t>(descs.size() * sizeof(runner::tensor_desc));
+  return exchange(h, descs.data(), h.payload_bytes, -1, until);
+}
+
+int runner_process::quit_and_wait(deadline until) {
+  if (pid_ <= 0) return wait_status_;
+  if (fd_ >= 0) {
+    runner::request_header h;
+    h.kind = runner::op::quit;
+    (void)!::send(fd_, &h, sizeof(h), MSG_NOSIGNAL);
+  }
+  while (std::chrono::steady_clock::now() < until) {
+    int st = 0;
+    const pid_t got = ::waitpid(pid_, &st, WNOHANG);
+    if (got == pid_) {
+      wait_status_ = st;
+      pid_ = -1;
+      return st;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill();
+  return -1;
 }
 
 runner_reply runner_process::finish(deadline until) {

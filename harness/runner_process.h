@@ -30,12 +30,22 @@ struct runner_reply {
   std::string lost_reason(const std::string& during) const;
 };
 
+/// A runner started under another program (ncu), which passes no descriptor down: the runner
+/// connects to a socket the judge listens on, and the wrapper's output goes to a file.
+struct runner_wrapper {
+  std::vector<std::string> argv;  ///< the wrapper's command line; the runner's follows it
+  std::string socket_path;        ///< where the judge listens (a folder only this sandbox writes)
+  std::string log_path;           ///< the wrapper's and the runner's stdout and stderr
+};
+
 class runner_process {
  public:
   using deadline = std::chrono::steady_clock::time_point;
   /// Starts `program` (kblaster-runner) for `device` ("cuda" or "cpu"); returns at once. The
   /// runner's start-up (its CUDA context) proceeds while the judge works; ready() waits for it.
   runner_process(const std::string& program, const std::string& device);
+  /// Starts `program` under `wrapper` (ncu); ready() also waits for the runner to connect.
+  runner_process(const std::string& program, const std::string& device, const runner_wrapper& wrapper);
   ~runner_process();  // kills and reaps
   runner_process(const runner_process&) = delete;
   runner_process& operator=(const runner_process&) = delete;
@@ -51,6 +61,11 @@ class runner_process {
   /// the candidate's stream is done, and finish() then synchronises the device.
   runner_reply call(const std::vector<runner::tensor_desc>& descs, int n_in, int n_out, bool two_phase, deadline until);
   runner_reply finish(deadline until);
+  /// A call inside the profiled range, on the runner's own copies of the tensors (flag_profile).
+  runner_reply profiled_call(const std::vector<runner::tensor_desc>& descs, int n_in, int n_out, deadline until);
+  /// Asks the runner to quit and waits for the process started (the wrapper, when there is one)
+  /// to exit; kills it at `until`. Its wait status, or -1 when it had to be killed.
+  int quit_and_wait(deadline until);
   /// A round trip with no candidate call (the cost of the exchange itself).
   runner_reply noop(const std::vector<runner::tensor_desc>& descs, int n_in, int n_out, deadline until);
   /// Threads in the runner now (from /proc, not from the runner), or -1.
@@ -66,6 +81,8 @@ class runner_process {
  private:
   pid_t pid_ = -1;
   int fd_ = -1;
+  int listen_fd_ = -1;  // wrapped: the socket the runner connects to, until it has
+  std::string socket_path_;
   int wait_status_ = 0;
   std::string filter_state_;
   bool started_ = false;
@@ -73,6 +90,7 @@ class runner_process {
   runner_reply exchange(const runner::request_header& h, const void* payload, std::size_t payload_bytes, int send_fd,
                         deadline until);
   runner_reply receive(deadline until);
+  std::string accept_runner(deadline until);
   runner_reply lost(runner_reply::outcome how);
 };
 

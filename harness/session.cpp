@@ -1,4 +1,4 @@
-// Request handling: verify, time, evaluate (through a runner), profile_run (one-shot, in process).
+// Request handling: verify, time, evaluate and profile, each through a runner of its own.
 #include "harness/session.h"
 
 #include "harness/compare.h"
@@ -11,7 +11,12 @@
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <random>
 
 namespace kblaster::harness {
@@ -41,6 +46,24 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+/// The last `bytes` of a file (ncu's log), or what there is.
+std::string read_tail(const std::string& path, std::size_t bytes) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return {};
+  const auto size = static_cast<std::size_t>(in.tellg());
+  const auto from = size > bytes ? size - bytes : 0;
+  in.seekg(static_cast<std::streamoff>(from));
+  std::string out(size - from, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  return out;
+}
+
+/// This process's folder for files of its own: the sandbox's scratch ($TMPDIR).
+std::filesystem::path scratch_folder() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? std::filesystem::path(tmp) : std::filesystem::temp_directory_path();
+}
+
 /// The milliseconds that a deadline leaves, for the request's own default.
 constexpr double default_deadline_ms = 60'000;
 
@@ -51,7 +74,7 @@ struct sample_failed {
 
 }  // namespace
 
-session::session(const std::string& device, bool one_shot) : dev_(device), one_shot_(one_shot) {
+session::session(const std::string& device) : dev_(device) {
   // Run TorchScript references op by op, as eager PyTorch would: no fusion or graph
   // specialisation that would make the reference faster than what users compare against.
   torch::jit::setGraphExecutorOptimize(false);
@@ -60,7 +83,7 @@ session::session(const std::string& device, bool one_shot) : dev_(device), one_s
   // not see and the judge's does, and the two figures would disagree for no fault of the candidate.
   if (!dev_.is_cuda()) at::set_num_threads(1);
   runner_program_ = runner_program();
-  if (!one_shot_) spare_ = std::make_unique<runner_process>(runner_program_, dev_.is_cuda() ? "cuda" : "cpu");
+  spare_ = std::make_unique<runner_process>(runner_program_, dev_.is_cuda() ? "cuda" : "cpu");
 }
 
 std::unique_ptr<runner_process> session::take_runner() {
@@ -386,26 +409,61 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
   return r;
 }
 
-nlohmann::json session::profile_run(const engine::task_spec& task, kb_forward_fn fn, reference_model& ref,
-                                    std::uint64_t seed) {
+nlohmann::json session::profile(const engine::task_spec& task, const std::string& path, reference_model& ref,
+                                std::uint64_t seed, const std::vector<std::string>& ncu_argv, deadline until) {
   const auto inputs = make_inputs(task, seed, dev_.torch_device());
   trace_phase("profile: inputs drawn");
   const auto expected = ref.run(inputs);
   trace_phase("profile: reference run");
-  auto args = with_params(inputs, ref);
-  auto buffers = make_outputs(expected);
-  dl_views in(args), out(buffers.outputs);
+  const auto args = with_params(inputs, ref);
+  call_frame frame(dev_, args, expected);
+  frame.load(args);
   dev_.sync_device();
-  fn(in.data(), in.size(), out.data(), out.size(), dev_.stream());  // warm-up: module loading stays outside the range
-  dev_.sync_device();
+  // The runner under ncu: its socket and ncu's log in this sandbox's own folder.
+  const auto dir = scratch_folder();
+  const auto n = std::to_string(++profiles_);
+  const runner_wrapper wrapper{ncu_argv, (dir / ("runner-" + std::to_string(::getpid()) + "-" + n + ".sock")).string(),
+                               (dir / ("ncu-" + n + ".log")).string()};
+  runner_process runner(runner_program_, dev_.is_cuda() ? "cuda" : "cpu", wrapper);
+  // Whatever happens to the call, ncu's exit and output are part of the reply: they say why a
+  // profile is missing (no permission for the counters, a report not written...).
+  auto finished = [&](nlohmann::json r) {
+    const int status = runner.quit_and_wait(until);
+    nlohmann::json ncu{{"timed_out", status == -1}};
+    if (status != -1) {
+      if (WIFEXITED(status)) ncu["exit_code"] = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) ncu["signal"] = WTERMSIG(status);
+    }
+    std::string log = read_tail(wrapper.log_path, 16384);
+    ncu["log"] = std::move(log);
+    r["ncu"] = std::move(ncu);
+    trace_phase("profile: ncu done");
+    return r;
+  };
+  if (const auto err = runner.ready(until); !err.empty())
+    return finished(fail("error", "runner", "the profiled runner did not start: " + err));
+  trace_phase("profile: the runner up under ncu");
+  if (const auto m = runner.map(frame.arena(), until); !m.replied()) return finished(call_failure(lost_call(m, "mapping memory")));
+  else if (m.body.result != runner::status::ok)
+    return finished(fail("error", "runner", std::string("the runner could not map the call's memory: ") + m.body.message));
+  const auto loaded = runner.load(path, until);
+  if (!loaded.replied()) return finished(call_failure(lost_call(loaded, "loading")));
+  if (loaded.body.result != runner::status::ok) return finished(fail("fail", "load", loaded.body.message));
+  // A first call outside the range: the candidate's module loading and first-touch costs stay out
+  // of what ncu measures.
+  const auto warm = runner.call(frame.descriptors(), frame.n_in(), frame.n_out(), /*two_phase=*/false, until);
+  if (!warm.replied()) return finished(call_failure(lost_call(warm, "the warm-up call")));
+  if (warm.body.result != runner::status::ok) return finished(call_failure(status_failure(warm.body, "in the warm-up call")));
+  if (warm.body.rc != 0) return finished(fail("fail", "return_code", "kb_forward returned " + std::to_string(warm.body.rc)));
   trace_phase("profile: warm-up call");
-  dev_.range_push("kb_candidate");
-  const int rc = fn(in.data(), in.size(), out.data(), out.size(), dev_.stream());
+  frame.load(args);
   dev_.sync_device();
-  dev_.range_pop();
+  const auto call = runner.profiled_call(frame.descriptors(), frame.n_in(), frame.n_out(), until);
   trace_phase("profile: the profiled call (ncu's replay passes)");
-  if (rc != 0) return fail("fail", "return_code", "kb_forward returned " + std::to_string(rc));
-  return {{"verdict", "pass"}, {"nvtx_range", "kb_candidate"}};
+  if (!call.replied()) return finished(call_failure(lost_call(call, "the profiled call")));
+  if (call.body.result != runner::status::ok) return finished(call_failure(status_failure(call.body, "in the profiled call")));
+  if (call.body.rc != 0) return finished(fail("fail", "return_code", "kb_forward returned " + std::to_string(call.body.rc)));
+  return finished({{"verdict", "pass"}, {"nvtx_range", runner::profile_range}});
 }
 
 nlohmann::json session::handle(const nlohmann::json& req) {
@@ -422,7 +480,7 @@ nlohmann::json session::handle(const nlohmann::json& req) {
     ~request_end() {
       runner.reset();
       s.dev_.release_cached_memory();
-      if (s.one_shot_ || s.spare_ || !candidate_request) return;
+      if (s.spare_ || !candidate_request) return;
       try {
         s.spare_ = s.take_runner();
       } catch (const std::exception&) {
@@ -444,8 +502,8 @@ nlohmann::json session::handle(const nlohmann::json& req) {
       reply.update({{"ok", true}, {"device", dev_.name()}, {"cuda", dev_.is_cuda()}, {"torch", TORCH_VERSION}});
       return reply;
     }
-    if (op != "verify" && op != "time" && op != "evaluate" && op != "profile_run")
-      throw std::invalid_argument("unknown op '" + op + "' (ping, verify, time, evaluate, profile_run)");
+    if (op != "verify" && op != "time" && op != "evaluate" && op != "profile")
+      throw std::invalid_argument("unknown op '" + op + "' (ping, verify, time, evaluate, profile)");
     if (!req.contains("task") || !req.contains("candidate") || !req["candidate"].is_string())
       throw std::invalid_argument("a request needs 'task' (an object) and 'candidate' (the .so path)");
     const auto task = engine::task_from_json(req["task"], req["task"].value("dir", "."), "request.task");
@@ -459,22 +517,6 @@ nlohmann::json session::handle(const nlohmann::json& req) {
     const bool screen = req.value("screening", true);
     auto& ref = reference(task, req.value("reference_library", ""));
     mark("reference");
-    if (op == "profile_run") {
-      // A profile is ncu's measurement of one call, not a verdict: the one-shot process under ncu
-      // (itself sandboxed) loads the candidate, so that ncu sees the kernels of the process it runs.
-      if (!one_shot_) throw std::invalid_argument("profile_run runs one-shot (--request FILE, under ncu), not in a conversation");
-      kb_forward_fn fn = nullptr;
-      try {
-        auto& slot = libraries_[path];
-        if (!slot) slot = std::make_unique<candidate_library>(path, task.allow_libraries, screen);
-        fn = slot->forward();
-      } catch (const candidate_rejected& e) {
-        reply.update(fail("fail", e.check(), e.what()));
-        return reply;
-      }
-      reply.update(profile_run(task, fn, ref, seed_base));
-      return reply;
-    }
     try {
       check_candidate(path, task.allow_libraries, screen);
     } catch (const candidate_rejected& e) {
@@ -482,6 +524,15 @@ nlohmann::json session::handle(const nlohmann::json& req) {
       return reply;
     }
     end.candidate_request = true;
+    if (op == "profile") {
+      // ncu's measurement of one call, not a verdict: the runner is started under the command the
+      // engine gives (ncu with its sections and report path), inside this sandbox.
+      const auto ncu = req.value("ncu", std::vector<std::string>{});
+      if (ncu.empty()) throw std::invalid_argument("a profile request needs 'ncu' (the command to start the runner under)");
+      reply.update(profile(task, path, ref, seed_base, ncu, until));
+      mark("profile");
+      return reply;
+    }
     runner = take_runner();
     if (const auto err = runner->ready(until); !err.empty()) {
       reply.update(fail("error", "runner", "the candidate's runner did not start: " + err));

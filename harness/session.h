@@ -1,10 +1,10 @@
 // The harness's requests: verify (several seeds, every guard), time (candidate and reference,
-// same policy), evaluate (verify, then time if correct), profile_run (one call inside an NVTX
-// range), ping. One session per process; requests are handled one at a time.
+// same policy), evaluate (verify, then time if correct), profile (one call inside an NVTX range,
+// by a runner started under ncu), ping. One session per process; requests are handled one at a
+// time.
 //
 // This process is the judge: it owns the protocol with the engine, the reference, the expected
-// outputs and the verdict, and never loads a candidate (except profile_run, which runs one-shot
-// under ncu and produces no verdict). Each candidate request gets a fresh kblaster-runner that
+// outputs and the verdict, and never loads a candidate. Each candidate request gets a fresh kblaster-runner that
 // loads the candidate and calls it on memory shared with the judge (runner_process.h); it is
 // killed before the reference is timed, so nothing of the candidate runs then.
 #pragma once
@@ -29,9 +29,7 @@ constexpr double review_speedup = 10.0;
 /// State kept across requests: the device, the references, the next runner (already starting).
 class session {
  public:
-  /// `one_shot`: the process handles one request (--request FILE); only then may profile_run
-  /// load a candidate into this process.
-  session(const std::string& device, bool one_shot);
+  explicit session(const std::string& device);
   /// Handles one request and returns its reply (never throws, except fatal_device_error).
   nlohmann::json handle(const nlohmann::json& request);
   device_context& device() { return dev_; }
@@ -41,12 +39,11 @@ class session {
  private:
   using deadline = runner_process::deadline;
   device_context dev_;
-  bool one_shot_ = false;
   std::string runner_program_;
   std::unique_ptr<runner_process> spare_;  // started after each request, ready for the next
-  std::map<std::string, std::unique_ptr<candidate_library>> libraries_;  // profile_run only
   std::map<std::string, std::unique_ptr<reference_model>> references_;
   std::uint64_t requests_ = 0;
+  std::uint64_t profiles_ = 0;
 
   std::unique_ptr<runner_process> take_runner();
   reference_model& reference(const engine::task_spec& task, const std::string& kernel_library);
@@ -55,7 +52,11 @@ class session {
   /// Times the candidate in `runner`, ends the runner, then times the reference.
   nlohmann::json time(const engine::task_spec& task, std::unique_ptr<runner_process>& runner, reference_model& ref,
                       std::uint64_t seed, const nlohmann::json& policy, deadline until);
-  nlohmann::json profile_run(const engine::task_spec& task, kb_forward_fn fn, reference_model& ref, std::uint64_t seed);
+  /// One call of the candidate at `path` inside the NVTX range, by a runner started under
+  /// `ncu_argv` (which profiles it and writes the report it was told to); ncu's exit and log come
+  /// back with the reply. No verdict: a profile describes a candidate already judged.
+  nlohmann::json profile(const engine::task_spec& task, const std::string& path, reference_model& ref,
+                         std::uint64_t seed, const std::vector<std::string>& ncu_argv, deadline until);
 };
 
 }  // namespace kblaster::harness

@@ -100,6 +100,10 @@ harness_client::~harness_client() { stop(); }
 
 pid_t harness_client::pid() const { return child_ ? child_->pid() : -1; }
 
+std::filesystem::path harness_client::scratch() const {
+  return child_ && child_->scratch ? child_->scratch->path() : std::filesystem::path();
+}
+
 void harness_client::stop() {
   if (!child_) return;
   if (const int in = child_->process.stdin_fd(); in >= 0) {
@@ -217,6 +221,8 @@ harness_reply harness_client::request(nlohmann::json req, std::stop_token stop) 
     if (req.contains("timing") && req["timing"].is_object()) cap = req["timing"].value("max_seconds", cap);
     budget_s = 3 * cap;
   }
+  // A profile waits for ncu as long as the engine allows it (its own deadline_ms).
+  if (op == "profile") budget_s = req.value("deadline_ms", 0.0) / 1000;
   const auto allowed = options_.watchdog + std::chrono::milliseconds(static_cast<long long>(budget_s * 1000));
   const auto deadline = std::chrono::steady_clock::now() + allowed;
   // The harness ends a candidate that overruns a little before the watchdog would end the harness:

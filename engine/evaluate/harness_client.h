@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -54,6 +55,8 @@ class harness_client {
   harness_reply request(nlohmann::json request, std::stop_token stop = {});
   /// The running child's pid, or -1.
   pid_t pid() const;
+  /// The running child's scratch folder (the only one it may write), or empty.
+  std::filesystem::path scratch() const;
   /// How many harnesses were started, the first included.
   int starts() const { return starts_; }
   /// Ends the child (shutdown request, then SIGKILL).

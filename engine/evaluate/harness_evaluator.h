@@ -1,9 +1,9 @@
 // The live evaluator: writes a candidate to a content-addressed work directory, builds it (nvcc
 // for .cu on a GPU; the host compiler for .cpp on the CPU path), sends `evaluate` to a
 // kblaster-harness child (verify on the task's seeds, then time against the reference) and,
-// when the candidate is correct, profiles it: under Nsight Compute on a GPU (the harness in
-// one-shot mode, `--request FILE` with a profile_run, filtered to the NVTX range kb_candidate),
-// else statically (ptxas + occupancy). One harness per GPU, each used by one evaluation at a time.
+// when the candidate is correct, profiles it: under Nsight Compute on a GPU (a `profile` request:
+// the same harness starts a runner under ncu, filtered to the NVTX range kb_candidate), else
+// statically (ptxas + occupancy). One harness per GPU, each used by one evaluation at a time.
 #pragma once
 
 #include "engine/evaluate/evaluator.h"
@@ -43,7 +43,7 @@ struct harness_evaluator_options {
 
 /// The snapshot of an ncu run's pages (details, raw, source CSV): every kernel classified, the
 /// one with the longest duration kept, with its elapsed cycles. nullopt with `error` set when
-/// the pages hold nothing usable. What the live evaluator does with a profile_run's report.
+/// the pages hold nothing usable. What the live evaluator does with a profile's report.
 std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& details_csv, const std::string& raw_csv,
                                                         const std::string& source_csv, const state_namer* matcher,
                                                         std::string& error);

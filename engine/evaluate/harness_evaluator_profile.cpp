@@ -1,5 +1,5 @@
-// The live evaluator's profiles: Nsight Compute over kblaster-harness in one-shot mode (a
-// profile_run request from a file, one kb_forward call inside the NVTX push/pop range
+// The live evaluator's profiles: Nsight Compute over a kblaster-runner that the warm harness
+// starts under it (a profile request: one kb_forward call inside the NVTX push/pop range
 // kb_candidate), classified like `kblaster profile`; else a static profile (ptxas + occupancy).
 // A profile that cannot be taken never fails the candidate: the evaluation says why instead.
 #include "engine/evaluate/harness_client.h"
@@ -14,7 +14,6 @@
 #include "engine/toolchain/task_build.h"
 
 #include <cstdio>
-#include <fstream>
 
 namespace kblaster::engine::optimize {
 namespace fs = std::filesystem;
@@ -70,58 +69,69 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     profile_static(task, source_path, e, "ncu (Nsight Compute) not found");
     return;
   }
-  nlohmann::json req{{"id", 1}, {"op", "profile_run"}, {"task", to_json(task.spec)}, {"candidate", library}};
-  if (!task.reference_library.empty()) req["reference_library"] = task.reference_library;
-  const auto request_file = dir / "profile_request.json";
-  {
-    std::ofstream out(request_file, std::ios::binary);
-    out << req.dump(2) << "\n";
-    if (!out) {
-      profile_static(task, source_path, e, "cannot write " + request_file.string());
-      return;
-    }
+  // The warm harness profiles: it draws the inputs with the reference it already holds and starts
+  // a runner (no LibTorch) under ncu for one call in the NVTX range, inside its own sandbox, where
+  // ncu writes the report into the harness's scratch folder. Only ncu, the runner and the
+  // candidate start afresh; the judge, its LibTorch and its reference do not.
+  const auto scratch = s.client->scratch();
+  if (scratch.empty()) {
+    profile_static(task, source_path, e, "the harness has no scratch folder for ncu's report");
+    return;
   }
   ncu_options n;
   n.nvtx_include = "kb_candidate/";  // trailing '/': a push/pop range (without it, a start/end range)
-  n.report_base = (dir / "profile").string();
+  n.report_base = (scratch / ("profile-" + e.code_hash)).string();
   n.timeout = options_.profile_timeout;
-  n.stop = stop;
-  // The candidate runs again here, under ncu: sandboxed like the harness, writing only the
-  // report beside its request.
-  std::optional<support::sandbox_scratch> scratch;
-  try {
-    scratch.emplace(support::user_scratch_root() / "jobs", "ncu");
-    n.sandbox = support::sandbox_policy{scratch->path(), {dir}, {}, true, {}};
-  } catch (const std::exception& x) {
-    profile_static(task, source_path, e, std::string("cannot sandbox ncu: ") + x.what());
-    return;
-  }
-  // ncu profiles a program, not this process's harness: a second harness on the same GPU, run
-  // while this GPU's lease is held so nothing else runs there. env sets the GPU and execs in
-  // place, so ncu's injection follows.
-  std::vector<std::string> program;
-  if (!s.visible.empty()) program = {"/usr/bin/env", "CUDA_VISIBLE_DEVICES=" + s.visible};
-  program.insert(program.end(), {harness_, "--device", "cuda", "--request", request_file.string()});
+  const auto command = prepare_ncu_command(ncu_, n, {});
+  nlohmann::json req{{"op", "profile"},
+                     {"task", to_json(task.spec)},
+                     {"candidate", library},
+                     {"ncu", command.argv},
+                     {"deadline_ms", static_cast<double>(options_.profile_timeout.count()) * 1000}};
+  if (!task.reference_library.empty()) req["reference_library"] = task.reference_library;
   const auto t0 = std::chrono::steady_clock::now();
-  const auto run = run_ncu(ncu_, n, program);
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // The device is held while ncu profiles; reading the report's pages back is CPU work.
-  const double on_device = run.profile_seconds > 0 ? run.profile_seconds : took;
+  const auto reply = s.client->request(req, stop);
+  const double on_device = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   e.gpu_seconds += on_device;
   e.phases.profile += on_device;
-  e.phases.profile_export += std::max(0.0, took - on_device);
-  if (harness_trace_requested()) {
-    // The one-shot harness's phase lines went into ncu's log; with them, where the seconds went.
-    std::string lines;
-    for (std::size_t at = 0; (at = run.log.find("[kblaster-harness", at)) != std::string::npos;) {
-      const auto end = run.log.find('\n', at);
-      lines += run.log.substr(at, end == std::string::npos ? std::string::npos : end + 1 - at);
-      if (end == std::string::npos) break;
-      at = end + 1;
+  ncu_run_result run;
+  run.profile_seconds = on_device;
+  if (!reply.ok()) {
+    run.error = reply.error == "cancelled" ? "cancelled" : "the harness failed while profiling: " + reply.message;
+  } else {
+    // ncu's side as run_ncu would have seen it: its exit, its output, the report it wrote.
+    const auto& body = reply.body;
+    const auto ncu = body.value("ncu", nlohmann::json::object());
+    support::process_result r;
+    r.timed_out = ncu.value("timed_out", false);
+    r.exit_code = ncu.value("exit_code", -1);
+    r.signal = ncu.value("signal", 0);
+    r.out = ncu.value("log", "");
+    run.log = r.out;
+    if (body.value("verdict", "") != "pass") {
+      // ncu's own failure (no counters, a bad option) says more than the runner that never came.
+      const auto why = explain_ncu_failure(r, n.timeout);
+      run.error = !why.empty() ? why : "the profiled call failed: " + body.value("reason", std::string("no reason given"));
+    } else {
+      // The report leaves the harness's scratch (gone with the harness) for the candidate's folder.
+      ncu_command kept = command;
+      kept.report_path = (dir / "profile.ncu-rep").string();
+      std::error_code ec;
+      if (fs::exists(command.report_path, ec)) {
+        fs::rename(command.report_path, kept.report_path, ec);
+        if (ec) {
+          fs::copy_file(command.report_path, kept.report_path, fs::copy_options::overwrite_existing, ec);
+          fs::remove(command.report_path, ec);
+        }
+      }
+      const auto export_start = std::chrono::steady_clock::now();
+      read_ncu_report(ncu_, kept, r, n.timeout, run);
+      e.phases.profile_export += std::chrono::duration<double>(std::chrono::steady_clock::now() - export_start).count();
     }
-    std::fprintf(stderr, "%s[kblaster] ncu: the profiled run %.3f s, its pages read back %.3f s\n", lines.c_str(),
-                 on_device, std::max(0.0, took - on_device));
   }
+  if (harness_trace_requested())
+    std::fprintf(stderr, "[kblaster] ncu: the profiled run %.3f s, its pages read back %.3f s\n", on_device,
+                 run.export_seconds);
   if (!run.ok && run.error == "cancelled") {
     // Correct and timed, but the profile was abandoned: the whole evaluation is, so that a
     // half-profiled result is never recorded as the candidate's.

@@ -157,6 +157,19 @@ std::vector<std::string> sections_known_to(const std::string& ncu_path, const st
   return out.empty() ? wanted : out;  // none recognised: a list kblaster cannot read, not an ncu without them
 }
 
+ncu_command prepare_ncu_command(const std::string& ncu_path, const ncu_options& options,
+                                const std::vector<std::string>& program) {
+  ncu_command out;
+  ncu_options asked = options;
+  asked.sections = sections_known_to(ncu_path, options.sections);
+  for (const auto& s : options.sections)
+    if (std::find(asked.sections.begin(), asked.sections.end(), s) == asked.sections.end())
+      out.missing_sections += (out.missing_sections.empty() ? "" : ", ") + s;
+  out.argv = build_ncu_command(ncu_path, asked, program);
+  out.report_path = options.report_base + ".ncu-rep";
+  return out;
+}
+
 ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, const std::vector<std::string>& program) {
   ncu_run_result out;
   if (options.report_base.empty()) {
@@ -164,26 +177,30 @@ ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, 
     return out;
   }
   const auto started = std::chrono::steady_clock::now();
-  ncu_options asked = options;
-  asked.sections = sections_known_to(ncu_path, options.sections);
-  std::string missing;
-  for (const auto& s : options.sections)
-    if (std::find(asked.sections.begin(), asked.sections.end(), s) == asked.sections.end()) missing += (missing.empty() ? "" : ", ") + s;
-  auto cmd = build_ncu_command(ncu_path, asked, program);
+  const auto command = prepare_ncu_command(ncu_path, options, program);
+  auto cmd = command.argv;
   if (options.sandbox) cmd = support::sandboxed_command(cmd, *options.sandbox);
   const auto r = support::run_process(cmd, options.timeout, std::nullopt, options.stop);
   out.log = r.out + r.err;
-  if (!missing.empty()) out.log += "\nkblaster: this ncu has no section " + missing + "; profiled without it\n";
-  out.report_path = options.report_base + ".ncu-rep";
-  if (std::string why = explain_ncu_failure(r, options.timeout); !why.empty()) {
+  out.report_path = command.report_path;
+  out.profile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  read_ncu_report(ncu_path, command, r, options.timeout, out);
+  return out;
+}
+
+void read_ncu_report(const std::string& ncu_path, const ncu_command& command, const support::process_result& run,
+                     std::chrono::seconds timeout, ncu_run_result& out) {
+  out.report_path = command.report_path;
+  if (!command.missing_sections.empty())
+    out.log += "\nkblaster: this ncu has no section " + command.missing_sections + "; profiled without it\n";
+  if (std::string why = explain_ncu_failure(run, timeout); !why.empty()) {
     out.error = why;
-    return out;
+    return;
   }
   if (!fs::exists(out.report_path)) {
     out.error = "ncu wrote no report (" + out.report_path + "); its output:\n" + out.log;
-    return out;
+    return;
   }
-  out.profile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   // Three pages, each a start of ncu reading the report (about a second apiece): at once, on
   // the CPU, with the GPU already free.
   const auto export_started = std::chrono::steady_clock::now();
@@ -202,9 +219,10 @@ ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, 
   auto source = page({"--page", "source", "--print-source", "cuda,sass"}, &out.source_csv);
   const std::string details_error = details.get(), raw_error = raw.get(), source_error = source.get();
   out.export_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - export_started).count();
+  out.seconds = out.profile_seconds + out.export_seconds;
   if (!details_error.empty()) {
     out.error = details_error;
-    return out;
+    return;
   }
   // The raw and source pages refine the analysis; without them it still stands.
   if (!raw_error.empty()) out.log += "\n" + raw_error;
@@ -217,8 +235,6 @@ ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, 
         out.log += std::string("\nkeeping a page beside the report failed: ") + e.what();  // the profile stands
       }
   out.ok = true;
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return out;
 }
 
 ncu_page_files ncu_pages_beside(const std::string& report_path) {

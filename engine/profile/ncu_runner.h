@@ -93,8 +93,23 @@ std::optional<std::set<std::string>> ncu_section_list(const std::string& ncu_pat
 /// cannot be read.
 std::vector<std::string> sections_known_to(const std::string& ncu_path, const std::vector<std::string>& wanted);
 
+/// The command run_ncu runs: the sections this ncu lacks left out (and named, for the log).
+struct ncu_command {
+  std::vector<std::string> argv;
+  std::string missing_sections;  // "WorkloadDistribution", or empty
+  std::string report_path;       // options.report_base + ".ncu-rep"
+};
+ncu_command prepare_ncu_command(const std::string& ncu_path, const ncu_options& options,
+                                const std::vector<std::string>& program);
+
 /// Profiles `program` with ncu at `ncu_path`, exports the pages and keeps them beside the report.
 /// Sections the ncu does not have are left out, and the log says so.
 ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, const std::vector<std::string>& program);
+
+/// What run_ncu does once `command` has run (however it was started: the live evaluator's
+/// harness starts its runner under it): explains a failed `run`, else exports the report's three
+/// pages and keeps them beside it. `out.log` and `out.profile_seconds` are the caller's.
+void read_ncu_report(const std::string& ncu_path, const ncu_command& command, const support::process_result& run,
+                     std::chrono::seconds timeout, ncu_run_result& out);
 
 }  // namespace kblaster::engine

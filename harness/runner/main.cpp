@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -27,6 +28,7 @@
 #include "harness/runner/empty_kernel.h"
 
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 #endif
 
 namespace {
@@ -252,24 +254,104 @@ struct views {
   }
 };
 
+// The profiled call's tensors: the runner's own device copies of the arena's (CUDA), so that
+// what ncu replays touches only allocations of this process. On the CPU (a stand-in ncu in
+// tests) the call is made on the arena itself. Freed when the call is done.
+struct profile_copies {
+  std::vector<void*> blocks;
+  profile_copies() = default;
+  profile_copies(const profile_copies&) = delete;
+  profile_copies& operator=(const profile_copies&) = delete;
+  ~profile_copies() {
+#ifdef KBLASTER_RUNNER_CUDA
+    for (void* p : blocks) cudaFree(p);
+#endif
+  }
+  /// Points each tensor at a copy of the bytes it spans; empty on success, else why not.
+  std::string make(std::vector<DLTensor>& tensors, bool cuda) {
+#ifdef KBLASTER_RUNNER_CUDA
+    if (!cuda) return {};
+    for (auto& t : tensors) {
+      // The elements a strided view reaches: the last one's offset plus one.
+      std::int64_t span = 1;
+      bool empty = false;
+      for (int d = 0; d < t.ndim; ++d) {
+        if (t.shape[d] <= 0) empty = true;
+        else span += (t.shape[d] - 1) * (t.strides ? t.strides[d] : 1);
+      }
+      const std::size_t bytes = empty ? 1 : static_cast<std::size_t>(span) * ((t.dtype.bits * t.dtype.lanes + 7) / 8);
+      void* p = nullptr;
+      if (auto e = cudaMalloc(&p, bytes); e != cudaSuccess) return std::string("cudaMalloc for the profiled call: ") + cudaGetErrorString(e);
+      blocks.push_back(p);
+      if (!empty)
+        if (auto e = cudaMemcpy(p, t.data, bytes, cudaMemcpyDeviceToDevice); e != cudaSuccess)
+          return std::string("copying a tensor for the profiled call: ") + cudaGetErrorString(e);
+      t.data = p;
+    }
+    if (auto e = cudaDeviceSynchronize(); e != cudaSuccess) return cudaGetErrorString(e);
+#else
+    (void)tensors;
+    (void)cuda;
+#endif
+    return {};
+  }
+};
+
+void range_push() {
+#ifdef KBLASTER_RUNNER_CUDA
+  nvtxRangePushA(profile_range);
+#endif
+}
+
+void range_pop() {
+#ifdef KBLASTER_RUNNER_CUDA
+  nvtxRangePop();
+#endif
+}
+
+/// Connects to the judge's listening socket at `path` (a runner started under ncu, which does
+/// not pass the judge's socket down as fd 3). Returns the descriptor, or -1.
+int connect_to(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) return -1;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool want_cuda = false;
   long judge = -1;
+  std::string connect;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--device" && i + 1 < argc) want_cuda = std::string(argv[++i]) == "cuda";
     else if (a == "--fd" && i + 1 < argc) sock = std::atoi(argv[++i]);
     else if (a == "--judge" && i + 1 < argc) judge = std::atol(argv[++i]);
+    else if (a == "--connect" && i + 1 < argc) connect = argv[++i];
     else {
-      std::fprintf(stderr, "usage: kblaster-runner --device cpu|cuda [--fd N] [--judge PID] (started by kblaster-harness)\n");
+      std::fprintf(stderr,
+                   "usage: kblaster-runner --device cpu|cuda [--fd N | --connect SOCKET] [--judge PID] (started by "
+                   "kblaster-harness)\n");
       return 2;
     }
   }
-  // Dies with the judge; if the judge is already gone, at once.
+  // Dies with its parent (the judge, or the ncu the judge started it under); if the judge is
+  // already gone, at once.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (judge > 0 && ::getppid() != judge) return 1;
+  if (!connect.empty() && (sock = connect_to(connect)) < 0) {
+    std::fprintf(stderr, "kblaster-runner: cannot connect to %s: %s\n", connect.c_str(), std::strerror(errno));
+    return 1;
+  }
   device dev;
   if (const auto err = dev.init(want_cuda); !err.empty()) {
     send_reply(failure(status::cuda_error, "runner start-up: " + err));
@@ -325,8 +407,16 @@ int main(int argc, char** argv) {
           break;
         }
         reply r;
+        const bool profiled = h.kind == op::call && (h.flags & flag_profile);
+        profile_copies copies;
+        if (profiled)
+          if (const auto err = copies.make(v.tensors, dev.cuda); !err.empty()) {
+            send_reply(failure(status::cuda_error, err));
+            break;
+          }
         dev.timer_start();
         if (h.kind == op::noop) dev.touch();
+        if (profiled) range_push();
         if (h.kind == op::call) {
           try {
             r.rc = forward(v.tensors.data(), static_cast<int>(h.n_in), v.tensors.data() + h.n_in,
@@ -339,6 +429,10 @@ int main(int argc, char** argv) {
             r = failure(status::exception, "kb_forward threw a non-standard exception");
           }
         }
+        if (profiled) {
+          dev.sync_device(r);  // the range holds the candidate's whole work
+          range_pop();
+        }
         if (h.flags & flag_two_phase) {
           dev.sync_stream(r);
           send_reply(r);
@@ -349,7 +443,7 @@ int main(int argc, char** argv) {
         } else {
           dev.timer_stop(r);
         }
-        r.descriptor_changed = v.changed();
+        r.descriptor_changed = profiled ? -1 : v.changed();  // a profiled call ran on copies
         send_reply(r);
         break;
       }

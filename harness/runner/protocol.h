@@ -29,6 +29,11 @@ enum class op : std::uint32_t {
 
 // call flags
 constexpr std::uint32_t flag_two_phase = 1;  // reply once the candidate's stream is done, then wait for `finish`
+// The profiled call (the runner started under ncu): made on the runner's own copies of the
+// tensors (plain device allocations, what ncu's kernel replay saves and restores between its
+// passes), inside the NVTX push/pop range `profile_range` that ncu is told to profile.
+constexpr std::uint32_t flag_profile = 2;
+constexpr const char* profile_range = "kb_candidate";
 
 /// One DLTensor, with its data as an offset into the shared arena.
 struct tensor_desc {

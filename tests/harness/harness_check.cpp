@@ -192,6 +192,69 @@ struct checker {
     }
   }
 
+  // The profile request: the harness starts a runner under the command the engine gives (ncu on
+  // a GPU). Here the command is a stand-in that records its command line as the "report" and runs
+  // the runner it was given, so that the exchange (a runner that connects back, its warm-up and
+  // profiled calls, ncu's exit and log in the reply) is checked without a GPU; the GPU tests
+  // (harness_evaluator_gpu_test) do the same under the real ncu.
+  void profile() {
+    std::cout << "profile (" << opt.device << "): a runner started under a wrapper, as under ncu\n";
+    const auto task = task_named("vector_add");
+    const auto good = build(source_of(task));
+    // A candidate that kills its runner: a segfault on the CPU, an illegal address on a GPU.
+    const auto crash_file = fs::path(opt.root) / "tests/harness/isolation" / (opt.device == "cpu" ? "crash.cpp" : "illegal_access.cu");
+    const auto crash_expect = tag(read(crash_file), "kblaster-expect");
+    const auto crash = build(crash_file.string());
+    if (!good.ok || !crash.ok) {
+      record("profile", "builds", false, "the candidates do not build", {});
+      return;
+    }
+    const auto wrapper = fs::path(opt.cache) / "stand_in_ncu.sh";
+    std::ofstream(wrapper) << "#!/bin/sh\n"
+                              "# ncu's stand-in: its command line as the report, then the program it wraps.\n"
+                              "[ \"$1\" = -o ] || exit 64\n"
+                              "base=$2; shift 2\n"
+                              "printf '%s\\n' \"$@\" > \"$base.ncu-rep\"\n"
+                              "echo '==PROF== stand-in profiling'\n"
+                              "exec \"$@\"\n";
+    fs::permissions(wrapper, fs::perms::owner_all);
+    auto profile_with = [&](const std::vector<std::string>& command, const std::string& library) {
+      nlohmann::json req{{"op", "profile"}, {"task", to_json(task)}, {"candidate", library}, {"ncu", command},
+                         {"deadline_ms", 30000}};
+      return client->request(req).to_json();
+    };
+    // The report goes where the running harness may write: its scratch folder.
+    auto report_base = [&](const std::string& name) {
+      client->request({{"op", "ping"}});
+      return (client->scratch() / name).string();
+    };
+    const auto base = report_base("check-profile");
+    const auto r = profile_with({wrapper.string(), "-o", base}, good.library);
+    const auto report = read(base + ".ncu-rep");
+    const auto ncu = r.value("ncu", nlohmann::json::object());
+    const bool ok = r.value("verdict", "") == "pass" && ncu.value("exit_code", -1) == 0 &&
+                    ncu.value("log", "").find("==PROF== stand-in") != std::string::npos &&
+                    report.find("kblaster-runner") != std::string::npos && report.find("--connect") != std::string::npos;
+    record("profile", "vector_add under the stand-in", ok, ok ? "runner connected, called, ncu exited 0" : r.dump().substr(0, 400), r);
+
+    const auto c = profile_with({wrapper.string(), "-o", report_base("check-profile-crash")}, crash.library);
+    const auto after = evaluate(task, good.library);
+    const auto c_ncu = c.value("ncu", nlohmann::json::object());
+    const bool crash_ok = c.value("verdict", "") == "error" && c.value("check", "") == crash_expect &&
+                          (c_ncu.contains("exit_code") || c_ncu.contains("signal")) &&
+                          after.value("verdict", "") == "pass";
+    record("profile", crash_file.filename().string() + " under the stand-in", crash_ok,
+           crash_ok ? crash_expect + " reported with ncu's exit; the harness goes on" : c.dump().substr(0, 300) + " then " + after.dump().substr(0, 300), c);
+
+    // A wrapper that never starts the runner (ncu refusing its options) ends the request at once.
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto f = profile_with({"/bin/false"}, good.library);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const bool false_ok = f.value("verdict", "") == "error" && f.value("check", "") == "runner" &&
+                          f.value("reason", "").find("before it connected") != std::string::npos && secs < 10;
+    record("profile", "a wrapper that starts nothing", false_ok, false_ok ? f.value("reason", "") : f.dump().substr(0, 400), f);
+  }
+
   void isolation() {
     std::cout << "isolation (" << opt.device << "): the harness dies, the engine reports it and starts afresh\n";
     const auto good_task = task_named("vector_add");
@@ -404,7 +467,7 @@ int main(int argc, char** argv) {
   }
   if (o.harness.empty() || o.root.empty()) {
     std::cerr << "usage: harness_check --harness PATH --root SOURCE_DIR [--device cpu|cuda] [--cache DIR] "
-                 "[--only examples|controls|adversarial|isolation|escape|bench] [--watchdog S] [--max-seconds S] [--bench N] [--bench-task NAME] [--json-out F]\n";
+                 "[--only examples|controls|adversarial|profile|isolation|escape|bench] [--watchdog S] [--max-seconds S] [--bench N] [--bench-task NAME] [--json-out F]\n";
     return 100;
   }
   if (o.cache.empty()) o.cache = (fs::temp_directory_path() / "kblaster-harness-check").string();
@@ -418,6 +481,7 @@ int main(int argc, char** argv) {
     if (o.only.empty() || o.only == "examples") c.examples();
     if (o.only.empty() || o.only == "controls") c.controls();
     if (o.only.empty() || o.only == "adversarial") c.adversarial();
+    if (o.only.empty() || o.only == "profile") c.profile();
     if (o.only.empty() || o.only == "isolation") c.isolation();
     if (o.only.empty() || o.only == "escape") c.escape();
     if (o.bench > 0) c.bench();
