@@ -32,6 +32,8 @@ std::string runner_reply::lost_check() const {
 }
 
 std::string runner_reply::lost_reason(const std::string& during) const {
+  if (wrapped && how == outcome::died)
+    return "the candidate's runner, under ncu, ended during " + during + " (ncu's log says how); the harness goes on";
   if (how == outcome::timed_out)
     return "the candidate did not return within the deadline during " + during +
            " (a kernel that never ends?); its runner was killed, the harness goes on";
@@ -97,6 +99,7 @@ runner_process::runner_process(const std::string& program, const std::string& de
     throw std::runtime_error("listening on " + wrapper.socket_path + ": " + why);
   }
   socket_path_ = wrapper.socket_path;
+  wrapped_ = true;
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -160,6 +163,12 @@ void runner_process::kill() {
 runner_reply runner_process::lost(runner_reply::outcome how) {
   runner_reply r;
   r.how = how;
+  if (wrapped_ && how == runner_reply::outcome::died) {
+    // The process here is the wrapper, not the runner: it is left to finish and say why
+    // (quit_and_wait), and its status is not the runner's.
+    r.wrapped = true;
+    return r;
+  }
   if (pid_ > 0) {
     if (how == runner_reply::outcome::died) {
       // It closed the socket: it is dying. Give it a moment to be reaped with its real cause.

@@ -23,6 +23,7 @@ struct runner_reply {
   runner::reply body;     // valid when replied
   int signal = 0;         // died: the signal that ended it (0: it exited)
   int exit_code = 0;      // died without a signal
+  bool wrapped = false;   // died under a wrapper (ncu), which outlives it: how it ended is in ncu's log
   bool replied() const { return how == outcome::replied; }
   /// The verdict check for a runner that did not reply: crash, abort, hang, out_of_memory.
   std::string lost_check() const;
@@ -81,6 +82,7 @@ class runner_process {
  private:
   pid_t pid_ = -1;
   int fd_ = -1;
+  bool wrapped_ = false;
   int listen_fd_ = -1;  // wrapped: the socket the runner connects to, until it has
   std::string socket_path_;
   int wait_status_ = 0;

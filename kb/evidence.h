@@ -18,6 +18,7 @@ inline constexpr const char* several_launches = "several_launches";  ///< the ru
 inline constexpr const char* short_launch = "short_launch";  ///< a launch shorter than its launch overhead
 inline constexpr const char* matrix_product = "matrix_product";  ///< the kernel computes a matrix product
 inline constexpr const char* data_reuse = "data_reuse";  ///< global loads re-read data (L1 sectors per DRAM sector >= 2)
+inline constexpr const char* many_blocks = "many_blocks";  ///< the grid holds at least 8 blocks per SM (several waves)
 }  // namespace fact
 
 /// One secondary characteristic the kernel shows, weighed by its evidence.

@@ -43,6 +43,9 @@ struct classifier_thresholds {
   double many_launches = 100;              // … or launched this often at under 2 × that
   double tensor_pipe_idle_pct = 1;         // tensor pipe busier than this counts as used
   double data_reuse_ratio = 2;             // global-load sectors per DRAM sector read: re-read data
+  // A grid of at least this many blocks per SM is larger than a grid-stride loop would launch (it
+  // caps the grid at 8-64 blocks per SM): below it, such a loop launches the same grid.
+  double many_blocks_per_sm = 8;
 };
 
 /// What the classifier may know beside the instance itself.

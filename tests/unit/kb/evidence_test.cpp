@@ -35,7 +35,7 @@ TEST_CASE("needs: every technique the seed constrains names known evidence, and 
   const auto doc = nlohmann::json::parse(seed_kb_json());
   std::set<std::string> known(primary_bottlenecks().begin(), primary_bottlenecks().end());
   known.insert(secondary_characteristics().begin(), secondary_characteristics().end());
-  known.insert({fact::several_launches, fact::short_launch, fact::matrix_product, fact::data_reuse});
+  known.insert({fact::several_launches, fact::short_launch, fact::matrix_product, fact::data_reuse, fact::many_blocks});
   int constrained = 0;
   for (const auto& [name, t] : doc["$techniques"].items()) {
     for (const auto& clause : needs_of(name).all_of_any_of)

@@ -132,6 +132,27 @@ TEST_CASE("row_softmax, as recorded on the GPU, is never matched to launch overh
   CHECK_FALSE(e.facts.count(kb::fact::short_launch));  // 402 us
   CHECK_FALSE(kb::fits("launch_overhead_reduction", e));
   CHECK_FALSE(kb::fits("tensor_cores_wmma", e));
+  // 8 blocks on 132 SMs: a grid-stride loop would launch the same 8 blocks.
+  CHECK_FALSE(e.facts.count(kb::fact::many_blocks));
+  CHECK_FALSE(kb::fits("grid_stride_loop", e));
+}
+
+TEST_CASE("a grid-stride loop is offered only for a grid it would shrink (at least 8 blocks per SM)") {
+  engine::performance_signature s;
+  s.primary = "small_grid";
+  s.primary_weight = 0.9;
+  s.launch.grid = {8, 1, 1};  // row_softmax: one thread per row, 1024 rows in blocks of 128
+  s.launch.sm_count = 132;
+  CHECK_FALSE(kb::fits("grid_stride_loop", engine::kb_evidence(s)));
+  s.launch.grid = {1055, 1, 1};  // just under 8 per SM
+  CHECK_FALSE(kb::fits("grid_stride_loop", engine::kb_evidence(s)));
+  s.launch.grid = {16384, 1, 1};  // vector_add: 2^22 elements in blocks of 256
+  CHECK(kb::fits("grid_stride_loop", engine::kb_evidence(s)));
+  s.launch.sm_count.reset();
+  s.device.sm_count = 132;  // the device's attribute serves where the launch did not say
+  CHECK(kb::fits("grid_stride_loop", engine::kb_evidence(s)));
+  s.device.sm_count.reset();  // no SM count: the fact cannot be known, so it does not hold
+  CHECK_FALSE(kb::fits("grid_stride_loop", engine::kb_evidence(s)));
 }
 
 TEST_CASE("a static signature gives unmeasured evidence: resources only, no facts") {
