@@ -1,6 +1,6 @@
 // engine.harness_evaluator_gpu (label gpu): the live evaluator on a real GPU with the
 // vector_add example's CUDA kernel: verified, timed against the PyTorch reference, profiled
-// under Nsight Compute through `kblaster-harness --request`, classified; a wrong kernel fails;
+// under Nsight Compute (a runner the harness starts under ncu), classified; a wrong kernel fails;
 // every visible GPU gets its own harness. With KBLASTER_EVALUATOR_RECORDING=FILE the
 // evaluations are also recorded there (a fixture for replays in CI). Run it with
 // tests/evaluator/gpu_evaluator_test.sh, which builds a CUDA kblaster-harness first.
