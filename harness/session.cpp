@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <random>
 
@@ -46,7 +45,8 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-/// The last `bytes` of a file (ncu's log), or what there is.
+/// The last `bytes` of a file, or what there is: ncu's log, where the candidate's own output lands
+/// too, so it is never read whole.
 std::string read_tail(const std::string& path, std::size_t bytes) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return {};
@@ -56,12 +56,6 @@ std::string read_tail(const std::string& path, std::size_t bytes) {
   std::string out(size - from, '\0');
   in.read(out.data(), static_cast<std::streamsize>(out.size()));
   return out;
-}
-
-/// This process's folder for files of its own: the sandbox's scratch ($TMPDIR).
-std::filesystem::path scratch_folder() {
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp && *tmp ? std::filesystem::path(tmp) : std::filesystem::temp_directory_path();
 }
 
 /// The milliseconds that a deadline leaves, for the request's own default.
@@ -419,8 +413,9 @@ nlohmann::json session::profile(const engine::task_spec& task, const std::string
   call_frame frame(dev_, args, expected);
   frame.load(args);
   dev_.sync_device();
-  // The runner under ncu: its socket and ncu's log in this sandbox's own folder.
-  const auto dir = scratch_folder();
+  // The runner under ncu: its socket and ncu's log in this sandbox's own folder ($TMPDIR, the
+  // scratch folder the engine gave it).
+  const auto dir = std::filesystem::temp_directory_path();
   const auto n = std::to_string(++profiles_);
   const runner_wrapper wrapper{ncu_argv, (dir / ("runner-" + std::to_string(::getpid()) + "-" + n + ".sock")).string(),
                                (dir / ("ncu-" + n + ".log")).string()};
