@@ -64,20 +64,33 @@ std::string iteration_prefix(const std::string& run_id, int iteration) {
 // The attempts of iteration k from the checkpoint, in (trajectory, step, candidate) order, minus
 // those the KB already holds (a resumed run) and duplicates (two trajectories that tried the
 // same variant on the same version count once).
+//
+// A run stopped by a budget committed the steps it had finished, and a duplicate among them went
+// in under whichever trajectory had finished it (trajectories run in parallel): those variants
+// count as seen before any other step is looked at, or resuming with a larger budget would
+// record them a second time under the trajectory that finished later.
 std::vector<kb::attempt> attempts_to_commit(loop_context& ctx, kb::knowledge_base& kb, int iteration) {
   std::set<std::string> existing;
   for (const auto& a : kb.attempts_of(ctx.task.name, iteration_prefix(ctx.run_id, iteration)))
     existing.insert(attempt_key(a.trajectory, a.step, a.technique, a.code_hash));
+  const auto steps = ctx.journal.steps();
+  const auto variant = [](const step_record& rec, const candidate_record& c) {
+    return rec.start + "#" + c.technique + "#" + c.hash;
+  };
   std::set<std::string> seen;
+  for (const auto& rec : steps)
+    if (rec.iteration == iteration)
+      for (const auto& c : rec.candidates)
+        if (existing.count(attempt_key(trajectory_name(ctx.run_id, iteration, rec.trajectory), rec.step, c.technique, c.hash)))
+          seen.insert(variant(rec, c));
   std::vector<kb::attempt> out;
-  for (const auto& rec : ctx.journal.steps()) {
+  for (const auto& rec : steps) {
     if (rec.iteration != iteration) continue;
     const auto trajectory = trajectory_name(ctx.run_id, iteration, rec.trajectory);
     bool first = true;
     for (const auto& c : rec.candidates) {
       const auto& ev = c.eval;
-      if (!seen.insert(rec.start + "#" + c.technique + "#" + c.hash).second) continue;
-      if (existing.count(attempt_key(trajectory, rec.step, c.technique, c.hash))) continue;
+      if (!seen.insert(variant(rec, c)).second) continue;
       kb::attempt a;
       a.task = ctx.task.name;
       a.trajectory = trajectory;
@@ -250,19 +263,34 @@ std::string run_iteration(loop_context& ctx, step_accounting& accounting, const 
   return error;
 }
 
-// The numeric update: iteration k's attempts (all of them, or those finished before a stop)
-// join the replay buffer and the statistics in one transaction; `best` takes the fastest
-// correct version found.
-void commit_iteration(loop_context& ctx, kb::knowledge_base& kb, int k, version& best) {
+// `best` takes the fastest correct version iteration k found (all of it, or what finished
+// before a stop).
+void take_best_of_iteration(loop_context& ctx, int k, version& best) {
   auto better = [](const version& a, const version& b) {
     return a.eval.correct && a.eval.runtime_ms && b.eval.runtime_ms && *a.eval.runtime_ms * 1.01 < *b.eval.runtime_ms;
   };
-  auto batch = attempts_to_commit(ctx, kb, k);
-  if (!batch.empty()) kb.record_attempts(batch);
   for (const auto& rec : ctx.journal.steps())
     if (rec.iteration == k)
       for (const auto& c : rec.candidates)
         if (auto v = ctx.cached(c.hash); v && better(*v, best)) best = *v;
+}
+
+// The numeric update: iteration k's attempts join the replay buffer and the statistics in one
+// transaction.
+void commit_iteration(loop_context& ctx, kb::knowledge_base& kb, int k) {
+  auto batch = attempts_to_commit(ctx, kb, k);
+  if (!batch.empty()) kb.record_attempts(batch);
+}
+
+// Does a stop leave iteration k to the run that resumes it? A cancel or an error does: the
+// steps it finished stay in the checkpoint and go into the KB when the iteration is whole.
+// Committing them now would change the statistics the rest of the iteration chooses by, and the
+// resumed run would then try other techniques than an uninterrupted one. A budget ends the run
+// for good (the same command stops at once again): what it measured is committed.
+bool iteration_left_to_resume(const loop_context& ctx) {
+  if (!ctx.stopped()) return false;
+  const auto why = ctx.stop_reason();
+  return why == stop_kind::cancelled || why == stop_kind::error;
 }
 
 // The textual-gradient update of iteration k, once (its record in the checkpoint says how it
@@ -387,7 +415,9 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
       ctx.stop(stop_kind::waiting);
       break;
     }
-    commit_iteration(ctx, kb, k, best);
+    take_best_of_iteration(ctx, k, best);
+    if (!error.empty() || iteration_left_to_resume(ctx)) break;
+    commit_iteration(ctx, kb, k);
     if (ctx.stopped()) break;
     journal.mark(k, "committed");
     if (env.model && options.textual_gradient && !journal.reached(k, "gradient")) {

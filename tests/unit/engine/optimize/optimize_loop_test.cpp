@@ -95,12 +95,14 @@ loop_options small_options() {
 }
 
 // The KB's attempts of a run as comparable tuples (ids and timestamps left out).
+// Only the trajectories whose name contains `only`, when given ("/i0/": the first iteration).
 std::multiset<std::tuple<std::string, int, std::string, std::string, std::string, std::string, bool>> attempt_set(
-    const fs::path& kb_path) {
+    const fs::path& kb_path, const std::string& only = "") {
   auto kb = kblaster::kb::knowledge_base::open(kb_path);
   std::multiset<std::tuple<std::string, int, std::string, std::string, std::string, std::string, bool>> out;
   for (const auto& a : kb.attempts(0))
-    out.insert({a.trajectory, a.step, a.technique, a.code_hash, a.state_before, a.state_after, a.correct});
+    if (a.trajectory.find(only) != std::string::npos)
+      out.insert({a.trajectory, a.step, a.technique, a.code_hash, a.state_before, a.state_after, a.correct});
   return out;
 }
 
@@ -227,14 +229,20 @@ TEST_CASE("optimize: a run stopped midway and resumed ends with the same KB as a
   std::stop_source stop;
   cut.stop = stop.get_token();
   int steps = 0;
+  // Stopped in the second iteration (2 trajectories of 2 steps each), after its second step.
   cut.progress = [&](const progress_event& e) {
-    if (e.phase == "step" && ++steps == 3) stop.request_stop();
+    if (e.phase == "step" && ++steps == 6) stop.request_stop();
   };
   const auto first = run_optimization(task, small_options(), cut);
   CHECK(first.stop_reason == stop_kind::cancelled);
-  CHECK(first.attempt_ids.size() < a.attempt_ids.size());
-  // The KB is consistent after the stop: every attempt the run recorded is in the KB.
+  // The KB after the stop holds the whole first iteration and nothing of the second: its steps
+  // wait in the checkpoint until it is whole, since committing them now would change the
+  // statistics the rest of the iteration chooses by.
+  const auto whole_first = attempt_set(whole.kb_path, "/i0/");
+  REQUIRE_FALSE(whole_first.empty());
+  CHECK(attempt_set(cut.kb_path) == whole_first);
   CHECK(kblaster::kb::knowledge_base::open(cut.kb_path).summary().attempts == static_cast<std::int64_t>(first.attempt_ids.size()));
+  CHECK(first.attempt_ids.size() < a.attempt_ids.size());
 
   feature_evaluator eval3;
   cut.eval = &eval3;
@@ -271,6 +279,20 @@ TEST_CASE("optimize: budgets stop the run cleanly") {
   auto o2 = small_options();
   o2.limits.gpu_seconds = 0.5;
   CHECK(run_optimization(vector_add_task(), o2, env2).stop_reason == stop_kind::budget_gpu_seconds);
+
+  // The same command with a larger budget resumes the run: what the budget stop committed is not
+  // recorded again, and a variant both trajectories tried counts once in its iteration.
+  o.limits.candidates = 0;
+  const auto resumed = run_optimization(vector_add_task(), o, env);
+  CHECK(resumed.stop_reason == stop_kind::finished);
+  CHECK(resumed.run_id == r.run_id);
+  std::set<std::tuple<std::string, std::string, std::string, std::string>> variants;
+  for (const auto& at : kblaster::kb::knowledge_base::open(env.kb_path).attempts(0)) {
+    const auto iteration = at.trajectory.substr(0, at.trajectory.rfind('/'));
+    CHECK_MESSAGE(variants.insert({iteration, at.state_before, at.technique, at.code_hash}).second,
+                  at.trajectory << " step " << at.step << ": " << at.technique << " recorded twice");
+  }
+  CHECK(variants.size() == resumed.attempt_ids.size());
 }
 
 TEST_CASE("optimize: with the answer book as model, lowering, soft verification and the gradient run") {
