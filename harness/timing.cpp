@@ -49,6 +49,7 @@ timing_policy policy_from_json(const nlohmann::json& j) {
   p.rsd_target = std::clamp(j.value("rsd_target", p.rsd_target), 1e-5, 1.0);
   p.median_se_target = std::clamp(j.value("median_se_target", p.median_se_target), 0.0, 1.0);
   p.min_samples_for_se = std::clamp(j.value("min_samples_for_se", p.min_samples_for_se), 3, 100000);
+  p.slower_than_ms = std::clamp(j.value("slower_than_ms", p.slower_than_ms), 0.0, 1e7);
   return p;
 }
 
@@ -57,7 +58,7 @@ nlohmann::json timing_stats::to_json() const {
                    {"q3_ms", q3_ms},         {"iqr_ms", iqr_ms},       {"mean_ms", mean_ms},
                    {"min_ms", min_ms},       {"max_ms", max_ms},       {"rsd", rsd},
                    {"median_se", median_se},
-                   {"converged", converged}, {"l2_flushed", l2_flushed}, {"drift", drift},
+                   {"converged", converged}, {"stopped_slower", stopped_slower}, {"l2_flushed", l2_flushed}, {"drift", drift},
                    {"throttled", throttled}, {"host_median_ms", host_median_ms}, {"host_min_ms", host_min_ms}};
   if (sm_clock_start_mhz >= 0) j["sm_clock_mhz"] = {sm_clock_start_mhz, sm_clock_end_mhz};
   if (!note.empty()) j["note"] = note;
@@ -105,6 +106,11 @@ timing_stats measure_samples(device_context& dev, const std::function<timed_samp
     samples.push_back(one.ms);
     host.push_back(one.host_ms);
     const auto n = static_cast<int>(samples.size());
+    if (policy.slower_than_ms > 0 && n >= policy.min_samples_slower &&
+        *std::min_element(samples.begin(), samples.end()) > policy.slower_than_ms * (1 + policy.slower_margin)) {
+      st.stopped_slower = true;
+      break;
+    }
     if (n >= policy.min_samples && rsd_of(samples) < policy.rsd_target) {
       st.converged = true;
       break;
@@ -142,7 +148,12 @@ timing_stats measure_samples(device_context& dev, const std::function<timed_samp
   st.throttled = throttled_start || throttled_end || st.drift > 0.05;
   std::string note;
   if (!dev.is_cuda()) note = "CPU: no cache flush between samples (timed the same way otherwise)";
-  if (!st.converged)
+  if (st.stopped_slower)
+    note += std::string(note.empty() ? "" : "; ") + "stopped after " + std::to_string(st.samples) +
+            " samples: even the fastest is over " + std::to_string(policy.slower_than_ms) +
+            " ms by more than " + std::to_string(static_cast<int>(policy.slower_margin * 100)) +
+            " %, the time it had to beat";
+  else if (!st.converged)
     note += std::string(note.empty() ? "" : "; ") + "stopped at the cap before the median was known to the target";
   if (st.throttled)
     note += std::string(note.empty() ? "" : "; ") +

@@ -32,6 +32,13 @@ struct timing_policy {
   /// and a 25 us kernel scattering by 3 % reaches it in ~160 samples instead of running to the cap.
   double median_se_target = 0.003;
   int min_samples_for_se = 30;
+  /// The time the loop needs a candidate to beat (its current version's median), 0 for none. A
+  /// candidate whose fastest sample is `slower_margin` over it after `min_samples_slower` samples
+  /// stops there: that it does not beat the bound is all the loop reads of it, and a slow
+  /// candidate's samples are the longest ones (a naive GEMM's are a second each).
+  double slower_than_ms = 0;
+  double slower_margin = 0.25;
+  int min_samples_slower = 2;
 };
 
 /// Reads a policy from a request's "timing" object (missing fields keep their defaults).
@@ -46,6 +53,7 @@ struct timing_stats {
   double host_median_ms = 0;  // host clock around call + cudaDeviceSynchronize
   double host_min_ms = 0;
   bool converged = false;   // rsd reached the target before the caps
+  bool stopped_slower = false;  // stopped early: clearly slower than the policy's slower_than_ms
   bool l2_flushed = false;
   double drift = 0;         // median of the last third / median of the first third - 1
   bool throttled = false;   // the GPU reported clock throttling, or the samples drifted by > 5 %

@@ -131,6 +131,7 @@ nlohmann::json to_json(const evaluation& e) {
                    {"harness", e.harness}};
   put_optional(j, "runtime_ms", e.runtime_ms);
   put_optional(j, "reference_ms", e.reference_ms);
+  if (e.timed_until_slower) j["timed_until_slower"] = true;  // absent when false: older recordings read the same
   if (e.profile) j["profile"] = to_json(*e.profile);
   if (!e.profile_note.empty()) j["profile_note"] = e.profile_note;
   j["phases"] = to_json(e.phases);
@@ -152,6 +153,7 @@ evaluation evaluation_from_json(const nlohmann::json& j) {
     e.reason = j.value("reason", "");
     e.runtime_ms = get_optional<double>(j, "runtime_ms");
     e.reference_ms = get_optional<double>(j, "reference_ms");
+    e.timed_until_slower = j.value("timed_until_slower", false);
     if (j.contains("profile") && !j["profile"].is_null()) e.profile = snapshot_from_json(j["profile"]);
     e.gpu_seconds = j.value("gpu_seconds", 0.0);
     e.build_seconds = j.value("build_seconds", 0.0);

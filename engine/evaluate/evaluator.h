@@ -66,6 +66,9 @@ struct evaluation {
   std::string reason;                  ///< a sentence for the user and for the repair prompt
   std::optional<double> runtime_ms;    ///< candidate median, when timed
   std::optional<double> reference_ms;  ///< the task's reference (PyTorch) median, same session
+  /// Timing stopped once the candidate was clearly slower than evaluation_request::beat_ms:
+  /// runtime_ms is the median of those few samples, and no reference was timed.
+  bool timed_until_slower = false;
   std::optional<profile_snapshot> profile;
   double gpu_seconds = 0;              ///< device time spent: verify + time + profile (+ a harness start)
   double build_seconds = 0;
@@ -83,6 +86,11 @@ struct evaluation_request {
   /// Profile once correct. The loop asks only for the versions whose state it needs (the input,
   /// a step's new best); asked of a candidate already verified and timed, only the profile runs.
   bool profile = true;
+  /// The median the candidate must beat to matter to the loop (its version's), when there is one:
+  /// timing stops once the candidate is clearly slower (its fastest sample a quarter over), and
+  /// such a candidate is not timed against the reference. Its runtime is still a measured median,
+  /// of fewer samples.
+  std::optional<double> beat_ms = std::nullopt;
   /// Abandons the evaluation in flight (the harness or ncu is killed): it comes back with
   /// check "cancelled", which is no verdict on the candidate and must not be recorded.
   std::stop_token stop = {};

@@ -387,10 +387,12 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
     if (request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.stop);
     return e;
   }
+  nlohmann::json timing{{"max_seconds", options_.max_seconds}};
+  if (request.beat_ms && *request.beat_ms > 0) timing["slower_than_ms"] = *request.beat_ms;
   nlohmann::json req{{"op", request.time ? "evaluate" : "verify"},
                      {"task", to_json(task.spec)},
                      {"candidate", b.library},
-                     {"timing", {{"max_seconds", options_.max_seconds}}}};
+                     {"timing", timing}};
   if (!task.reference_library.empty()) req["reference_library"] = task.reference_library;
   const auto t0 = clock_type::now();
   const auto reply = s.client->request(req, request.stop);
@@ -415,13 +417,19 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
   e.correct = e.verdict == "pass" || e.verdict == "needs_review";
   if (e.harness.contains("timing")) {
     const auto& t = e.harness["timing"];
-    if (t.contains("candidate")) e.runtime_ms = t["candidate"].value("median_ms", 0.0);
+    if (t.contains("candidate")) {
+      e.runtime_ms = t["candidate"].value("median_ms", 0.0);
+      e.timed_until_slower = t["candidate"].value("stopped_slower", false);
+    }
     if (t.contains("reference")) e.reference_ms = t["reference"].value("median_ms", 0.0);
   }
   if (e.correct && e.reason.empty()) {
     e.reason = "correct on " + std::to_string(task.spec.seeds) + " seeds";
     if (e.runtime_ms && e.reference_ms)
       e.reason += "; " + ms_text(*e.runtime_ms) + " against the reference's " + ms_text(*e.reference_ms);
+    else if (e.runtime_ms && e.timed_until_slower && request.beat_ms)
+      e.reason += "; " + ms_text(*e.runtime_ms) + ", timed only until clearly slower than the " + ms_text(*request.beat_ms) +
+                  " it had to beat";
   }
   if (e.correct && request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.stop);
   return e;

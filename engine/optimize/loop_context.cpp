@@ -10,7 +10,7 @@ loop_context::loop_context(const task_spec& t, const loop_options& o, run_enviro
                            std::string id)
     : task(t), options(o), env(e), journal(j), run_id(std::move(id)) {}
 
-version loop_context::evaluate(const std::string& source) {
+version loop_context::evaluate(const std::string& source, std::optional<double> beat_ms) {
   const auto hash = source_hash(task.name, source);
   {
     // Two trajectories may produce the same candidate (a mechanical variant, say) at once:
@@ -29,6 +29,7 @@ version loop_context::evaluate(const std::string& source) {
       evaluation_request request;
       request.stop = env.stop;
       request.profile = options.profile_all;  // else with_state() profiles the versions whose state the loop needs
+      request.beat_ms = beat_ms;
       e = env.eval->evaluate(task.name, source, request);
       if (!cancelled(e)) journal.put_evaluation(hash, e);
     }

@@ -58,8 +58,10 @@ class loop_context {
 
   /// Evaluates `source` (verify, then time when correct; no profile), once per hash per run:
   /// later calls, and resumed runs, are served from the cache and the checkpoint. A caller's
-  /// stop abandons the evaluation in flight and throws evaluation_cancelled.
-  version evaluate(const std::string& source);
+  /// stop abandons the evaluation in flight and throws evaluation_cancelled. `beat_ms`: the
+  /// median of the version the candidate is set against (evaluation_request::beat_ms), whose
+  /// clearly slower candidates stop timing early.
+  version evaluate(const std::string& source, std::optional<double> beat_ms = std::nullopt);
   /// `v` with its profile, the evidence its KB state is read from: taken now when `v` is correct
   /// and has none (only the profile runs; its seconds join the evaluation's). The loop profiles
   /// only what it needs a state of: the input and each step's new best. Throws

@@ -26,6 +26,7 @@ json candidate_summary(const candidate_record& c) {
            {"compile_ok", e.compile_ok}, {"correct", e.correct}, {"check", e.check},
            {"state_after", c.state_after}};
   if (e.runtime_ms) out["runtime_ms"] = *e.runtime_ms;
+  if (e.timed_until_slower) out["timed_until_slower"] = true;
   if (e.compile_ok && !e.correct && !e.reason.empty()) out["reason"] = e.reason;  // which output, which element, which shape
   if (c.measured_speedup) out["measured_speedup"] = *c.measured_speedup;
   if (!c.parameters.empty()) out["parameters"] = c.parameters;
@@ -178,6 +179,7 @@ std::string render_run_report(const json& rep) {
           }
           else {
             md << ms_text(c["runtime_ms"]);
+            if (c.value("timed_until_slower", false)) md << " (timed until clearly slower)";
             if (c.contains("measured_speedup")) md << ", measured " << num(c["measured_speedup"].get<double>()) << "x";
             if (!c.value("state_after", "").empty()) md << " -> `" << c.value("state_after", "") << "`";
           }

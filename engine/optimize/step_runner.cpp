@@ -148,7 +148,7 @@ version run_mechanical(loop_context& ctx, kb::knowledge_base& kb, const version&
   version best = start;
   for (const auto& var : variants.variants) {
     if (ctx.stopped()) break;
-    const auto v = ctx.evaluate(var.source);
+    const auto v = ctx.evaluate(var.source, start.eval.runtime_ms);
     rec.candidates.push_back(
         record_of(v, var.technique, var.label, var.parameters, start, state_of(kb, v.eval, ctx.arch)));
     if (improves(v, best)) best = v;
@@ -191,7 +191,7 @@ version run_model(loop_context& ctx, kb::knowledge_base& kb, const version& star
   in.arch = ctx.arch;
   std::optional<version> last;
   auto check = [&](const std::string& source) -> std::optional<std::string> {
-    last = ctx.evaluate(source);
+    last = ctx.evaluate(source, start.eval.runtime_ms);
     if (last->eval.correct) return std::nullopt;
     if (!last->eval.compile_ok) return "The candidate does not compile:\n" + last->eval.compile_log;
     return "The candidate failed verification (" + last->eval.check + "): " + last->eval.reason;

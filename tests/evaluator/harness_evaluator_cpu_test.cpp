@@ -182,6 +182,29 @@ TEST_CASE("live evaluator on the CPU: pass, mismatch, compile error, crash, then
     CHECK(wrong_again.profile_note.empty());
   }
 
+  SUBCASE("a candidate clearly slower than the time it must beat is timed only until that shows") {
+    const auto src = f.good + "\n// against a bound\n";
+    evaluation_request request;
+    request.profile = false;
+    request.beat_ms = 1e-6;  // a nanosecond: nothing real beats it
+    const auto slow = f.eval->evaluate("vector_add", src, request);
+    INFO(to_json(slow).dump(2));
+    REQUIRE(slow.correct);
+    CHECK(slow.timed_until_slower);
+    REQUIRE(slow.runtime_ms);
+    CHECK(*slow.runtime_ms > 0);
+    CHECK_FALSE(slow.reference_ms);  // the reference is not timed for it
+    CHECK(slow.harness["timing"]["candidate"]["samples"] == 2);
+    CHECK(slow.reason.find("timed only until clearly slower") != std::string::npos);
+    CHECK(evaluation_from_json(to_json(slow)).timed_until_slower);
+    // A bound it beats changes nothing.
+    request.beat_ms = 1e6;
+    const auto full = f.eval->evaluate("vector_add", f.good + "\n// under a loose bound\n", request);
+    CHECK(full.correct);
+    CHECK_FALSE(full.timed_until_slower);
+    CHECK(full.reference_ms);
+  }
+
   SUBCASE("verify only: correct without timing") {
     const auto v = f.eval->evaluate("vector_add", f.good + "\n// verify only\n", {false, false});
     CHECK(v.correct);

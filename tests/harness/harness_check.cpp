@@ -31,6 +31,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -70,9 +71,12 @@ struct checker {
   }
 
   // `screening` off: for candidates that test what stands behind the static screening.
-  nlohmann::json evaluate(const task_spec& task, const std::string& library, bool screening = true) {
+  nlohmann::json evaluate(const task_spec& task, const std::string& library, bool screening = true,
+                          std::optional<double> slower_than_ms = std::nullopt) {
+    nlohmann::json timing{{"max_seconds", opt.max_seconds}};
+    if (slower_than_ms) timing["slower_than_ms"] = *slower_than_ms;
     nlohmann::json req{{"op", "evaluate"}, {"task", to_json(task)}, {"candidate", library},
-                       {"timing", {{"max_seconds", opt.max_seconds}}}, {"screening", screening}};
+                       {"timing", timing}, {"screening", screening}};
     return client->request(req).to_json();
   }
 
@@ -161,6 +165,37 @@ struct checker {
       const bool ok = r.value("verdict", "") == "pass" && r.contains("timing");
       record("controls", f.filename().string(), ok, ok ? figures(r) : r.dump().substr(0, 400), r);
     }
+  }
+
+  // Timing against the time a candidate must beat: one far below the candidate's own median stops
+  // its timing after two samples and leaves the reference untimed; one far above changes nothing.
+  void timing() {
+    std::cout << "timing (" << opt.device << "): a candidate clearly slower than the time to beat stops early\n";
+    const auto task = task_named("square_matmul");
+    const auto b = build(source_of(task));
+    if (!b.ok) {
+      record("timing", "build", false, "square_matmul does not build: " + b.log.substr(0, 300), {});
+      return;
+    }
+    const auto plain = evaluate(task, b.library);
+    const double median = plain.contains("timing") ? plain["timing"]["candidate"].value("median_ms", 0.0) : 0.0;
+    if (plain.value("verdict", "") != "pass" || median <= 0) {
+      record("timing", "plain", false, plain.dump().substr(0, 400), plain);
+      return;
+    }
+    const auto slow = evaluate(task, b.library, true, median / 8);
+    const auto& sc = slow["timing"]["candidate"];
+    const bool stopped = slow.value("verdict", "") == "pass" && sc.value("stopped_slower", false) &&
+                         sc.value("samples", 0) == 2 && !slow["timing"].contains("reference") &&
+                         !plain["timing"]["candidate"].value("stopped_slower", true);
+    record("timing", "beat " + std::to_string(median / 8) + " ms", stopped,
+           "n=" + std::to_string(sc.value("samples", 0)) + " (without a bound: n=" +
+               std::to_string(plain["timing"]["candidate"].value("samples", 0)) + "), " + sc.value("note", ""),
+           slow);
+    const auto fast = evaluate(task, b.library, true, median * 8);
+    const bool full = fast.value("verdict", "") == "pass" && !fast["timing"]["candidate"].value("stopped_slower", true) &&
+                      fast["timing"].contains("reference");
+    record("timing", "beat " + std::to_string(median * 8) + " ms", full, full ? figures(fast) : fast.dump().substr(0, 400), fast);
   }
 
   void adversarial() {
@@ -467,7 +502,7 @@ int main(int argc, char** argv) {
   }
   if (o.harness.empty() || o.root.empty()) {
     std::cerr << "usage: harness_check --harness PATH --root SOURCE_DIR [--device cpu|cuda] [--cache DIR] "
-                 "[--only examples|controls|adversarial|profile|isolation|escape|bench] [--watchdog S] [--max-seconds S] [--bench N] [--bench-task NAME] [--json-out F]\n";
+                 "[--only examples|controls|timing|adversarial|profile|isolation|escape|bench] [--watchdog S] [--max-seconds S] [--bench N] [--bench-task NAME] [--json-out F]\n";
     return 100;
   }
   if (o.cache.empty()) o.cache = (fs::temp_directory_path() / "kblaster-harness-check").string();
@@ -480,6 +515,7 @@ int main(int argc, char** argv) {
   try {
     if (o.only.empty() || o.only == "examples") c.examples();
     if (o.only.empty() || o.only == "controls") c.controls();
+    if (o.only.empty() || o.only == "timing") c.timing();
     if (o.only.empty() || o.only == "adversarial") c.adversarial();
     if (o.only.empty() || o.only == "profile") c.profile();
     if (o.only.empty() || o.only == "isolation") c.isolation();
