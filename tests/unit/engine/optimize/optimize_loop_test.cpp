@@ -4,6 +4,7 @@
 // cancellation, the model path with the answer book, parallel model calls, and bad input.
 #include "engine/llm/cassette.h"
 #include "engine/optimize/optimize.h"
+#include "engine/optimize/run_report.h"
 #include "engine/optimize/unified_diff.h"
 #include "tests/unit/engine/llm/llm_test_support.h"
 
@@ -59,7 +60,13 @@ class feature_evaluator final : public evaluator {
     if (source.find("gridDim.x") != std::string::npos) ms *= 0.92;
     if (source.find("float4") != std::string::npos) ms *= 0.70;
     e.runtime_ms = ms;
-    e.reference_ms = 0.8;
+    // As the judge: a candidate clearly slower than the time it must beat is timed no further,
+    // and not against the reference.
+    if (request.beat_ms && ms > *request.beat_ms * 1.25) {
+      e.timed_until_slower = true;
+    } else {
+      e.reference_ms = 0.8;
+    }
     e.phases.verify = 0.05;
     e.phases.time = 0.2;
     if (!request.profile) return e;
@@ -250,6 +257,19 @@ TEST_CASE("optimize: a candidate is timed against its step's start; the input ag
           ++checked;
         }
   CHECK(checked >= 4);
+  // The report says how a candidate cut short was timed (none is here: every variant the
+  // feature-priced evaluator sees keeps its start's features, so one is marked by hand).
+  CHECK(r.report_markdown.find("(timed until clearly slower)") == std::string::npos);
+  auto report = r.report;
+  nlohmann::json* marked = nullptr;
+  for (auto& it : report["iterations"])
+    for (auto& tr : it["trajectories"])
+      for (auto& st : tr["steps"])
+        for (auto& c : st["candidates"])
+          if (!marked && c.value("correct", false)) marked = &c;
+  REQUIRE(marked);
+  (*marked)["timed_until_slower"] = true;
+  CHECK(render_run_report(report).find("(timed until clearly slower)") != std::string::npos);
 }
 
 TEST_CASE("optimize: a run stopped midway and resumed ends with the same KB as an uninterrupted one") {
