@@ -206,7 +206,9 @@ int run_optimize(optimize_options o) {
       std::cout << "  best kernel: " << (env.out_dir / ("best" + fs::path(task.kernel).extension().string())).string()
                 << "\n  diff:        " << (env.out_dir / "best.diff").string()
                 << "\n  report:      " << (env.out_dir / "report.md").string() << "\n";
-      if (r.stop_reason == optimize::stop_kind::cancelled) std::cout << "  interrupted: run the same command again to resume.\n";
+      if (r.stop_reason == optimize::stop_kind::cancelled)
+        std::cout << "  interrupted: run the same command again to resume (the unfinished iteration's candidates wait "
+                     "in the checkpoint and go into the KB once it is whole).\n";
       if (r.stop_reason == optimize::stop_kind::waiting)
         std::cout << "  waiting for the model: " << waiting_for << " (nothing done is lost: the same command resumes)\n";
     }
