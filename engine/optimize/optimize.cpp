@@ -282,15 +282,14 @@ void commit_iteration(loop_context& ctx, kb::knowledge_base& kb, int k) {
   if (!batch.empty()) kb.record_attempts(batch);
 }
 
-// Does a stop leave iteration k to the run that resumes it? A cancel or an error does: the
-// steps it finished stay in the checkpoint and go into the KB when the iteration is whole.
-// Committing them now would change the statistics the rest of the iteration chooses by, and the
-// resumed run would then try other techniques than an uninterrupted one. A budget ends the run
-// for good (the same command stops at once again): what it measured is committed.
+// Does a stop leave iteration k to the run that resumes it? A cancel does: the steps it finished
+// stay in the checkpoint and go into the KB when the iteration is whole. Committing them now would
+// change the statistics the rest of the iteration chooses by, and the resumed run would then try
+// other techniques than an uninterrupted one. A budget ends the run for good (the same command
+// stops at once again), and an error may well come back (a bench stores the problem as done):
+// what they measured is committed.
 bool iteration_left_to_resume(const loop_context& ctx) {
-  if (!ctx.stopped()) return false;
-  const auto why = ctx.stop_reason();
-  return why == stop_kind::cancelled || why == stop_kind::error;
+  return ctx.stopped() && ctx.stop_reason() == stop_kind::cancelled;
 }
 
 // The textual-gradient update of iteration k, once (its record in the checkpoint says how it
@@ -416,7 +415,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
       break;
     }
     take_best_of_iteration(ctx, k, best);
-    if (!error.empty() || iteration_left_to_resume(ctx)) break;
+    if (iteration_left_to_resume(ctx)) break;
     commit_iteration(ctx, kb, k);
     if (ctx.stopped()) break;
     journal.mark(k, "committed");
