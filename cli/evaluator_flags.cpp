@@ -18,6 +18,10 @@ void evaluator_flags::add_to(CLI::App& app, const std::string& watchdog_help) {
                  "seconds one ncu profile may take (a large task's kernel replays are slow); past it the "
                  "version keeps its static profile and the run says so")
       ->check(CLI::Range(1, 86400));
+  app.add_flag("--profile-full-shape", profile_full_shape,
+               "profile a large task at its own shape (by default a task whose tensors share a leading dimension "
+               "is profiled at a fraction of it, so that ncu's replay passes stay short; verdicts and timings are "
+               "always of the full shape)");
 }
 
 engine::optimize::evaluator_settings evaluator_flags::settings() const {
@@ -30,6 +34,7 @@ engine::optimize::evaluator_settings evaluator_flags::settings() const {
   e.device = device;
   e.watchdog = std::chrono::milliseconds(static_cast<long long>(watchdog_s * 1000));
   e.profile_timeout = std::chrono::seconds(profile_timeout_s);
+  e.profile_full_shape = profile_full_shape;
   return e;
 }
 

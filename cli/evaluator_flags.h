@@ -20,6 +20,7 @@ struct evaluator_flags {
   std::string record, harness, device = "auto", ncu;
   double watchdog_s;
   int profile_timeout_s = 300;
+  bool profile_full_shape = false;
 
   /// Adds --harness-replay, --replay-pace, --harness-record, --harness, --device, --ncu and
   /// --watchdog to `app`; `watchdog_help` says what the default is for.

@@ -96,7 +96,15 @@ std::string session::runner_filter_state() {
 }
 
 reference_model& session::reference(const engine::task_spec& task, const std::string& kernel_library) {
-  const auto key = engine::to_json(task).dump() + "#" + kernel_library;
+  auto spec = engine::to_json(task);
+  // A TorchScript reference is the same whatever shapes it is called with: a profile at a smaller
+  // batch (the engine's profile_shape.h) keeps the loaded module, its weights and its warm state.
+  // A kernel reference fills buffers shaped by the task's outputs, so its shapes stay in the key.
+  if (task.reference.kind != engine::reference_kind::kernel) {
+    spec.erase("inputs");
+    spec.erase("outputs");
+  }
+  const auto key = spec.dump() + "#" + kernel_library;
   // One task's reference at a time: a conversation optimizes one task, and a bench goes from
   // problem to problem, whose weights (a GEMM's, on the GPU) would otherwise accumulate.
   for (auto it = references_.begin(); it != references_.end();) it = it->first == key ? std::next(it) : references_.erase(it);
@@ -355,8 +363,12 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
   // switches the time-sliced GPU between the judge's context and the runner's (about 0.35 ms on
   // an H100), and honest calls measured up to 25 us over their event times by it (H100,
   // tests/harness/gpu_results_h100.txt). A forger gains at most a quarter and 30 us.
-  const bool mismatch = dev_.is_cuda() ? cand.median_ms < judge_floor_ms * 0.75 - 0.03
-                                       : cand.mean_ms < judge_floor_ms * 0.9 - 0.005;
+  // Not for a candidate that stopped clearly slower: its two samples are too few for the judge's
+  // median (an H200 put 0.27 ms on an honest 0.06 ms call, the first exchange after the
+  // verification being slow), and nothing is gained by under-reporting there: the figure it was
+  // stopped by is already 25 % over the time to beat, so the loop discards it either way.
+  const bool mismatch = !cand.stopped_slower && (dev_.is_cuda() ? cand.median_ms < judge_floor_ms * 0.75 - 0.03
+                                                                : cand.mean_ms < judge_floor_ms * 0.9 - 0.005);
   nlohmann::json cand_json = cand.to_json();
   cand_json["judge_ms"] = judge_ms;
   cand_json["judge_floor_ms"] = judge_floor_ms;

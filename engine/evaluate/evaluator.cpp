@@ -36,6 +36,7 @@ nlohmann::json to_json(const profile_snapshot& p) {
                    {"summary", p.summary}, {"view", p.view}, {"source", p.source}};
   put_optional(j, "elapsed_cycles", p.elapsed_cycles);
   if (!p.report_path.empty()) j["report_path"] = p.report_path;
+  if (!p.shape_note.empty()) j["shape_note"] = p.shape_note;
   nlohmann::json chars = nlohmann::json::array();
   for (const auto& c : p.evidence.secondary) chars.push_back({{"name", c.name}, {"weight", c.weight}});
   j["evidence"] = {{"primary_weight", p.evidence.primary_weight}, {"secondary", chars},
@@ -87,6 +88,7 @@ profile_snapshot snapshot_from_json(const nlohmann::json& j) {
     p.elapsed_cycles = get_optional<std::int64_t>(j, "elapsed_cycles");
     p.source = j.value("source", "ncu");
     p.report_path = j.value("report_path", "");
+    p.shape_note = j.value("shape_note", "");
     if (j.contains("evidence") && j["evidence"].is_object()) {
       const auto& e = j["evidence"];
       p.evidence.primary = p.primary;

@@ -29,6 +29,7 @@ struct profile_snapshot {
   std::optional<std::int64_t> elapsed_cycles;
   std::string source = "ncu";          ///< ncu (live on a GPU) | static (ptxas + occupancy)
   std::string report_path;             ///< the kept .ncu-rep, its pages beside it (ncu_pages_beside); empty: none
+  std::string shape_note;              ///< profiled at another shape than the task's, and why (profile_shape.h); empty: its own
   kb::kernel_evidence evidence;        ///< weighed characteristics and facts: what the KB matches
 };
 

@@ -8,6 +8,7 @@
 #include "support/files.h"
 #include "support/text.h"
 #include "engine/evaluate/harness_evaluator.h"
+#include "engine/evaluate/profile_shape.h"
 #include "engine/profile/profile_pipeline.h"
 #include "engine/profile/profile_summary.h"
 #include "engine/state/state_evidence.h"
@@ -83,22 +84,26 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   n.report_base = (scratch / ("profile-" + e.code_hash)).string();
   n.timeout = options_.profile_timeout;
   const auto command = prepare_ncu_command(ncu_, n, {});
-  nlohmann::json req{{"op", "profile"},
-                     {"task", to_json(task.spec)},
-                     {"candidate", library},
-                     {"ncu", command.argv},
-                     {"deadline_ms", static_cast<double>(options_.profile_timeout.count()) * 1000}};
-  if (!task.reference_library.empty()) req["reference_library"] = task.reference_library;
-  const auto t0 = std::chrono::steady_clock::now();
-  const auto reply = s.client->request(req, stop);
-  const double on_device = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  e.gpu_seconds += on_device;
-  e.phases.profile += on_device;
-  ncu_run_result run;
-  run.profile_seconds = on_device;
-  if (!reply.ok()) {
-    run.error = reply.error == "cancelled" ? "cancelled" : "the harness failed while profiling: " + reply.message;
-  } else {
+  // One profiled call of the candidate on `spec`'s shapes; `timed_out`: ncu ran out of time.
+  auto profiled_call = [&](const task_spec& spec, bool& timed_out) {
+    timed_out = false;
+    nlohmann::json req{{"op", "profile"},
+                       {"task", to_json(spec)},
+                       {"candidate", library},
+                       {"ncu", command.argv},
+                       {"deadline_ms", static_cast<double>(options_.profile_timeout.count()) * 1000}};
+    if (!task.reference_library.empty()) req["reference_library"] = task.reference_library;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto reply = s.client->request(req, stop);
+    const double on_device = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    e.gpu_seconds += on_device;
+    e.phases.profile += on_device;
+    ncu_run_result run;
+    run.profile_seconds = on_device;
+    if (!reply.ok()) {
+      run.error = reply.error == "cancelled" ? "cancelled" : "the harness failed while profiling: " + reply.message;
+      return run;
+    }
     // ncu's side as run_ncu would have seen it: its exit, its output, the report it wrote.
     const auto& body = reply.body;
     const auto ncu = body.value("ncu", nlohmann::json::object());
@@ -108,30 +113,44 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     r.signal = ncu.value("signal", 0);
     r.out = ncu.value("log", "");
     run.log = r.out;
+    timed_out = r.timed_out;
     if (body.value("verdict", "") != "pass") {
       // ncu's own failure (no counters, a bad option) says more than the runner that never came.
       const auto why = explain_ncu_failure(r, n.timeout);
       run.error = !why.empty() ? why : "the profiled call failed: " + body.value("reason", std::string("no reason given"));
-    } else {
-      // The report leaves the harness's scratch (gone with the harness) for the candidate's folder.
-      ncu_command kept = command;
-      kept.report_path = (dir / "profile.ncu-rep").string();
-      std::error_code ec;
-      if (fs::exists(command.report_path, ec)) {
-        fs::rename(command.report_path, kept.report_path, ec);
-        if (ec) {
-          fs::copy_file(command.report_path, kept.report_path, fs::copy_options::overwrite_existing, ec);
-          fs::remove(command.report_path, ec);
-        }
-      }
-      const auto export_start = std::chrono::steady_clock::now();
-      read_ncu_report(ncu_, kept, r, n.timeout, run);
-      e.phases.profile_export += std::chrono::duration<double>(std::chrono::steady_clock::now() - export_start).count();
+      return run;
     }
+    // The report leaves the harness's scratch (gone with the harness) for the candidate's folder.
+    ncu_command kept = command;
+    kept.report_path = (dir / "profile.ncu-rep").string();
+    std::error_code ec;
+    if (fs::exists(command.report_path, ec)) {
+      fs::rename(command.report_path, kept.report_path, ec);
+      if (ec) {
+        fs::copy_file(command.report_path, kept.report_path, fs::copy_options::overwrite_existing, ec);
+        fs::remove(command.report_path, ec);
+      }
+    }
+    const auto export_start = std::chrono::steady_clock::now();
+    read_ncu_report(ncu_, kept, r, n.timeout, run);
+    e.phases.profile_export += std::chrono::duration<double>(std::chrono::steady_clock::now() - export_start).count();
+    return run;
+  };
+  // A large task is profiled at a smaller batch (profile_shape.h). A candidate that fails there
+  // (sizes written into it, a reference that will not take the shape) is profiled at its own;
+  // one that ran out of time or was cancelled is not tried again.
+  const auto shape = options_.profile_full_shape ? std::nullopt : reduced_profile_shape(task.spec, e.runtime_ms);
+  bool timed_out = false;
+  auto run = profiled_call(shape ? shape->task : task.spec, timed_out);
+  std::string shape_note = shape ? shape->note : "";
+  if (shape && !run.ok && !timed_out && run.error != "cancelled") {
+    shape_note = "profiled at the task's own shape: at a leading dimension of " + std::to_string(shape->batch) +
+                 " the profiled call failed (" + support::first_line(run.error) + ")";
+    run = profiled_call(task.spec, timed_out);
   }
   if (harness_trace_requested())
-    std::fprintf(stderr, "[kblaster] ncu: the profiled run %.3f s, its pages read back %.3f s\n", on_device,
-                 run.export_seconds);
+    std::fprintf(stderr, "[kblaster] ncu: the profiled run %.3f s, its pages read back %.3f s%s%s\n", run.profile_seconds,
+                 run.export_seconds, shape_note.empty() ? "" : "; ", shape_note.c_str());
   if (!run.ok && run.error == "cancelled") {
     // Correct and timed, but the profile was abandoned: the whole evaluation is, so that a
     // half-profiled result is never recorded as the candidate's.
@@ -153,6 +172,10 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   }
   snap->view["report_path"] = run.report_path;
   snap->report_path = run.report_path;
+  if (!shape_note.empty()) {
+    snap->shape_note = shape_note;
+    snap->summary = "Shape: " + shape_note + "\n" + snap->summary;
+  }
   e.profile = std::move(*snap);
 }
 

@@ -55,8 +55,10 @@ json build_run_report(loop_context& ctx, const optimize_result& r, const version
            {"stop_reason", r.stop_reason.to_string()}};
   rep["input"] = {{"hash", baseline.hash}, {"runtime_ms", r.input_ms ? json(*r.input_ms) : json(nullptr)},
                   {"reference_ms", r.reference_ms ? json(*r.reference_ms) : json(nullptr)}};
-  if (baseline.eval.profile) rep["input"]["profile"] = {{"primary", baseline.eval.profile->primary},
-                                                        {"secondary", baseline.eval.profile->secondary}};
+  if (baseline.eval.profile) {
+    rep["input"]["profile"] = {{"primary", baseline.eval.profile->primary}, {"secondary", baseline.eval.profile->secondary}};
+    if (!baseline.eval.profile->shape_note.empty()) rep["input"]["profile"]["shape"] = baseline.eval.profile->shape_note;
+  }
   rep["best"] = {{"hash", best.hash}, {"runtime_ms", r.best_ms ? json(*r.best_ms) : json(nullptr)},
                  {"speedup_over_input", r.best_speedup}};
   if (r.reference_ms && r.best_ms && *r.best_ms > 0) rep["best"]["speedup_over_reference"] = *r.reference_ms / *r.best_ms;

@@ -31,6 +31,7 @@ evaluator_stack::evaluator_stack(const evaluator_settings& s, std::vector<task_s
     o.ncu = s.ncu;
     o.watchdog = s.watchdog;
     o.profile_timeout = s.profile_timeout;
+    o.profile_full_shape = s.profile_full_shape;
     auto live = std::make_unique<harness_evaluator>(std::move(tasks), o);
     live_ = live.get();
     base_ = std::move(live);
