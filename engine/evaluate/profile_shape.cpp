@@ -37,14 +37,14 @@ std::optional<profile_shape> reduced_profile_shape(const task_spec& task, std::o
   if (task.outputs.empty()) bytes *= 2;
 
   std::int64_t divisor = 1;
-  auto too_large = [&](std::int64_t d) {
-    return (runtime_ms && *runtime_ms / static_cast<double>(d) > limits.pass_ms) ||
-           bytes / static_cast<double>(d) > limits.max_bytes;
-  };
-  auto still_representative = [&](std::int64_t d) {
-    return batch / d >= 1 && largest / d >= limits.min_elements && bytes / static_cast<double>(d) >= limits.min_bytes;
-  };
-  while (too_large(divisor) && still_representative(divisor * 2)) divisor *= 2;
+  auto slow = [&](std::int64_t d) { return runtime_ms && *runtime_ms / static_cast<double>(d) > limits.pass_ms; };
+  auto large = [&](std::int64_t d) { return bytes / static_cast<double>(d) > limits.max_bytes; };
+  for (;;) {
+    const std::int64_t next = divisor * 2;
+    if (batch / next < 1 || largest / next < limits.min_elements) break;
+    if (!slow(divisor) && !(large(divisor) && bytes / static_cast<double>(next) >= limits.min_bytes)) break;
+    divisor = next;
+  }
   if (divisor == 1) return std::nullopt;
 
   profile_shape p;

@@ -18,10 +18,14 @@ namespace kblaster::engine::optimize {
 struct profile_shape_limits {
   double pass_ms = 25;                 ///< one replayed call, estimated from the timed median
   double max_bytes = 1024.0 * 1024 * 1024;  ///< the tensors ncu saves and restores each pass
-  /// Never fewer elements than this in the largest tensor (tens of waves of blocks on any GPU),
-  /// nor fewer bytes in all of them than `min_bytes` (twice the largest L2, 60 MB on an H200):
-  /// what the profile sees of occupancy and of DRAM traffic stays what the full shape does.
-  std::int64_t min_elements = std::int64_t{8} << 20;
+  /// Never fewer elements than this in the largest tensor: eight full waves of 2048 threads on a
+  /// 132-SM GPU at one element a thread, so that what the profile sees of the grid and the tail
+  /// is still what the full shape does.
+  std::int64_t min_elements = std::int64_t{2} << 20;
+  /// Cut for its bytes alone, a task keeps at least this much (twice the largest L2, 60 MB on an
+  /// H200), so that its DRAM traffic is still DRAM traffic. A slow call is cut for its time down
+  /// to the element floor: there the weights the reference holds (a GEMM's, not counted here)
+  /// and the work per element are what the kernel's time is made of.
   double min_bytes = 128.0 * 1024 * 1024;
 };
 

@@ -43,26 +43,36 @@ TEST_CASE("an element-wise task of 6.4 GB tensors is profiled at a sixteenth of 
   CHECK(s->note.find("verdict and timing are of the full shape") != std::string::npos);
 }
 
-TEST_CASE("a slow GEMM is halved for its time, down to the floor of bytes that keeps it over the L2") {
-  // 40_Matmul_Scaling_ResidualAdd: x [16384, 4096], y [16384, 4096], 1.09 s a call. The time alone
-  // would take it to 1/64; 512 MiB of tensors stop at 1/4 (128 MiB).
+TEST_CASE("a slow GEMM is halved for its time, down to the element floor") {
+  // 40_Matmul_Scaling_ResidualAdd: x [16384, 4096], y [16384, 4096], 1.09 s a call. 1/64 would
+  // bring a call under 25 ms; 2M elements in the largest tensor stop it at 1/32 (34 ms).
   const auto t = task_of({tensor({16384, 4096})}, {tensor({16384, 4096})});
   const auto s = reduced_profile_shape(t, 1088.0);
   REQUIRE(s.has_value());
-  CHECK(s->batch == 4096);
+  CHECK(s->batch == 512);
+  // 29_Matmul_Mish_Mish: x [1024, 8192], 1.41 s a call (its 256 MiB of weights are the
+  // reference's, not counted): 64 MiB of tensors is under the bytes floor, yet the time cuts it.
+  const auto g = reduced_profile_shape(task_of({tensor({1024, 8192})}, {tensor({1024, 8192})}), 1413.0);
+  REQUIRE(g.has_value());
+  CHECK(g->batch == 256);
   // Without a timing only the bytes decide, and 512 MiB is under the 1 GiB limit.
   CHECK_FALSE(reduced_profile_shape(t, std::nullopt).has_value());
   // A fast call of the same task is left at its shape.
   CHECK_FALSE(reduced_profile_shape(t, 3.0).has_value());
 }
 
-TEST_CASE("the element floor holds where the bytes would allow more") {
+TEST_CASE("cut for its bytes alone, a task keeps the bytes floor") {
   profile_shape_limits l;
-  l.min_bytes = 0;
-  // 64M elements, 8M a floor: at most 1/8 however slow the call.
-  const auto s = reduced_profile_shape(task_of({tensor({65536, 1024})}, {tensor({65536, 1024})}), 10000.0, l);
+  l.max_bytes = 64.0 * 1024 * 1024;
+  // 512 MiB of tensors: 1/8 would reach the 64 MiB limit; 128 MiB is the floor, so 1/4.
+  const auto t = task_of({tensor({16384, 4096})}, {tensor({16384, 4096})});
+  const auto s = reduced_profile_shape(t, 3.0, l);
   REQUIRE(s.has_value());
-  CHECK(s->batch == 8192);
+  CHECK(s->batch == 4096);
+  // A slow call of the same task goes past the bytes floor, to the element floor.
+  const auto slow = reduced_profile_shape(t, 10000.0, l);
+  REQUIRE(slow.has_value());
+  CHECK(slow->batch == 512);
 }
 
 TEST_CASE("undeclared outputs count as large as the inputs") {
