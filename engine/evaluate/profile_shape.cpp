@@ -1,4 +1,4 @@
-// Halving a task's shared leading dimension for the profile (see profile_shape.h).
+// Halving a slow task's shared leading dimension for the profile (see profile_shape.h).
 #include "engine/evaluate/profile_shape.h"
 
 #include <algorithm>
@@ -26,25 +26,14 @@ std::optional<profile_shape> reduced_profile_shape(const task_spec& task, std::o
   if (!std::all_of(task.inputs.begin(), task.inputs.end(), batched) ||
       !std::all_of(task.outputs.begin(), task.outputs.end(), batched))
     return std::nullopt;
-  double bytes = 0;
-  std::int64_t largest = 0;
-  for (const auto* set : {&task.inputs, &task.outputs})
-    for (const auto& t : *set) {
-      bytes += static_cast<double>(elements(t)) * static_cast<double>(dtype_bytes(t.dtype));
-      largest = std::max(largest, elements(t));
-    }
-  // Undeclared outputs: as large again as the inputs, the usual element-wise or GEMM case.
-  if (task.outputs.empty()) bytes *= 2;
+  if (!runtime_ms || *runtime_ms <= limits.pass_ms) return std::nullopt;
+  std::int64_t work = 0;
+  for (const auto& t : task.outputs.empty() ? task.inputs : task.outputs) work = std::max(work, elements(t));
 
   std::int64_t divisor = 1;
-  auto slow = [&](std::int64_t d) { return runtime_ms && *runtime_ms / static_cast<double>(d) > limits.pass_ms; };
-  auto large = [&](std::int64_t d) { return bytes / static_cast<double>(d) > limits.max_bytes; };
-  for (;;) {
-    const std::int64_t next = divisor * 2;
-    if (batch / next < 1 || largest / next < limits.min_elements) break;
-    if (!slow(divisor) && !(large(divisor) && bytes / static_cast<double>(next) >= limits.min_bytes)) break;
-    divisor = next;
-  }
+  while (*runtime_ms / static_cast<double>(divisor) > limits.pass_ms && batch / (divisor * 2) >= 1 &&
+         work / (divisor * 2) >= limits.min_elements)
+    divisor *= 2;
   if (divisor == 1) return std::nullopt;
 
   profile_shape p;

@@ -137,49 +137,55 @@ TEST_CASE("live evaluator on a GPU: without ncu the profile is static and says s
                   evaluation_error);
 }
 
-TEST_CASE("live evaluator on a GPU: a large task is profiled at a smaller batch, or at its own shape where it must") {
-  // vector_add over 2^28 floats: 4 GiB of tensors (the output undeclared, counted as large as the
-  // inputs), which ncu would save and restore on every replay pass. Verified and timed at 2^28,
-  // profiled at a quarter of it.
+TEST_CASE("live evaluator on a GPU: a slow task is profiled at a smaller batch, or at its own shape where it must") {
+  // vector_add over 2^24 floats, each thread adding a thousand dependent terms too small to
+  // change c (about 0.1 s a call): verified and timed at 2^24, profiled at an eighth of it, the
+  // first cut under 25 ms a call that keeps 2M elements.
   auto task = load_task(root() + "/examples/tasks/vector_add");
-  task.name = "vector_add_large";
-  for (auto& in : task.inputs) in.shape = {std::int64_t{1} << 28};
+  task.name = "vector_add_slow";
+  for (auto& in : task.inputs) in.shape = {std::int64_t{1} << 24};
   harness_evaluator_options o;
   o.device = "cuda";
   o.gpus = {0};
   o.work_dir = work_dir();
   o.max_seconds = 0.5;
   harness_evaluator live({task}, o);
-  const auto source = read(task.kernel);
-  const auto e = live.evaluate("vector_add_large", source, {true, true});
+  auto source = read(task.kernel);
+  source.replace(source.find("if (i < n) c[i] = a[i] + b[i];"), 30,
+                 "if (i < n) {\n    float s = 0.f;\n    for (int r = 0; r < 1000; ++r) s += a[i] * 1e-30f;\n"
+                 "    c[i] = a[i] + b[i] + s;\n  }");
+  const auto e = live.evaluate("vector_add_slow", source, {true, true});
   CHECK(e.correct);
+  REQUIRE(e.runtime_ms);
   REQUIRE(e.profile);
-  INFO("profile note: " << e.profile_note << "\nsummary:\n" << e.profile->summary);
+  INFO("runtime " << *e.runtime_ms << " ms; profile note: " << e.profile_note << "\nsummary:\n" << e.profile->summary);
+  CHECK(*e.runtime_ms > 25);
   CHECK(e.profile->source == "ncu");
-  CHECK(e.profile->shape_note.find("67108864 of the task's 268435456 (1/4)") != std::string::npos);
+  CHECK(e.profile->shape_note.find("of the task's 16777216 (1/") != std::string::npos);
   CHECK(e.profile->summary.rfind("Shape: ", 0) == 0);
-  CHECK(e.profile->summary.find("grid (262144, 1, 1)") != std::string::npos);  // 2^26 / 256
-  std::cout << "vector_add at 2^28: profiled " << e.phases.profile << " s; " << e.profile->shape_note << "; primary "
-            << e.profile->primary << "\n";
+  CHECK(e.profile->summary.find("grid (65536, 1, 1)") == std::string::npos);  // not 2^24 / 256
+  std::cout << "slow vector_add at 2^24: " << *e.runtime_ms << " ms a call, profiled " << e.phases.profile << " s; "
+            << e.profile->shape_note << "; primary " << e.profile->primary << "\n";
 
   // A candidate that runs only at the task's own size is profiled there, and the profile says why.
   auto fixed = source;
   fixed.replace(fixed.find("const long long n = in[0].shape[0];"), 35,
-                "const long long n = in[0].shape[0];\n  if (n != 268435456) return 7;");
-  const auto f = live.evaluate("vector_add_large", fixed, {true, true});
+                "const long long n = in[0].shape[0];\n  if (n != 16777216) return 7;");
+  const auto f = live.evaluate("vector_add_slow", fixed, {true, true});
   CHECK(f.correct);
   REQUIRE(f.profile);
   INFO("summary:\n" << f.profile->summary);
   CHECK(f.profile->source == "ncu");
   CHECK(f.profile->shape_note.find("at the task's own shape") != std::string::npos);
-  CHECK(f.profile->summary.find("grid (1048576, 1, 1)") != std::string::npos);  // 2^28 / 256
+  CHECK(f.profile->summary.find("grid (65536, 1, 1)") != std::string::npos);
 
   // --profile-full-shape: the task's own shape, nothing said.
   o.profile_full_shape = true;
   harness_evaluator full({task}, o);
-  const auto g = full.evaluate("vector_add_large", source + "\n// full\n", {true, true});
+  const auto g = full.evaluate("vector_add_slow", source + "\n// full\n", {true, true});
   REQUIRE(g.profile);
   CHECK(g.profile->shape_note.empty());
-  CHECK(g.profile->summary.find("grid (1048576, 1, 1)") != std::string::npos);
-  std::cout << "vector_add at 2^28, full shape: profiled " << g.phases.profile << " s\n";
+  CHECK(g.profile->summary.find("grid (65536, 1, 1)") != std::string::npos);
+  std::cout << "slow vector_add at 2^24, full shape: profiled " << g.phases.profile << " s; primary " << g.profile->primary
+            << "\n";
 }
