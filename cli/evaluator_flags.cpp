@@ -19,9 +19,9 @@ void evaluator_flags::add_to(CLI::App& app, const std::string& watchdog_help) {
                  "version keeps its static profile and the run says so")
       ->check(CLI::Range(1, 86400));
   app.add_flag("--profile-full-shape", profile_full_shape,
-               "profile a large task at its own shape (by default a task whose tensors share a leading dimension "
-               "is profiled at a fraction of it, so that ncu's replay passes stay short; verdicts and timings are "
-               "always of the full shape)");
+               "profile a slow kernel at the task's own shape (by default a candidate over 25 ms a call whose "
+               "tensors share a leading dimension is profiled at a fraction of it, so that ncu's replay passes stay "
+               "short; verdicts and timings are always of the task's shape)");
 }
 
 engine::optimize::evaluator_settings evaluator_flags::settings() const {

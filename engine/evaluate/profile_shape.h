@@ -5,11 +5,12 @@
 // share a leading (batch) dimension is profiled at a fraction of it instead, so that one call is
 // short; the verdict and the timing stay at the task's own shape, and the profile says so.
 //
-// Only a slow call is cut, never a large but fast one: cut for their bytes (1/16 of 6.4 GB
-// tensors), six of eight level 1 problems came out in another state on an H200 (19_ReLU
-// latency_bound_memory_stalls instead of memory_bandwidth_saturated; the reductions'
-// undersized_grid_uncoalesced, their grid being their output's size), for 3 s saved a profile.
-// Cut for their time, the five GEMMs kept theirs (uncoalesced_global_memory), for 25-70 s saved.
+// Only a slow call is cut, never a large but fast one. Cut to 1/16 for their bytes (6.4 GB
+// tensors, 2-11 ms a call), level 1 problems saved about 2 s a profile (19_ReLU 4.7 s instead of
+// 6.3-6.9 s, the same state either way) but the reductions 47 and 49, whose grid is their
+// output's size, came out undersized_grid_uncoalesced instead of uncoalesced_global_memory.
+// Cut for their time, the five GEMMs kept their state (uncoalesced_global_memory) and saved
+// 25-70 s a profile (H200, 2026-11-26, tests/optimize/gpu_cost_results.md).
 #pragma once
 
 #include "engine/task/task.h"

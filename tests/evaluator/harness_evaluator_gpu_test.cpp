@@ -138,9 +138,9 @@ TEST_CASE("live evaluator on a GPU: without ncu the profile is static and says s
 }
 
 TEST_CASE("live evaluator on a GPU: a slow task is profiled at a smaller batch, or at its own shape where it must") {
-  // vector_add over 2^24 floats, each thread adding a thousand dependent terms too small to
-  // change c (about 0.1 s a call): verified and timed at 2^24, profiled at an eighth of it, the
-  // first cut under 25 ms a call that keeps 2M elements.
+  // vector_add over 2^24 floats, each thread adding a hundred thousand dependent terms too small
+  // to change c (a thousand took 0.53 ms a call on an H200; this, tens of ms): verified and timed
+  // at 2^24, profiled at the first halving under 25 ms a call that keeps 2M elements.
   auto task = load_task(root() + "/examples/tasks/vector_add");
   task.name = "vector_add_slow";
   for (auto& in : task.inputs) in.shape = {std::int64_t{1} << 24};
@@ -152,7 +152,7 @@ TEST_CASE("live evaluator on a GPU: a slow task is profiled at a smaller batch, 
   harness_evaluator live({task}, o);
   auto source = read(task.kernel);
   source.replace(source.find("if (i < n) c[i] = a[i] + b[i];"), 30,
-                 "if (i < n) {\n    float s = 0.f;\n    for (int r = 0; r < 1000; ++r) s += a[i] * 1e-30f;\n"
+                 "if (i < n) {\n    float s = 0.f;\n    for (int r = 0; r < 100000; ++r) s += a[i] * 1e-30f;\n"
                  "    c[i] = a[i] + b[i] + s;\n  }");
   const auto e = live.evaluate("vector_add_slow", source, {true, true});
   CHECK(e.correct);
