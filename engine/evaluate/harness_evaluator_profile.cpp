@@ -136,7 +136,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     e.phases.profile_export += std::chrono::duration<double>(std::chrono::steady_clock::now() - export_start).count();
     return run;
   };
-  // A large task is profiled at a smaller batch (profile_shape.h). A candidate that fails there
+  // A slow task is profiled at a smaller batch (profile_shape.h). A candidate that fails there
   // (sizes written into it, a reference that will not take the shape) is profiled at its own;
   // one that ran out of time or was cancelled is not tried again.
   const auto shape = options_.profile_full_shape ? std::nullopt : reduced_profile_shape(task.spec, e.runtime_ms);
