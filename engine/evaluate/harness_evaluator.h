@@ -39,7 +39,7 @@ struct harness_evaluator_options {
   const state_namer* matcher = nullptr;  ///< names profiled states; null: the signature namer
   std::string ncu;                  ///< ncu path; empty: find_ncu(); "none": never (static profiles)
   std::chrono::seconds profile_timeout{300};  ///< one ncu run
-  bool profile_full_shape = false;  ///< never profile a large task at a smaller batch (profile_shape.h)
+  bool profile_full_shape = false;  ///< never profile a slow task at a smaller batch (profile_shape.h)
 };
 
 /// The snapshot of an ncu run's pages (details, raw, source CSV): every kernel classified, the

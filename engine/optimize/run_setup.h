@@ -33,7 +33,7 @@ struct evaluator_settings {
   std::string device = "auto";                ///< cpu | cuda | auto
   std::chrono::milliseconds watchdog{10'000};
   std::chrono::seconds profile_timeout{300};  ///< one ncu run; past it the version keeps a static profile
-  bool profile_full_shape = false;            ///< profile large tasks at their own shape too (profile_shape.h)
+  bool profile_full_shape = false;            ///< profile slow tasks at their own shape too (profile_shape.h)
 };
 
 /// Live measurement was asked for on a machine without a GPU; what() says what to do instead.
