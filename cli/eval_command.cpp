@@ -66,13 +66,17 @@ void print_human(const nlohmann::json& r) {
   }
   if (r.contains("timing")) {
     const auto& t = r["timing"];
-    for (const char* side : {"candidate", "reference"}) {
+    for (const std::string side : {"candidate", "reference"}) {
+      if (!t.contains(side)) continue;  // a candidate stopped clearly slower leaves the reference untimed
       const auto& s = t[side];
-      std::cout << "  " << std::setw(9) << std::left << side << std::right << " median " << ms(s.value("median_ms", 0.0))
+      // A captured program's reference is its own kernel, timed exactly as the candidate is.
+      const std::string label = side == "reference" && t.value("reference_kind", "") == "kernel" ? "original" : side;
+      std::cout << "  " << std::setw(9) << std::left << label << std::right << " median " << ms(s.value("median_ms", 0.0))
                 << "  IQR " << ms(s.value("iqr_ms", 0.0)) << "  " << s.value("samples", 0) << " samples, RSD "
                 << std::setprecision(2) << 100 * s.value("rsd", 0.0) << " %"
-                << (s.value("converged", false) ? "" : " (cap reached)") << (s.value("throttled", false) ? " THROTTLED" : "")
-                << "\n";
+                << (s.value("converged", false) ? "" : " (cap reached)") << (s.value("throttled", false) ? " THROTTLED" : "");
+      if (t.value("calls_per_sample", 1) > 1) std::cout << "  (per call; " << t.value("calls_per_sample", 1) << " calls a sample)";
+      std::cout << "\n";
     }
     std::cout << "  speedup  " << std::fixed << std::setprecision(3) << t.value("speedup", 0.0) << "x  ("
               << t.value("method", "") << ")\n";

@@ -79,8 +79,11 @@ std::vector<torch::Tensor> reference_model::run(const std::vector<torch::Tensor>
   }
   // A kernel reference fills buffers shaped by the task's 'outputs'.
   std::vector<torch::Tensor> outs;
+  // An output the kernel updates in place starts from its input's contents, as the candidate's does.
   for (const auto& o : task_.outputs)
-    outs.push_back(torch::empty(o.shape, torch::TensorOptions().dtype(scalar_type(o.dtype)).device(dev_.torch_device())));
+    outs.push_back(o.initial_from >= 0 && static_cast<std::size_t>(o.initial_from) < inputs.size()
+                       ? inputs[static_cast<std::size_t>(o.initial_from)].reshape(o.shape).clone()
+                       : torch::empty(o.shape, torch::TensorOptions().dtype(scalar_type(o.dtype)).device(dev_.torch_device())));
   for (const auto& p : params_) args.push_back(p);
   dl_views in(args), out(outs);
   const int rc = kernel_->forward()(in.data(), in.size(), out.data(), out.size(), dev_.stream());

@@ -291,6 +291,24 @@ runner_reply runner_process::call(const std::vector<runner::tensor_desc>& descs,
   return exchange(h, descs.data(), h.payload_bytes, -1, until);
 }
 
+runner_reply runner_process::batch_call(const std::vector<runner::tensor_desc>& first,
+                                        const std::vector<std::uint64_t>& slot_stride, int n_in, int n_out, int calls,
+                                        bool empty, deadline until) {
+  runner::request_header h;
+  h.kind = empty ? runner::op::noop : runner::op::call;
+  h.n_in = static_cast<std::uint32_t>(n_in);
+  h.n_out = static_cast<std::uint32_t>(n_out);
+  h.calls = static_cast<std::uint32_t>(calls);
+  std::vector<char> payload(first.size() * sizeof(runner::tensor_desc));
+  std::memcpy(payload.data(), first.data(), payload.size());
+  if (calls > 1) {
+    const auto* s = reinterpret_cast<const char*>(slot_stride.data());
+    payload.insert(payload.end(), s, s + slot_stride.size() * sizeof(std::uint64_t));
+  }
+  h.payload_bytes = static_cast<std::uint32_t>(payload.size());
+  return exchange(h, payload.data(), payload.size(), -1, until);
+}
+
 runner_reply runner_process::noop(const std::vector<runner::tensor_desc>& descs, int n_in, int n_out, deadline until) {
   runner::request_header h;
   h.kind = runner::op::noop;

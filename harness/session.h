@@ -13,15 +13,19 @@
 #include "harness/device.h"
 #include "harness/reference.h"
 #include "harness/runner_process.h"
+#include "harness/timing.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 
 namespace kblaster::harness {
+
+class timed_batch;
 
 /// Speedups above this are flagged for review rather than trusted.
 constexpr double review_speedup = 10.0;
@@ -49,9 +53,29 @@ class session {
   reference_model& reference(const engine::task_spec& task, const std::string& kernel_library);
   nlohmann::json verify(const engine::task_spec& task, runner_process& runner, reference_model& ref,
                         std::uint64_t seed_base, deadline until);
-  /// Times the candidate in `runner`, ends the runner, then times the reference.
+  /// Times the candidate in `runner`, ends the runner, then times the reference the same way.
   nlohmann::json time(const engine::task_spec& task, std::unique_ptr<runner_process>& runner, reference_model& ref,
-                      std::uint64_t seed, const nlohmann::json& policy, deadline until);
+                      const std::string& reference_library, std::uint64_t seed, const nlohmann::json& policy,
+                      deadline until);
+  /// What timing the library loaded in a runner gave, per call.
+  struct runner_timing {
+    timing_stats stats;        // samples: per call, the runner's events over a batch (host: the judge's clock)
+    int calls = 1;             // calls per batch
+    double exchange_ms = 0;    // an empty exchange's host time over its events (one per batch)
+    double empty_cpu_ms = 0;   // the runner's CPU time in an empty exchange
+    double cpu_per_call_ms = 0;
+    int threads_before = -1;
+    runner::reply last;        // the last batch's reply
+  };
+  /// Maps `batch` into `runner` and times the library it loaded there in batches of `calls` (0:
+  /// as many as batch_target_ms asks, from the warm-up); `check(slot)` runs after each batch on a
+  /// slot chosen then. Throws sample_failed.
+  runner_timing time_in_runner(runner_process& runner, timed_batch& batch, std::uint64_t seed,
+                               const timing_policy& policy, int calls, const std::function<void(int)>& check,
+                               deadline until);
+  /// Slot s of a timed batch against the reference: inputs intact, outputs right. Null when so,
+  /// else the failing reply.
+  nlohmann::json check_slot(const engine::task_spec& task, timed_batch& batch, reference_model& ref, int s);
   /// One call of the candidate at `path` inside the NVTX range, by a runner started under
   /// `ncu_argv` (which profiles it and writes the report it was told to); ncu's exit and log come
   /// back with the reply. No verdict: a profile describes a candidate already judged.

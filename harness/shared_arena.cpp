@@ -14,17 +14,10 @@
 #endif
 
 namespace kblaster::harness {
-namespace {
-
-// Every tensor starts on a 256-byte boundary, as cudaMalloc's own allocations do: a candidate's
-// vectorised loads may rely on it, and did on the allocations of the in-process harness.
-constexpr std::size_t alignment = 256;
-std::size_t aligned(std::size_t n) { return (n + alignment - 1) / alignment * alignment; }
-
-}  // namespace
+std::size_t aligned(std::size_t n) { return (n + arena_alignment - 1) / arena_alignment * arena_alignment; }
 
 shared_arena::shared_arena(const device_context& dev, std::size_t bytes) : cuda_(dev.is_cuda()), bytes_(aligned(bytes)) {
-  if (bytes_ == 0) bytes_ = alignment;
+  if (bytes_ == 0) bytes_ = arena_alignment;
 #ifdef KBLASTER_HARNESS_CUDA
   if (cuda_) {
     // The arena is a plain cudaMalloc (its IPC handle needs one), outside LibTorch's caching
@@ -78,8 +71,15 @@ torch::Tensor shared_arena::view(std::size_t offset, c10::IntArrayRef sizes, tor
 
 void shared_arena::ipc_handle(unsigned char (&out)[64]) const { std::memcpy(out, handle_, sizeof(handle_)); }
 
+std::vector<int> initial_inputs(const engine::task_spec& task) {
+  std::vector<int> from;
+  for (const auto& o : task.outputs) from.push_back(o.initial_from);
+  return from;
+}
+
 call_frame::call_frame(const device_context& dev, const std::vector<torch::Tensor>& args,
-                       const std::vector<torch::Tensor>& like_outputs) {
+                       const std::vector<torch::Tensor>& like_outputs, std::vector<int> initial_from)
+    : initial_from_(std::move(initial_from)) {
   if (args.size() + like_outputs.size() > static_cast<std::size_t>(runner::max_tensors))
     throw std::runtime_error("more than " + std::to_string(runner::max_tensors) + " tensors in one call");
   std::vector<std::size_t> offsets;
@@ -140,6 +140,9 @@ void call_frame::load_rotated(const std::vector<torch::Tensor>& args, const std:
     to.narrow(0, 0, k).copy_(from.narrow(0, n - k, k));
   }
   outputs_.poison();
+  for (std::size_t j = 0; j < initial_from_.size() && j < outputs_.outputs.size(); ++j)
+    if (const int i = initial_from_[j]; i >= 0 && static_cast<std::size_t>(i) < inputs_.size())
+      outputs_.outputs[j].view({-1}).copy_(inputs_[static_cast<std::size_t>(i)].view({-1}));
 }
 
 }  // namespace kblaster::harness

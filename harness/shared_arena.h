@@ -15,6 +15,12 @@
 
 namespace kblaster::harness {
 
+// Every tensor starts on a 256-byte boundary, as cudaMalloc's own allocations do: a candidate's
+// vectorised loads may rely on it, and did on the allocations of the in-process harness.
+inline constexpr std::size_t arena_alignment = 256;
+/// `n` rounded up to the arena's alignment.
+std::size_t aligned(std::size_t n);
+
 class shared_arena {
  public:
   shared_arena(const device_context& dev, std::size_t bytes);
@@ -43,9 +49,12 @@ class shared_arena {
 class call_frame {
  public:
   /// Room for copies of `args` (inputs then parameters) and outputs shaped like `like_outputs`.
+  /// `initial_from[j]`, where given and not -1, is the argument whose contents output j holds
+  /// before each call (a captured kernel's in-place allocation) instead of the poison.
   call_frame(const device_context& dev, const std::vector<torch::Tensor>& args,
-             const std::vector<torch::Tensor>& like_outputs);
-  /// Copies `args` (shaped as at construction) into the arena's inputs and poisons the outputs.
+             const std::vector<torch::Tensor>& like_outputs, std::vector<int> initial_from = {});
+  /// Copies `args` (shaped as at construction) into the arena's inputs and poisons the outputs
+  /// (or fills them from their initial argument).
   void load(const std::vector<torch::Tensor>& args);
   /// As load, each argument rotated by its shift (flat, as torch::roll: element j takes element
   /// j - shift), copied in two slices without a rotated temporary.
@@ -62,6 +71,10 @@ class call_frame {
   std::vector<torch::Tensor> inputs_;
   output_buffers outputs_;
   std::vector<runner::tensor_desc> descs_;
+  std::vector<int> initial_from_;
 };
+
+/// Where each output of `task` starts from (engine::input_spec::initial_from), for call_frame.
+std::vector<int> initial_inputs(const engine::task_spec& task);
 
 }  // namespace kblaster::harness

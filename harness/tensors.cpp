@@ -91,18 +91,26 @@ namespace {
 constexpr std::int64_t host_drawn_max_elements = std::int64_t{1} << 24;
 
 torch::Tensor draw(const engine::input_spec& in, at::Generator& gen, const torch::TensorOptions& opts) {
-  if (in.init == "randn") return at::randn(in.shape, gen, opts).mul_(in.scale);
-  if (in.init == "uniform") return at::rand(in.shape, gen, opts).mul_(in.high - in.low).add_(in.low).mul_(in.scale);
-  if (in.init == "zeros") return torch::zeros(in.shape, opts);
-  if (in.init == "ones") return torch::ones(in.shape, opts);
-  if (in.init == "arange")
-    return torch::arange(static_cast<double>(c10::multiply_integers(in.shape)), opts).reshape(in.shape);
-  if (in.init == "randint")
-    return at::randint(static_cast<std::int64_t>(in.low), static_cast<std::int64_t>(in.high), in.shape, gen, opts);
-  throw std::runtime_error("unknown init '" + in.init + "'");
+  return draw_values(in, in.shape, gen, opts);
 }
 
 }  // namespace
+
+bool is_random_init(const engine::input_spec& in) {
+  return in.file.empty() && (in.init == "randn" || in.init == "uniform" || in.init == "randint");
+}
+
+torch::Tensor draw_values(const engine::input_spec& in, c10::IntArrayRef shape, at::Generator& gen,
+                          const torch::TensorOptions& opts) {
+  if (in.init == "randn") return at::randn(shape, gen, opts).mul_(in.scale);
+  if (in.init == "uniform") return at::rand(shape, gen, opts).mul_(in.high - in.low).add_(in.low).mul_(in.scale);
+  if (in.init == "zeros") return torch::zeros(shape, opts);
+  if (in.init == "ones") return torch::ones(shape, opts);
+  if (in.init == "arange") return torch::arange(static_cast<double>(c10::multiply_integers(shape)), opts).reshape(shape);
+  if (in.init == "randint")
+    return at::randint(static_cast<std::int64_t>(in.low), static_cast<std::int64_t>(in.high), shape, gen, opts);
+  throw std::runtime_error("unknown init '" + in.init + "'");
+}
 
 std::vector<torch::Tensor> make_inputs(const engine::task_spec& task, std::uint64_t seed, torch::Device device) {
   torch::NoGradGuard no_grad;

@@ -19,6 +19,12 @@ torch::ScalarType scalar_type(const std::string& dtype);
 /// The task-file name of a scalar type.
 std::string dtype_name(torch::ScalarType t);
 
+/// Whether an input is drawn at random from its init (randn, uniform, randint; not a file).
+bool is_random_init(const engine::input_spec& in);
+/// Values of `in`'s init in `shape` (which may hold many copies of in.shape) from `gen`.
+torch::Tensor draw_values(const engine::input_spec& in, c10::IntArrayRef shape, at::Generator& gen,
+                          const torch::TensorOptions& opts);
+
 /// Fresh inputs for `seed`, on `device`, contiguous.
 std::vector<torch::Tensor> make_inputs(const engine::task_spec& task, std::uint64_t seed, torch::Device device);
 

@@ -114,7 +114,9 @@ capture_task write_capture_task(const kernel_capture& capture, const std::string
                       {"shape", {v.elements}},
                       {"dtype", v.dtype}});
     if (v.output < 0) continue;
-    nlohmann::json output{{"name", v.name}, {"shape", {v.elements}}, {"dtype", v.dtype}};
+    // The launch starts from the program's contents of what it writes: the harness puts them
+    // there before every call, outside the timed region (the launcher no longer copies them).
+    nlohmann::json output{{"name", v.name}, {"shape", {v.elements}}, {"dtype", v.dtype}, {"initial_from", a}};
     if (capture.allocations[a].varies)
       widen_for_variation(capture, a, v, "output " + std::to_string(v.output) + " (" + v.name + ")", output, out.notes);
     outputs.push_back(std::move(output));

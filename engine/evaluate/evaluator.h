@@ -66,7 +66,7 @@ struct evaluation {
   std::string check;                   ///< which check failed: compile, mismatch, crash, hang, ...
   std::string reason;                  ///< a sentence for the user and for the repair prompt
   std::optional<double> runtime_ms;    ///< candidate median, when timed
-  std::optional<double> reference_ms;  ///< the task's reference (PyTorch) median, same session
+  std::optional<double> reference_ms;  ///< the task's reference median (PyTorch, or the original kernel), same session
   /// Timing stopped once the candidate was clearly slower than evaluation_request::beat_ms:
   /// runtime_ms is the median of those few samples, and no reference was timed.
   bool timed_until_slower = false;

@@ -54,7 +54,8 @@ json build_run_report(loop_context& ctx, const optimize_result& r, const version
            {"gpu", baseline.eval.gpu_name},
            {"stop_reason", r.stop_reason.to_string()}};
   rep["input"] = {{"hash", baseline.hash}, {"runtime_ms", r.input_ms ? json(*r.input_ms) : json(nullptr)},
-                  {"reference_ms", r.reference_ms ? json(*r.reference_ms) : json(nullptr)}};
+                  {"reference_ms", r.reference_ms ? json(*r.reference_ms) : json(nullptr)},
+                  {"reference", reference_label(ctx.task)}};
   if (baseline.eval.profile) {
     rep["input"]["profile"] = {{"primary", baseline.eval.profile->primary}, {"secondary", baseline.eval.profile->secondary}};
     if (!baseline.eval.profile->shape_note.empty()) rep["input"]["profile"]["shape"] = baseline.eval.profile->shape_note;
@@ -144,9 +145,10 @@ std::string render_run_report(const json& rep) {
   md << "| model | " << (rep["model"].is_string() ? rep["model"].get<std::string>() : "none (mechanical tier only)") << " |\n";
   md << "| GPU / arch | " << rep.value("gpu", "") << " / " << rep.value("arch", "") << " |\n";
   md << "| input | " << ms_text(in["runtime_ms"]) << " |\n";
-  md << "| reference (PyTorch) | " << ms_text(in["reference_ms"]) << " |\n";
+  md << "| reference (" << in.value("reference", "PyTorch") << ") | " << ms_text(in["reference_ms"]) << " |\n";
   md << "| best | " << ms_text(best["runtime_ms"]) << ", **" << num(best.value("speedup_over_input", 1.0)) << "x** over the input";
-  if (best.contains("speedup_over_reference")) md << ", " << num(best["speedup_over_reference"].get<double>()) << "x over the reference";
+  if (best.contains("speedup_over_reference"))
+    md << ", " << num(best["speedup_over_reference"].get<double>()) << "x over " << in.value("reference", "the reference");
   md << " |\n";
   md << "| candidates / attempts / correct | " << tot.value("candidates", 0) << " / " << tot.value("attempts", 0) << " / "
      << tot.value("correct_attempts", 0) << " |\n";

@@ -72,8 +72,13 @@ input_spec read_input(const nlohmann::json& j, const std::string& dir, const std
   if (output) {
     in.atol = output_tolerance(j, "atol", where);
     in.rtol = output_tolerance(j, "rtol", where);
-  } else if (j.contains("atol") || j.contains("rtol")) {
-    throw task_error(where + ": 'atol' and 'rtol' belong to outputs (an input is not compared)");
+    if (j.contains("initial_from")) {
+      if (!j["initial_from"].is_number_integer() || j["initial_from"].get<int>() < 0)
+        throw task_error(where + ": 'initial_from' must be the index of an input");
+      in.initial_from = j["initial_from"].get<int>();
+    }
+  } else if (j.contains("atol") || j.contains("rtol") || j.contains("initial_from")) {
+    throw task_error(where + ": 'atol', 'rtol' and 'initial_from' belong to outputs (an input is not compared)");
   }
   in.name = opt_string(j, "name", where);
   in.file = resolve(dir, opt_string(j, "file", where));
@@ -218,6 +223,16 @@ task_spec task_from_json(const nlohmann::json& j, const std::string& dir, const 
     for (std::size_t i = 0; i < j["outputs"].size(); ++i)
       t.outputs.push_back(read_input(j["outputs"][i], t.dir, origin + ".outputs[" + std::to_string(i) + "]", true));
   }
+  for (std::size_t i = 0; i < t.outputs.size(); ++i) {
+    const auto& o = t.outputs[i];
+    if (o.initial_from < 0) continue;
+    const auto where = origin + ".outputs[" + std::to_string(i) + "].initial_from";
+    if (static_cast<std::size_t>(o.initial_from) >= t.inputs.size())
+      throw task_error(where + ": there is no input " + std::to_string(o.initial_from));
+    const auto& in = t.inputs[static_cast<std::size_t>(o.initial_from)];
+    if (in.dtype != o.dtype || (!in.shape.empty() && in.shape != o.shape))
+      throw task_error(where + ": input " + std::to_string(o.initial_from) + " is not shaped like this output");
+  }
   if (t.reference.kind == reference_kind::kernel && t.outputs.empty())
     throw task_error(origin + ": a kernel reference needs 'outputs' (their shapes and dtypes)");
   if (j.contains("tolerance")) {
@@ -321,6 +336,7 @@ nlohmann::json to_json(const task_spec& t) {
       if (!o.name.empty()) out["name"] = o.name;  // verdicts name the output they fault
       if (o.atol) out["atol"] = *o.atol;
       if (o.rtol) out["rtol"] = *o.rtol;
+      if (o.initial_from >= 0) out["initial_from"] = o.initial_from;
       j["outputs"].push_back(out);
     }
   }
@@ -353,6 +369,10 @@ tolerance tolerance_for(const std::string& dtype, const task_spec& t, std::size_
     if (const auto& o = t.outputs[output]; o.rtol) tol.rtol = *o.rtol;
   }
   return tol;
+}
+
+std::string reference_label(const task_spec& t) {
+  return t.reference.kind == reference_kind::kernel ? "the original kernel" : "PyTorch";
 }
 
 }  // namespace kblaster::engine

@@ -41,6 +41,10 @@ struct input_spec {
   // Outputs only: this output's tolerance, over the task's and the dtype's (a capture widens the
   // atol of an output on which the original kernel itself varies from run to run).
   std::optional<double> atol, rtol;
+  // Outputs only: the input whose contents this output holds before every call (an allocation a
+  // captured kernel updates in place), put there by the harness outside the timed region; -1:
+  // none (the output starts poisoned, and the candidate must write all of it).
+  int initial_from = -1;
 };
 
 /// The reference side of a task.
@@ -114,6 +118,10 @@ bool is_raw_tensor_file(const std::string& path);
 
 /// "randn", "uniform", ... : true for the initialisations the format accepts.
 bool is_known_init(const std::string& init);
+
+/// What a report calls the task's reference: "the original kernel" for a kernel reference (a
+/// captured program's own kernel, or an earlier version), "PyTorch" for a TorchScript one.
+std::string reference_label(const task_spec& t);
 
 /// Name of a reference kind as spelled in task files ("torchscript", "source", "kernel").
 std::string to_string(reference_kind k);

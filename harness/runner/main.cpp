@@ -362,13 +362,12 @@ int main(int argc, char** argv) {
 
   kb_forward_fn forward = nullptr;
   arena shared;
-  views v;
   for (;;) {
     request_header h;
     int fd = -1;
     if (!read_exact(&h, sizeof(h), &fd) || h.magic != protocol_magic) return 0;  // the judge is gone
     std::vector<char> payload(h.payload_bytes);
-    if (h.payload_bytes > sizeof(tensor_desc) * max_tensors + max_path || !read_exact(payload.data(), payload.size()))
+    if (h.payload_bytes > (sizeof(tensor_desc) + sizeof(std::uint64_t)) * max_tensors + max_path || !read_exact(payload.data(), payload.size()))
       return 1;
     switch (h.kind) {
       case op::quit: return 0;
@@ -395,22 +394,38 @@ int main(int argc, char** argv) {
       }
       case op::noop:
       case op::call: {
-        const std::size_t n = std::size_t{h.n_in} + h.n_out;
-        if ((h.kind == op::call && !forward) || !shared.base || n > max_tensors || payload.size() != n * sizeof(tensor_desc)) {
+        const std::size_t per_call = std::size_t{h.n_in} + h.n_out;
+        const std::size_t calls = h.calls;
+        const bool profiled = h.kind == op::call && (h.flags & flag_profile);
+        // A batch is a plain timed call repeated: never two-phase or profiled.
+        const bool batch_ok = calls >= 1 && calls <= max_batch_calls && (calls == 1 || h.flags == 0);
+        const std::size_t want = per_call * (sizeof(tensor_desc) + (calls > 1 ? sizeof(std::uint64_t) : 0));
+        if ((h.kind == op::call && !forward) || !shared.base || per_call > max_tensors || !batch_ok || payload.size() != want) {
           send_reply(failure(status::bad_request, "call before load and map, or a malformed descriptor list"));
           break;
         }
-        std::vector<tensor_desc> descs(n);
-        if (n) std::memcpy(descs.data(), payload.data(), payload.size());
-        if (const auto err = v.build(descs, shared, dev.cuda); !err.empty()) {
-          send_reply(failure(status::bad_request, err));
+        std::vector<tensor_desc> first(per_call);
+        std::vector<std::uint64_t> stride(per_call, 0);
+        if (per_call) std::memcpy(first.data(), payload.data(), per_call * sizeof(tensor_desc));
+        if (calls > 1) std::memcpy(stride.data(), payload.data() + per_call * sizeof(tensor_desc), per_call * sizeof(std::uint64_t));
+        std::vector<views> slots(calls);
+        std::string bad;
+        for (std::size_t c = 0; c < calls && bad.empty(); ++c) {
+          auto descs = first;
+          for (std::size_t i = 0; i < per_call; ++i) {
+            if (stride[i] > shared.bytes) bad = "a slot stride outside the arena";
+            descs[i].offset += c * stride[i];  // bounded: calls <= 1024, stride <= the arena's bytes
+          }
+          if (bad.empty()) bad = slots[c].build(descs, shared, dev.cuda);
+        }
+        if (!bad.empty()) {
+          send_reply(failure(status::bad_request, bad));
           break;
         }
         reply r;
-        const bool profiled = h.kind == op::call && (h.flags & flag_profile);
         profile_copies copies;
         if (profiled)
-          if (const auto err = copies.make(v.tensors, dev.cuda); !err.empty()) {
+          if (const auto err = copies.make(slots[0].tensors, dev.cuda); !err.empty()) {
             send_reply(failure(status::cuda_error, err));
             break;
           }
@@ -418,15 +433,19 @@ int main(int argc, char** argv) {
         if (h.kind == op::noop) dev.touch();
         if (profiled) range_push();
         if (h.kind == op::call) {
-          try {
-            r.rc = forward(v.tensors.data(), static_cast<int>(h.n_in), v.tensors.data() + h.n_in,
-                           static_cast<int>(h.n_out), dev.candidate_stream());
-          } catch (const std::bad_alloc& e) {
-            r = failure(status::out_of_memory, std::string("kb_forward threw std::bad_alloc: ") + e.what());
-          } catch (const std::exception& e) {
-            r = failure(status::exception, std::string("kb_forward threw: ") + e.what());
-          } catch (...) {
-            r = failure(status::exception, "kb_forward threw a non-standard exception");
+          for (auto& v : slots) {
+            try {
+              r.rc = forward(v.tensors.data(), static_cast<int>(h.n_in), v.tensors.data() + h.n_in,
+                             static_cast<int>(h.n_out), dev.candidate_stream());
+            } catch (const std::bad_alloc& e) {
+              r = failure(status::out_of_memory, std::string("kb_forward threw std::bad_alloc: ") + e.what());
+            } catch (const std::exception& e) {
+              r = failure(status::exception, std::string("kb_forward threw: ") + e.what());
+            } catch (...) {
+              r = failure(status::exception, "kb_forward threw a non-standard exception");
+            }
+            if (r.result != status::ok || r.rc != 0) break;
+            ++r.calls_made;
           }
         }
         if (profiled) {
@@ -438,12 +457,17 @@ int main(int argc, char** argv) {
           send_reply(r);
           request_header fin;
           if (!read_exact(&fin, sizeof(fin)) || fin.magic != protocol_magic || fin.kind != op::finish) return 1;
+          const int made = r.calls_made;
           r = reply{};
+          r.calls_made = made;
           dev.sync_device(r);
         } else {
           dev.timer_stop(r);
         }
-        r.descriptor_changed = profiled ? -1 : v.changed();  // a profiled call ran on copies
+        r.descriptor_changed = -1;  // a profiled call ran on copies
+        if (!profiled)
+          for (std::size_t c = 0; c < calls && r.descriptor_changed < 0; ++c)
+            if (const int i = slots[c].changed(); i >= 0) r.descriptor_changed = static_cast<int>(c * per_call) + i;
         send_reply(r);
         break;
       }

@@ -14,16 +14,21 @@ namespace kblaster::harness::runner {
 
 constexpr std::uint32_t protocol_magic = 0x4b42524eu;  // "KBRN"
 constexpr int max_dims = 8;
-constexpr int max_tensors = 4096;       // inputs, module parameters and outputs together
+constexpr int max_tensors = 4096;       // inputs, module parameters and outputs together, per call
+// A batched call: `calls` calls back to back, each on its own slot of the arena (the judge's
+// clock then pays one exchange per batch, not per call: harness/timed_batch.h).
+constexpr int max_batch_calls = 1024;
 constexpr int max_path = 4096;
 constexpr int message_chars = 240;
 
 enum class op : std::uint32_t {
   load = 1,    // payload: the candidate's path (already screened by the judge)
   map = 2,     // the shared arena: ipc_handle (CUDA) or a memfd sent with SCM_RIGHTS (CPU)
-  call = 3,    // payload: n_in + n_out tensor_desc; flags below
+  call = 3,    // payload: n_in + n_out tensor_desc, then with calls > 1 one std::uint64_t slot stride per
+               // descriptor (call c's tensor i is at offset + c * stride[i]); flags below
   finish = 4,  // second half of a two-phase call: synchronise the whole device, then reply
-  noop = 5,    // a call without the candidate: the cost of the round trip, for the judge's clock
+  noop = 5,    // a call without the candidate: the cost of the round trip, for the judge's clock (same
+               // payload and `calls` as the call it stands for: the same views are built and checked)
   quit = 6,
 };
 
@@ -51,6 +56,8 @@ struct request_header {
   std::uint32_t n_in = 0, n_out = 0;
   std::uint32_t flags = 0;
   std::uint32_t payload_bytes = 0;  // what follows the header
+  std::uint32_t calls = 1;          // call, noop: how many calls back to back, each on its own slot
+  std::uint32_t pad = 0;
   std::uint64_t arena_bytes = 0;    // map
   unsigned char ipc_handle[64] = {};  // map, CUDA: cudaIpcMemHandle_t
 };
@@ -70,9 +77,9 @@ struct reply {
   status result = status::ok;
   std::int32_t rc = 0;                 // kb_forward's return value
   std::int32_t fatal = 0;              // the CUDA context is unusable (illegal address...)
-  std::int32_t descriptor_changed = -1;  // index of a descriptor kb_forward changed, or -1
-  std::int32_t pad = 0;
-  double event_ms = 0;                 // CUDA-event time of the call on the legacy stream (CPU: host clock)
+  std::int32_t descriptor_changed = -1;  // index of a descriptor kb_forward changed (over the batch), or -1
+  std::int32_t calls_made = 0;         // calls of a batch made (fewer when one failed)
+  double event_ms = 0;                 // CUDA-event time of the call(s) on the legacy stream (CPU: host clock)
   char message[message_chars] = {};
 };
 

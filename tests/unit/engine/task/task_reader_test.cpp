@@ -115,6 +115,16 @@ TEST_CASE("bad task files get messages that name the file and the field") {
   CHECK(error_of(dir.string()).find("needs 'outputs'") != std::string::npos);
   write(dir / "task.json", R"({"reference": {"kernel": "ref.cu"}, "inputs": [{"shape": [4]}], "outputs": [{"shape": [4]}]})");
   CHECK(load_task(dir.string()).reference.kind == reference_kind::kernel);
+  // An output updated in place starts from an input shaped like it.
+  write(dir / "task.json", R"({"reference": {"kernel": "ref.cu"}, "inputs": [{"shape": [4]}], "outputs": [{"shape": [4], "initial_from": 0}]})");
+  CHECK(load_task(dir.string()).outputs[0].initial_from == 0);
+  CHECK(task_from_json(to_json(load_task(dir.string())), "/").outputs[0].initial_from == 0);
+  write(dir / "task.json", R"({"reference": {"kernel": "ref.cu"}, "inputs": [{"shape": [4]}], "outputs": [{"shape": [4], "initial_from": 1}]})");
+  CHECK(error_of(dir.string()).find("outputs[0].initial_from: there is no input 1") != std::string::npos);
+  write(dir / "task.json", R"({"reference": {"kernel": "ref.cu"}, "inputs": [{"shape": [5]}], "outputs": [{"shape": [4], "initial_from": 0}]})");
+  CHECK(error_of(dir.string()).find("not shaped like this output") != std::string::npos);
+  write(dir / "task.json", R"({"reference": {"kernel": "ref.cu"}, "inputs": [{"shape": [4], "initial_from": 0}], "outputs": [{"shape": [4]}]})");
+  CHECK(error_of(dir.string()).find("belong to outputs") != std::string::npos);
   CHECK(error_of((dir / "k.cu").string()).find("no '/* kblaster-task") != std::string::npos);
   write(dir / "task.json", "[1, 2]");
   CHECK(error_of(dir.string()).find("must be a JSON object") != std::string::npos);
