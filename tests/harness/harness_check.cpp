@@ -227,6 +227,42 @@ struct checker {
     }
   }
 
+  // Candidates that remember answers (memo/): whatever they try, none may be measured faster
+  // than the honest kernel its file names (`kblaster-honest:`); refused is fine too. Inputs
+  // rotated between timed calls let a full reduction replay its answer at several times the
+  // honest speed; inputs drawn afresh for every call leave such a candidate no shortcut.
+  void memo() {
+    std::cout << "memoisation (" << opt.device << "): never measured faster than the honest kernel\n";
+    for (const auto& f : files(fs::path(opt.root) / "tests/harness/memo")) {
+      const auto text = read(f);
+      const auto task = task_named(tag(text, "kblaster-task"));
+      const std::regex honest_re("// kblaster-honest: *(\\S+)");
+      std::smatch m;
+      if (!std::regex_search(text, m, honest_re)) {
+        record("memo", f.filename().string(), false, "names no honest kernel (kblaster-honest:)", {});
+        continue;
+      }
+      const auto b = build(f.string());
+      const auto h = build((fs::path(opt.root) / m[1].str()).string());
+      if (!b.ok || !h.ok) {
+        record("memo", f.filename().string(), false, "does not build: " + (b.ok ? h.log : b.log).substr(0, 300), {});
+        continue;
+      }
+      const auto honest = evaluate(task, h.library);
+      const auto r = evaluate(task, b.library);
+      const auto median = [](const nlohmann::json& reply) {
+        return reply.contains("timing") ? reply["timing"]["candidate"].value("median_ms", 0.0) : 0.0;
+      };
+      const double honest_ms = median(honest), ms = median(r);
+      const bool refused = r.value("verdict", "") != "pass" && r.value("verdict", "") != "needs_review";
+      const bool ok = honest.value("verdict", "") == "pass" && honest_ms > 0 && (refused || ms >= 0.8 * honest_ms);
+      std::ostringstream d;
+      d << std::setprecision(4) << r.value("verdict", "") << " " << r.value("check", "") << ": " << ms << " ms a call, the honest kernel "
+        << honest_ms << " ms";
+      record("memo", f.filename().string(), ok, d.str(), r);
+    }
+  }
+
   // The profile request: the harness starts a runner under the command the engine gives (ncu on
   // a GPU). Here the command is a stand-in that records its command line as the "report" and runs
   // the runner it was given, so that the exchange (a runner that connects back, its warm-up and
@@ -517,6 +553,7 @@ int main(int argc, char** argv) {
     if (o.only.empty() || o.only == "controls") c.controls();
     if (o.only.empty() || o.only == "timing") c.timing();
     if (o.only.empty() || o.only == "adversarial") c.adversarial();
+    if (o.only.empty() || o.only == "memo") c.memo();
     if (o.only.empty() || o.only == "profile") c.profile();
     if (o.only.empty() || o.only == "isolation") c.isolation();
     if (o.only.empty() || o.only == "escape") c.escape();
