@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -293,9 +294,10 @@ runner_reply runner_process::call(const std::vector<runner::tensor_desc>& descs,
 
 runner_reply runner_process::batch_call(const std::vector<runner::tensor_desc>& first,
                                         const std::vector<std::uint64_t>& slot_stride, int n_in, int n_out, int calls,
-                                        bool empty, deadline until) {
+                                        bool empty, double spin_ms, deadline until) {
   runner::request_header h;
   h.kind = empty ? runner::op::noop : runner::op::call;
+  h.spin_ns = empty && spin_ms > 0 ? static_cast<std::uint64_t>(std::min(spin_ms, 1000.0) * 1e6) : 0;
   h.n_in = static_cast<std::uint32_t>(n_in);
   h.n_out = static_cast<std::uint32_t>(n_out);
   h.calls = static_cast<std::uint32_t>(calls);

@@ -64,10 +64,11 @@ class runner_process {
   runner_reply finish(deadline until);
   /// `calls` calls back to back in one exchange, call c on `first` with each tensor moved by
   /// c * slot_stride[i] (its own slot of the arena), timed together by the runner's events.
-  /// `empty`: the same exchange without the candidate (the views built and checked, one empty
-  /// kernel launched), the cost the judge's clock takes off.
+  /// `empty`: the same exchange without the candidate (the views built and checked, one kernel
+  /// launched that holds the GPU for `spin_ms`, about what the batch takes), the cost the judge's
+  /// clock takes off.
   runner_reply batch_call(const std::vector<runner::tensor_desc>& first, const std::vector<std::uint64_t>& slot_stride,
-                          int n_in, int n_out, int calls, bool empty, deadline until);
+                          int n_in, int n_out, int calls, bool empty, double spin_ms, deadline until);
   /// A call inside the profiled range, on the runner's own copies of the tensors (flag_profile).
   runner_reply profiled_call(const std::vector<runner::tensor_desc>& descs, int n_in, int n_out, deadline until);
   /// Asks the runner to quit and waits for the process started (the wrapper, when there is one)

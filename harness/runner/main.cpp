@@ -110,9 +110,11 @@ struct device {
   /// The empty exchange's stand-in for a call: an empty kernel on the candidate's stream, so
   /// that the judge's calibration pays what a call pays for launching into this process's
   /// context (on a time-sliced GPU, a context switch) and nothing more (empty_kernel.cu).
-  void touch() {
+  void touch(std::uint64_t spin_ns) {
 #ifdef KBLASTER_RUNNER_CUDA
-    if (cuda) launch_empty_kernel(stream);
+    if (cuda) launch_empty_kernel(stream, spin_ns);
+#else
+    (void)spin_ns;
 #endif
   }
   void* candidate_stream() const {
@@ -430,7 +432,7 @@ int main(int argc, char** argv) {
             break;
           }
         dev.timer_start();
-        if (h.kind == op::noop) dev.touch();
+        if (h.kind == op::noop) dev.touch(h.spin_ns);
         if (profiled) range_push();
         if (h.kind == op::call) {
           for (auto& v : slots) {

@@ -58,6 +58,7 @@ struct request_header {
   std::uint32_t payload_bytes = 0;  // what follows the header
   std::uint32_t calls = 1;          // call, noop: how many calls back to back, each on its own slot
   std::uint32_t pad = 0;
+  std::uint64_t spin_ns = 0;        // noop: how long its stand-in kernel holds the GPU (a batch's time)
   std::uint64_t arena_bytes = 0;    // map
   unsigned char ipc_handle[64] = {};  // map, CUDA: cudaIpcMemHandle_t
 };

@@ -258,7 +258,7 @@ struct checker {
       const bool ok = honest.value("verdict", "") == "pass" && honest_ms > 0 && (refused || ms >= 0.8 * honest_ms);
       std::ostringstream d;
       d << std::setprecision(4) << r.value("verdict", "") << " " << r.value("check", "") << ": " << ms << " ms a call, the honest kernel "
-        << honest_ms << " ms";
+        << honest_ms << " ms (" << honest.value("verdict", "") << " " << honest.value("check", "") << ")";
       record("memo", f.filename().string(), ok, d.str(), r);
     }
   }
