@@ -225,7 +225,7 @@ namespace {
 /// The time a batch should take: long enough that the judge's exchange (a context switch of the
 /// time-sliced GPU, ~0.3 ms on an H200, scattering by tens of microseconds) is a few percent of it
 /// at most once divided among its calls. A call this long or longer is timed alone.
-constexpr double batch_target_ms = 2.0;
+constexpr double batch_target_ms = 4.0;
 /// Slots of the last batch checked against the reference after sampling, beside the one checked
 /// after every batch (chosen after it ran, so the candidate cannot know which).
 constexpr int final_checked_slots = 16;
@@ -244,15 +244,19 @@ session::runner_timing session::time_in_runner(runner_process& runner, timed_bat
     throw sample_failed{fail("error", "runner", std::string("the runner could not map the call's memory: ") + m.body.message)};
   out.threads_before = runner.threads();
   std::mt19937_64 rng(seed);
-  // One timed exchange of `k` calls: the judge's host clock runs from the request to the reply
-  // plus its own barrier, so work the candidate leaves running still counts.
+  // One timed exchange of `k` calls: the judge's host clock runs from the request to the reply,
+  // which the runner sends only once its whole device is idle (every stream of its context: work
+  // the candidate leaves running on a stream of its own still counts). The judge's barrier
+  // follows, outside the clock: it switches the time-sliced GPU to the judge's context, which
+  // scattered the clock by a tenth of a millisecond an exchange on an H200, and the runner's
+  // context has nothing left by then that the barrier could add.
   double spin_ms = 0;  // the empty exchange's stand-in for a batch: about as long
   const auto exchange = [&](int k, bool empty) {
     const auto t0 = clock_type::now();
     const auto r = runner.batch_call(batch.first(), batch.strides(), batch.n_in(), batch.n_out(), k, empty, spin_ms, until);
+    const double host = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
     if (!r.replied()) throw sample_failed{call_failure(lost_call(r, "the timed calls"))};
     dev_.barrier();
-    const double host = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
     if (r.body.result != runner::status::ok) {
       call_result c;
       c.check = r.body.result == runner::status::cuda_error ? (r.body.fatal ? "cuda_fatal" : "return_code")
@@ -303,7 +307,7 @@ session::runner_timing session::time_in_runner(runner_process& runner, timed_bat
   // difference of their host times' medians over the calls between them, so that every cost an
   // exchange pays once (the socket, the switch between the judge's and the runner's contexts, the
   // waits), known or not, cancels. Calibrating with an empty exchange alone left 0.05-0.2 ms a
-  // batch unexplained on an H200, 3-17 % of an honest 2 ms batch. A call alone in its batch (2 ms
+  // batch unexplained on an H200, 3-17 % of an honest 2 ms batch. A call alone in its batch (4 ms
   // or more) has no half: the empty exchange is taken off it, a few percent at most there.
   const int half = out.calls / 2;
   std::vector<double> host_full, host_half;

@@ -48,7 +48,7 @@ int slots_that_fit(const device_context& dev, const std::vector<torch::Tensor>& 
   std::size_t budget = std::size_t{256} << 20;
   if (dev.is_cuda()) {
     dev.release_cached_memory();
-    budget = std::min<std::size_t>(dev.free_bytes() / 4, std::size_t{4} << 30);
+    budget = std::min<std::size_t>(dev.free_bytes() / 4, std::size_t{12} << 30);
   }
   const auto fit = budget / timed_batch::slot_bytes(args, like_outputs);
   return static_cast<int>(std::clamp<std::size_t>(fit, 1, runner::max_batch_calls));
