@@ -364,6 +364,12 @@ int main(int argc, char** argv) {
 
   kb_forward_fn forward = nullptr;
   arena shared;
+  // The views last built, with the payload they were built from (reused while it repeats).
+  struct built_views {
+    std::vector<char> payload;
+    std::vector<views> slots;
+    bool valid = false;
+  } built;
   for (;;) {
     request_header h;
     int fd = -1;
@@ -390,6 +396,7 @@ int main(int argc, char** argv) {
         break;
       }
       case op::map: {
+        built = {};  // views point into the arena they were built over
         const auto err = shared.map(h, fd, dev.cuda);
         send_reply(err.empty() ? reply{} : failure(status::map_failed, err));
         break;
@@ -410,22 +417,36 @@ int main(int argc, char** argv) {
         std::vector<std::uint64_t> stride(per_call, 0);
         if (per_call) std::memcpy(first.data(), payload.data(), per_call * sizeof(tensor_desc));
         if (calls > 1) std::memcpy(stride.data(), payload.data() + per_call * sizeof(tensor_desc), per_call * sizeof(std::uint64_t));
-        std::vector<views> slots(calls);
-        std::string bad;
-        for (std::size_t c = 0; c < calls && bad.empty(); ++c) {
-          auto descs = first;
-          for (std::size_t i = 0; i < per_call; ++i) {
-            if (stride[i] > shared.bytes) bad = "a slot stride outside the arena";
-            descs[i].offset += c * stride[i];  // bounded: calls <= 1024, stride <= the arena's bytes
+        // The views of a batch are built once and kept while the judge asks for the same batch
+        // (its full and half batches, its empty exchanges): built per exchange, they cost the
+        // judge's clock a few hundred nanoseconds a call outside the runner's events, 3-9 % of
+        // an honest 8 us call on an H200.
+        const std::size_t n_slots = h.kind == op::call && profiled ? 1 : calls;
+        if (!(built.payload == payload && built.slots.size() >= n_slots && built.valid)) {
+          built = {};
+          std::string bad;
+          const std::size_t want_slots = std::max<std::size_t>(n_slots, 1);
+          built.slots.resize(want_slots);
+          for (std::size_t c = 0; c < want_slots && bad.empty(); ++c) {
+            auto descs = first;
+            for (std::size_t i = 0; i < per_call; ++i) {
+              if (stride[i] > shared.bytes) bad = "a slot stride outside the arena";
+              descs[i].offset += c * stride[i];  // bounded: calls <= 1024, stride <= the arena's bytes
+            }
+            if (bad.empty()) bad = built.slots[c].build(descs, shared, dev.cuda);
           }
-          if (bad.empty()) bad = slots[c].build(descs, shared, dev.cuda);
+          if (!bad.empty()) {
+            built = {};
+            send_reply(failure(status::bad_request, bad));
+            break;
+          }
+          built.payload = payload;
+          built.valid = true;
         }
-        if (!bad.empty()) {
-          send_reply(failure(status::bad_request, bad));
-          break;
-        }
+        auto& slots = built.slots;
         reply r;
         profile_copies copies;
+        if (profiled) built.valid = false;  // its views are moved to the copies below
         if (profiled)
           if (const auto err = copies.make(slots[0].tensors, dev.cuda); !err.empty()) {
             send_reply(failure(status::cuda_error, err));
@@ -435,7 +456,8 @@ int main(int argc, char** argv) {
         if (h.kind == op::noop) dev.touch(h.spin_ns);
         if (profiled) range_push();
         if (h.kind == op::call) {
-          for (auto& v : slots) {
+          for (std::size_t c = 0; c < calls; ++c) {
+            auto& v = slots[c];
             try {
               r.rc = forward(v.tensors.data(), static_cast<int>(h.n_in), v.tensors.data() + h.n_in,
                              static_cast<int>(h.n_out), dev.candidate_stream());
@@ -469,7 +491,10 @@ int main(int argc, char** argv) {
         r.descriptor_changed = -1;  // a profiled call ran on copies
         if (!profiled)
           for (std::size_t c = 0; c < calls && r.descriptor_changed < 0; ++c)
-            if (const int i = slots[c].changed(); i >= 0) r.descriptor_changed = static_cast<int>(c * per_call) + i;
+            if (const int i = slots[c].changed(); i >= 0) {
+              r.descriptor_changed = static_cast<int>(c * per_call) + i;
+              built.valid = false;  // rebuilt from the judge's descriptors next time
+            }
         send_reply(r);
         break;
       }
