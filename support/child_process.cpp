@@ -9,10 +9,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 extern char** environ;
@@ -55,6 +60,67 @@ std::optional<int> reap(pid_t pid, bool block) {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   return status;
 }
+
+// The thread every child is started from. To the kernel a child's parent is the thread that
+// started it, not the process: PR_SET_PDEATHSIG, which bwrap's --die-with-parent sets on every
+// sandboxed job, fires when that thread ends. A warm harness started by one of the optimizer's
+// worker threads was killed (SIGKILL) the moment that thread finished its trajectories, while
+// another thread was evaluating on it (issue 35). Started from here, a child dies with the
+// process, never with whichever thread happened to start it. Created on first use and never
+// destroyed (its thread runs until the process exits, so nothing here may be torn down under it).
+class spawner {
+ public:
+  static spawner& instance() {
+    static spawner* s = new spawner;  // leaked on purpose: see above
+    return *s;
+  }
+
+  // Runs `job` on the spawner's thread and waits for it; its exception comes back here. In a
+  // process forked from ours (the thread does not exist there), `job` runs on the caller.
+  void run(const std::function<void()>& job) {
+    if (::getpid() != owner_) return job();
+    std::exception_ptr error;
+    bool done = false;
+    std::unique_lock lock(mutex_);
+    jobs_.push_back([&] {
+      try {
+        job();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard inner(mutex_);
+      done = true;
+      finished_.notify_all();
+    });
+    queued_.notify_one();
+    finished_.wait(lock, [&] { return done; });
+    if (error) std::rethrow_exception(error);
+  }
+
+ private:
+  spawner() : owner_(::getpid()) { std::thread([this] { loop(); }).detach(); }
+
+  void loop() {
+    // Signals sent to the process go to the threads that handle them, never to this one.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    std::unique_lock lock(mutex_);
+    while (true) {
+      queued_.wait(lock, [&] { return !jobs_.empty(); });
+      auto job = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+
+  const pid_t owner_;
+  std::mutex mutex_;
+  std::condition_variable queued_, finished_;
+  std::deque<std::function<void()>> jobs_;
+};
 
 struct pipe_pair {
   int parent = -1, child = -1;
@@ -162,7 +228,7 @@ child_process child_process::spawn(const std::vector<std::string>& argv, const s
 
   child_process child;
   child.own_group_ = options.own_process_group;
-  {
+  spawner::instance().run([&] {
     // Under the registry's lock, so that stop_all_children() never misses a child being born.
     std::lock_guard lock(children().mutex);
     if (children().stopped) throw spawn_error(ECANCELED, "not starting " + argv[0] + ": KernelBlaster is exiting");
@@ -173,7 +239,7 @@ child_process child_process::spawn(const std::vector<std::string>& argv, const s
     if (rc != 0) throw spawn_error(rc, "cannot run " + argv[0] + ": " + std::strerror(rc));
     children().live.emplace(pid, options.own_process_group);
     child.pid_ = pid;
-  }
+  });
   child.in_ = setup.take_parent(0);
   child.out_ = setup.take_parent(1);
   child.err_ = setup.take_parent(2);

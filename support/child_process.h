@@ -3,6 +3,9 @@
 // the LSP pipe, which no child may read), default signal dispositions (the daemon ignores
 // SIGPIPE; its children should not inherit that), and by default its own process group, so that
 // a kill reaches whatever the child started (nvcc's cicc and ptxas, a candidate's threads).
+// Every child is started from one thread that lives as long as the process: a child whose
+// parent-death signal is set (bwrap --die-with-parent) dies when the thread that started it
+// ends, and callers' threads (the optimizer's workers) end long before the children they start.
 //
 // Every child started here is listed until it is reaped, so that `stop_all_children()` can end
 // them all at once when the daemon exits: nobody is left to read their results.

@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -140,4 +141,24 @@ TEST_CASE("a program that cannot start is a spawn_error naming it and errno") {
   CHECK_THROWS_AS(child_process::spawn({}), spawn_error);
   CHECK(kblaster::support::find_in_path("sh").find("/sh") != std::string::npos);
   CHECK(kblaster::support::find_in_path("kblaster-no-such-program").empty());
+}
+
+TEST_CASE("a child outlives the thread that started it: a parent-death signal waits for the process") {
+  // bwrap --die-with-parent sets PR_SET_PDEATHSIG, which the kernel fires when the *thread* that
+  // started the child ends. setpriv sets the same on itself; its sleep must survive the thread.
+  if (kblaster::support::find_in_path("setpriv").empty()) {
+    MESSAGE("SKIPPED: setpriv not found");
+    return;
+  }
+  std::optional<child_process> c;
+  std::thread([&] {
+    c.emplace(child_process::spawn({"setpriv", "--pdeathsig", "KILL", "sleep", "30"}));
+    // Long enough for setpriv to have set its parent-death signal before this thread ends.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }).join();
+  REQUIRE(c);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK_FALSE(c->try_wait());  // still running: not killed when the thread ended
+  const int status = c->kill_and_wait();
+  CHECK(WIFSIGNALED(status));
 }
