@@ -79,6 +79,12 @@ struct harness_client::child {
   }
 };
 
+bool harness_reply::judge_failed() const {
+  if (ok()) return body.is_object() && body.value("judge_error", false);
+  return error == "start_failed" || error == "protocol" || error == "crash" || error == "abort" || error == "killed" ||
+         error == "out_of_memory" || error == "exited";
+}
+
 nlohmann::json harness_reply::to_json() const {
   if (ok()) return body;
   nlohmann::json j{{"verdict", "error"}, {"check", error}, {"reason", message}};
@@ -193,9 +199,12 @@ harness_reply harness_client::lost(const std::string& during, bool timed_out) {
     const std::string tail = child_->tail();
     const bool oom_text = tail.find("out of memory") != std::string::npos || tail.find("bad_alloc") != std::string::npos;
     if (const int sig = support::job_signal(status); sig != 0) {
-      r.error = oom_text || sig == SIGKILL ? "out_of_memory" : sig == SIGABRT ? "abort" : "crash";
+      // A SIGKILL is not the candidate's (it runs in a runner of its own, which cannot signal the
+      // judge): the OOM killer, or a kill from outside (a sandbox that died with the thread that
+      // started it, before issue 35). Out of memory only when the harness's last words say so.
+      r.error = oom_text ? "out_of_memory" : sig == SIGKILL ? "killed" : sig == SIGABRT ? "abort" : "crash";
       r.message = std::string("the harness died of signal ") + std::to_string(sig) + " (" + strsignal(sig) + ") during " +
-                  during + (r.error == "out_of_memory" ? " (out of memory?)" : "") + "; it will be restarted";
+                  during + (r.error == "out_of_memory" ? " (out of memory)" : "") + "; it will be restarted";
     } else {
       r.error = oom_text ? "out_of_memory" : "exited";
       r.message = "the harness exited with status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +

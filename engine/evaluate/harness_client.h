@@ -32,10 +32,17 @@ bool harness_trace_requested();
 
 struct harness_reply {
   nlohmann::json body;
-  std::string error;         // crash, hang, abort, out_of_memory, exited, start_failed, protocol, cancelled
+  std::string error;         // crash, hang, abort, killed, out_of_memory, exited, start_failed, protocol, cancelled
   std::string message;       // a sentence for the user
   std::string stderr_tail;   // the harness's last words
   bool ok() const { return error.empty(); }
+  /// The judge failed, not the candidate, so the reply is no verdict on it: the harness did not
+  /// start (the sandbox, a library), it died while the candidate ran in its own runner process
+  /// (a signal, an exit, its own memory), or its reply says the failure is its own
+  /// (`"judge_error": true`). A runner that dies is reported in a reply (the candidate's), a
+  /// harness that stops answering is a hang (the candidate's kernel, most likely), and a cancel
+  /// is neither.
+  bool judge_failed() const;
   /// The reply as JSON: the body, or {"verdict":"error","check":error,"reason":message,...}.
   nlohmann::json to_json() const;
 };

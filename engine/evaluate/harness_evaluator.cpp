@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iomanip>
@@ -327,15 +328,59 @@ evaluation harness_evaluator::evaluate(const std::string& task_name, const std::
   }
 }
 
-void harness_evaluator::start_if_needed(slot& s) {
-  if (s.client->pid() > 0) return;
-  const auto r = s.client->request({{"op", "ping"}});
-  if (!r.ok() || !r.body.value("ok", false))
-    throw evaluation_error("kblaster-harness (" + harness_ + ") cannot start on " +
-                           (s.visible.empty() ? device_ : "GPU " + s.visible) + ": " +
-                           (r.ok() ? r.body.dump() : r.message) + (r.stderr_tail.empty() ? "" : "\n" + r.stderr_tail));
+harness_reply harness_evaluator::start_if_needed(slot& s) {
+  if (s.client->pid() > 0) return {};
+  auto r = s.client->request({{"op", "ping"}});
+  if (r.ok() && !r.body.value("ok", false)) {
+    s.client->stop();
+    return {{}, "start_failed", "the harness answered its first ping with " + r.body.dump(), ""};
+  }
+  if (!r.ok()) return r;
   std::lock_guard lock(pool_mutex_);  // describe() reads the names
   s.device_name = r.body.value("device", s.device_name);
+  return {};
+}
+
+harness_reply harness_evaluator::ask_judge(slot& s, const nlohmann::json& request, evaluation& e, std::stop_token stop,
+                                           double& took) {
+  const std::string where = s.visible.empty() ? device_ : "GPU " + s.visible;
+  std::vector<std::string> failures;
+  for (int attempt = 0;; ++attempt) {
+    const auto t0 = clock_type::now();
+    auto r = start_if_needed(s);
+    const double started = seconds_since(t0);
+    e.phases.harness_start += started;
+    e.gpu_seconds += started;
+    took = 0;
+    const bool started_ok = r.ok();
+    if (started_ok) {
+      const auto t1 = clock_type::now();
+      r = s.client->request(request, stop);
+      took = seconds_since(t1);
+    }
+    if (!r.judge_failed()) {
+      if (!failures.empty()) r.body["judge_retries"] = failures;  // said in the evaluation's raw reply
+      return r;
+    }
+    // No verdict on the candidate: its seconds are the harness's, and a fresh harness tries again.
+    e.phases.harness_start += took;
+    e.gpu_seconds += took;
+    s.client->stop();
+    std::string failure = r.ok() ? r.body.value("reason", std::string("the judge failed")) : r.message;
+    if (const auto at = failure.rfind("; it will be restarted"); at != std::string::npos) failure.erase(at);
+    failures.push_back((started_ok ? "" : "it cannot start: ") + std::move(failure));
+    if (stop.stop_requested()) return {{}, "cancelled", "cancelled after the harness failed: " + failures.back(), ""};
+    if (attempt >= options_.judge_retries) {
+      std::string message = "evaluator error, not the candidate's: kblaster-harness on " + where + " failed " +
+                            std::to_string(failures.size()) + (failures.size() == 1 ? " time" : " times") + " on '" +
+                            request.value("op", std::string()) + "'";
+      for (std::size_t i = 0; i < failures.size(); ++i) message += (i ? "; then " : ": ") + failures[i];
+      if (!r.stderr_tail.empty()) message += "\nthe harness's last words:\n" + r.stderr_tail;
+      throw evaluation_error(message);
+    }
+    std::fprintf(stderr, "[kblaster] the judge failed, not the candidate (%s); trying again on a fresh harness (%d of %d)\n",
+                 failures.back().c_str(), attempt + 1, options_.judge_retries);
+  }
 }
 
 evaluation harness_evaluator::measure(const task_entry& task, const std::string& source, const std::string& hash,
@@ -374,15 +419,6 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
 
   lease held(*this);
   slot& s = held.get();
-  const auto start = clock_type::now();
-  start_if_needed(s);
-  const double started = seconds_since(start);
-  e.phases.harness_start += started;
-  e.gpu_seconds += started;
-  {
-    std::lock_guard lock(pool_mutex_);
-    e.gpu_name = s.device_name;
-  }
   if (before) {
     if (request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.stop);
     return e;
@@ -394,10 +430,13 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
                      {"candidate", b.library},
                      {"timing", timing}};
   if (!task.reference_library.empty()) req["reference_library"] = task.reference_library;
-  const auto t0 = clock_type::now();
-  const auto reply = s.client->request(req, request.stop);
-  const double took = seconds_since(t0);
+  double took = 0;
+  const auto reply = ask_judge(s, req, e, request.stop, took);
   e.gpu_seconds += took;
+  {
+    std::lock_guard lock(pool_mutex_);
+    e.gpu_name = s.device_name;
+  }
   e.harness = reply.to_json();
   e.harness.erase("id");
   // The judge's own division of the request; what it does not account for (the exchange, a

@@ -22,6 +22,7 @@
 
 namespace kblaster::engine {
 class harness_client;
+struct harness_reply;
 class nvcc_driver;
 class state_namer;
 }  // namespace kblaster::engine
@@ -40,6 +41,9 @@ struct harness_evaluator_options {
   std::string ncu;                  ///< ncu path; empty: find_ncu(); "none": never (static profiles)
   std::chrono::seconds profile_timeout{300};  ///< one ncu run
   bool profile_full_shape = false;  ///< never profile a slow task at a smaller batch (profile_shape.h)
+  /// A request on which the judge itself failed (harness_reply::judge_failed) is sent again to a
+  /// fresh harness this many times at most, then evaluate() throws evaluation_error.
+  int judge_retries = 2;
 };
 
 /// The snapshot of an ncu run's pages (details, raw, source CSV): every kernel classified, the
@@ -52,6 +56,9 @@ std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& detai
 /// The live evaluator over kblaster-harness. Thread-safe; evaluations of distinct candidates
 /// run in parallel up to parallelism() (one per GPU), and the same (source, request) is
 /// measured once per evaluator: later calls get the first result (concurrent ones wait for it).
+/// A failure of the machinery rather than the candidate (a harness that does not start or dies,
+/// harness_reply::judge_failed) is retried on a fresh harness, then thrown as evaluation_error:
+/// never a verdict, never kept.
 /// An evaluation's gpu_seconds is the wall time the device was held for it: its harness request,
 /// its ncu run, and the harness's start when this candidate started it; build_seconds that of
 /// the compiler; phases divides both. prepare() builds ahead on the CPU, one thread per
@@ -119,7 +126,12 @@ class harness_evaluator final : public evaluator {
   /// its profile), only the profile added to it.
   evaluation measure(const task_entry& task, const std::string& source, const std::string& hash,
                      const evaluation_request& request, std::shared_future<evaluation> prior);
-  void start_if_needed(slot& s);
+  /// The slot's harness started when none runs: its ping's reply (a failure when it did not start).
+  harness_reply start_if_needed(slot& s);
+  /// `request` to the slot's harness, started first when needed; `took` gets the request's own
+  /// seconds. A failed judge is retried (options_.judge_retries) on a fresh harness, the failed
+  /// tries' seconds counted as harness_start; then evaluation_error. Any other reply is returned.
+  harness_reply ask_judge(slot& s, const nlohmann::json& request, evaluation& e, std::stop_token stop, double& took);
   void profile(const task_entry& task, const std::filesystem::path& dir, const std::string& source_path,
                const std::string& library, slot& s, evaluation& e, std::stop_token stop);
   void profile_static(const task_entry& task, const std::string& source_path, evaluation& e, const std::string& why);

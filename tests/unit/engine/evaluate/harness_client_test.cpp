@@ -52,12 +52,15 @@ TEST_CASE("each kind of death is reported, and a fresh harness takes the next re
     const char* how;
     const char* error;
   };
-  for (const auto& k : {kase{"crash", "crash"}, kase{"abort", "abort"}, kase{"oom", "out_of_memory"}, kase{"exit", "exited"}}) {
+  for (const auto& k : {kase{"crash", "crash"}, kase{"abort", "abort"}, kase{"kill", "killed"}, kase{"oom", "out_of_memory"},
+                        kase{"exit", "exited"}}) {
     CAPTURE(k.how);
     harness_client c(fake());
     const auto r = ask(c, k.how);
     CHECK_FALSE(r.ok());
     CHECK(r.error == k.error);
+    // The candidate runs in a runner of its own: a harness that dies is the judge's failure.
+    CHECK(r.judge_failed());
     CHECK(r.message.find("restarted") != std::string::npos);
     CHECK(r.to_json()["verdict"] == "error");
     CHECK(c.pid() == -1);
@@ -73,6 +76,7 @@ TEST_CASE("the watchdog kills a harness that does not answer") {
   const auto r = ask(c, "hang");
   const auto waited = std::chrono::steady_clock::now() - t0;
   CHECK(r.error == "hang");
+  CHECK_FALSE(r.judge_failed());  // most likely the candidate's kernel: its verdict
   CHECK(waited >= std::chrono::milliseconds(450));
   CHECK(waited < std::chrono::seconds(5));
   REQUIRE(ask(c, "ok").ok());
@@ -86,4 +90,23 @@ TEST_CASE("a missing harness executable is a start failure, not a crash") {
   const auto r = ask(c, "ok");
   CHECK_FALSE(r.ok());
   CHECK((r.error == "exited" || r.error == "start_failed"));
+}
+
+TEST_CASE("a reply is the candidate's verdict unless the judge says the failure is its own") {
+  harness_client c(fake());
+  const auto ok = ask(c, "ok");
+  REQUIRE(ok.ok());
+  CHECK_FALSE(ok.judge_failed());
+  const auto own = ask(c, "judge_oom");
+  REQUIRE(own.ok());
+  CHECK(own.judge_failed());
+  CHECK(c.starts() == 1);  // a reply: the harness is alive
+}
+
+TEST_CASE("a harness that cannot start is the judge's failure") {
+  harness_options o = fake();
+  o.executable = "/nonexistent/kblaster-harness";
+  harness_client c(o);
+  const auto r = ask(c, "ok");
+  CHECK(r.judge_failed());
 }
