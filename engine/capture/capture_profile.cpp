@@ -28,6 +28,12 @@ std::string ms_text(double ms) {
 
 profile_outcome profile_captured_launches(const captured_profile_options& o, std::stop_token stop) {
   profile_outcome out;
+  // No driver: no kernel of the file can be captured, and nothing is built or run to find out.
+  if (const auto blocked = capture_blocker(o.base); !blocked.empty()) {
+    for (const auto& kernel : o.kernels) out.not_profiled[kernel] = "its launch cannot be captured here (" + blocked + ")";
+    out.warnings.push_back("no kernel was profiled: " + blocked);
+    return out;
+  }
   std::unique_ptr<optimize::harness_evaluator> evaluator;  // one harness for every kernel of the file
   std::size_t done = 0;
   for (const auto& kernel : o.kernels) {

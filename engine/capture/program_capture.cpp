@@ -1,5 +1,6 @@
 // Building, running and capturing the user's program.
 #include "engine/capture/program_capture.h"
+#include "engine/capture/driver_check.h"
 #include "engine/source/program_entry.h"
 #include "engine/toolchain/nvcc_driver.h"
 #include "support/child_process.h"
@@ -87,6 +88,11 @@ double run_user_build(const capture_request& request, std::stop_token stop) {
 
 bool runs_as_program(const std::string& text, const program_run& run) { return !run.command.empty() || defines_main(text); }
 
+std::string capture_blocker(const capture_request& request) {
+  if (!env_or(request.replay_root, "KBLASTER_CAPTURE_REPLAY").empty()) return {};
+  return missing_cuda_driver(request.driver_library);
+}
+
 std::string origin_note(const capture_result& result) {
   if (result.replayed) return " (replayed from a recording: nothing was built or run)";
   return result.cached ? " (cached)" : "";
@@ -142,6 +148,9 @@ capture_result capture_program(const capture_request& request, const std::functi
   if (!runs_as_program(*text, request.run))
     throw capture_error(source.filename().string() + " does not define main(): name the program your own build makes "
                         "(--run PROGRAM, and --build COMMAND to build it; in the editor kblaster.run.command and .build)");
+  // Without the driver the program would fail at its start with the loader's error: say what is
+  // missing instead, having built and run nothing (not the user's build either).
+  if (const auto blocked = capture_blocker(request); !blocked.empty()) throw capture_error(blocked);
   const std::string nvcc = own_build ? "" : request.nvcc.empty() ? find_nvcc().value_or("") : request.nvcc;
   if (!own_build && nvcc.empty()) throw capture_error("nvcc was not found (set PATH or CUDA_HOME): the program cannot be built");
   const std::string agent = request.agent.empty() ? find_capture_agent() : request.agent;

@@ -59,6 +59,9 @@ struct capture_request {
   // one recorded for this program (see recording_name), or a capture_error says it is missing.
   // With a record folder every capture made is also copied there under that name.
   std::string replay_root, record_root;
+  // The NVIDIA driver library checked before anything is built or run (driver_check.h); tests
+  // name one this machine has to stand in for it, or one it lacks.
+  std::string driver_library = "libcuda.so.1";
 };
 
 struct capture_result {
@@ -71,9 +74,15 @@ struct capture_result {
   std::string provenance;      // "launch 0 of stencil2d.cu 64 48"
 };
 
+/// Why no capture of `request` can be made on this machine, checked before anything is built or
+/// run: the NVIDIA driver cannot be loaded (missing_cuda_driver). Empty when it can, and when the
+/// request replays a recording (replay_root, $KBLASTER_CAPTURE_REPLAY), which runs nothing.
+std::string capture_blocker(const capture_request& request);
+
 /// Captures and writes the task. `progress` hears each phase ("building", "running"). Throws
-/// capture_error naming what went wrong: the build's log, a crash or a hang with the program's
-/// output, or the agent's refusal.
+/// capture_error naming what went wrong: no driver here (capture_blocker, before anything is
+/// built or run), the build's log, a crash or a hang with the program's output, or the agent's
+/// refusal.
 capture_result capture_program(const capture_request& request, const std::function<void(const std::string&)>& progress,
                                std::stop_token stop = {});
 

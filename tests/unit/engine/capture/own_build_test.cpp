@@ -1,8 +1,9 @@
 // A program built by the user's own build (run.command, run.build): the kernel's file needs no
 // main, the build runs first and its failure is shown, the program named is what runs, and the
 // check of a rewrite in the program puts the user's file back (and builds it again) whatever
-// happens. No GPU here: the program runs without the agent's driver, so the captures themselves
-// fail, which is what lets the put-back be seen.
+// happens. No GPU here: libc stands in for the driver library the capture checks for first, the
+// program runs without the agent's driver, so the captures themselves fail, which is what lets
+// the put-back be seen.
 #include "engine/capture/program_capture.h"
 #include "engine/capture/program_rewrite.h"
 #include "support/files.h"
@@ -37,6 +38,7 @@ struct project {
     r.run.command = std::move(command);
     r.cache_root = (dir / "cache").string();
     r.agent = (dir / "main.cu").string();  // any existing file: the check for the agent passes, nothing loads it
+    r.driver_library = "libc.so.6";  // stands in for the driver this machine lacks, so that the build and program run
     r.timeout = std::chrono::seconds(20);
     return r;
   }
