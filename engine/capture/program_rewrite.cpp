@@ -74,6 +74,8 @@ program_rewrite rewrite_program(const capture_request& request, const capture_re
     }
     r.check = rewrite_check::reproduced;
   };
+  // No driver here: refused before the user's file is touched or anything is built.
+  if (const auto blocked = capture_blocker(again_request); !blocked.empty()) throw capture_error(blocked);
   if (request.run.command.empty()) {
     recapture_all();
   } else {

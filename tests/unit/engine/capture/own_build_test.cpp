@@ -107,6 +107,15 @@ TEST_CASE("checking a rewrite in a program built by its own build puts the file 
   const fs::path outside = fs::temp_directory_path() / ("kblaster-own-build-escape-" + std::to_string(::getpid()));
   fs::remove(outside);
   const auto request = p.request({"sh", "-c", "printf x >> builds; echo escaped >> " + outside.string() + "; true"}, {"./split_app"});
+  {
+    // Without the driver: refused before the user's file is edited or their build runs.
+    auto no_driver = request;
+    no_driver.driver_library = "libkblaster-test-no-such-driver.so.1";
+    CHECK_THROWS_WITH_AS(rewrite_program(no_driver, captured, {}, program, rewritten, (p.dir / "out").string(), {}),
+                         doctest::Contains("no NVIDIA driver on this machine"), capture_error);
+    CHECK(kblaster::support::read_file(p.kernels) == program);
+    CHECK(p.builds() == 0);
+  }
   std::string heard;
   CHECK_THROWS_AS(rewrite_program(request, captured, {}, program, rewritten, (p.dir / "out").string(),
                                   [&](const std::string& line) { heard += line + "\n"; }),
