@@ -351,7 +351,11 @@ nlohmann::json session::check_slot(const engine::task_spec& task, timed_batch& b
   for (std::size_t i = 0; i < expected.size() && i < outputs.size(); ++i) {
     const auto tol = engine::tolerance_for(dtype_name(expected[i].scalar_type()), task, i);
     const auto c = compare_output(outputs[i], expected[i], tol);
-    if (!c.ok)
+    // A single value within atol of the reference is right: its relative error alone says only
+    // how close to zero this call's answer fell (a sum of 2^22 draws near zero, one call in
+    // thousands), and with a check after every batch that came up.
+    const bool near_zero_scalar = c.elements == 1 && c.unwritten == 0 && c.mismatches == 0;
+    if (!c.ok && !near_zero_scalar)
       return fail("fail", "timing_output",
                   engine::output_label(task, i) + " was wrong in a timed call (the candidate behaves differently "
                   "when called repeatedly or on inputs it has not seen): " + c.reason);
