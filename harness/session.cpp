@@ -367,6 +367,10 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
                              reference_model& ref, const std::string& reference_library, std::uint64_t seed,
                              const nlohmann::json& policy_json, deadline until) {
   const auto policy = policy_from_json(policy_json);
+  // A kernel reference is timed in a runner of its own: started now, its CUDA context comes up
+  // while the candidate is timed.
+  std::unique_ptr<runner_process> ref_runner;
+  if (task.reference.kind == engine::reference_kind::kernel) ref_runner = take_runner();
   const auto inputs = make_inputs(task, seed, dev_.torch_device());
   const auto expected = ref.run(inputs);
   trace_phase("time: inputs drawn, reference run");
@@ -449,8 +453,7 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
   if (!st.stopped_slower) {
     auto ref_policy = policy;
     ref_policy.slower_than_ms = 0;
-    if (task.reference.kind == engine::reference_kind::kernel) {
-      auto ref_runner = take_runner();
+    if (ref_runner) {
       if (const auto err = ref_runner->ready(until); !err.empty())
         return fail("error", "runner", "the reference's runner did not start: " + err);
       const auto loaded = ref_runner->load(reference_library, until);
