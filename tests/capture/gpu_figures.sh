@@ -32,11 +32,11 @@ for spec in "stencil2d stencil2d 1 1000 1000 3" "histogram histogram 0 1000000" 
   task=$(capture "$here/programs/$name.cu" "$kernel" "$launch" "$work/$name" "${args[@]}") || { check "capture $name" 1; continue; }
   prog_ms=$(field "$work/$name.json" time_ms)
   "$kblaster" eval "$task" --json > "$work/$name-eval.json" 2> "$work/$name-eval.err"
-  orig_ms=$(field "$work/$name-eval.json" timing.reference.median_ms)
-  self_ms=$(field "$work/$name-eval.json" timing.candidate.median_ms)
-  self_x=$(field "$work/$name-eval.json" timing.speedup)
-  judge_ms=$(field "$work/$name-eval.json" timing.candidate.judge_ms)
-  calls=$(field "$work/$name-eval.json" timing.calls_per_sample)
+  orig_ms=$(field "$work/$name-eval.json" result.timing.reference.median_ms)
+  self_ms=$(field "$work/$name-eval.json" result.timing.candidate.median_ms)
+  self_x=$(field "$work/$name-eval.json" result.timing.speedup)
+  judge_ms=$(field "$work/$name-eval.json" result.timing.candidate.judge_ms)
+  calls=$(field "$work/$name-eval.json" result.timing.calls_per_sample)
   python3 -c "import sys; x=float(sys.argv[1]); sys.exit(0 if abs(x-1) <= 0.03 else 1)" "$self_x"
   check "$name: the unchanged kernel reads ${self_x}x (within 3 % of 1.00x)" $?
   python3 -c "import sys; a,b=map(float,sys.argv[1:]); sys.exit(0 if abs(a/b-1) <= 0.10 else 1)" "$orig_ms" "$prog_ms"
