@@ -2,6 +2,7 @@
 #include "harness/session.h"
 
 #include "harness/compare.h"
+#include "harness/degenerate.h"
 #include "harness/guarded_call.h"
 #include "harness/shared_arena.h"
 #include "harness/stress_inputs.h"
@@ -630,9 +631,10 @@ nlohmann::json session::handle(const nlohmann::json& req) {
       reply.update({{"ok", true}, {"device", dev_.name()}, {"cuda", dev_.is_cuda()}, {"torch", TORCH_VERSION}});
       return reply;
     }
-    if (op != "verify" && op != "time" && op != "evaluate" && op != "profile")
-      throw std::invalid_argument("unknown op '" + op + "' (ping, verify, time, evaluate, profile)");
-    if (!req.contains("task") || !req.contains("candidate") || !req["candidate"].is_string())
+    const bool probe = op == "probe_reference";  // the reference alone (degenerate.h): no candidate
+    if (op != "verify" && op != "time" && op != "evaluate" && op != "profile" && !probe)
+      throw std::invalid_argument("unknown op '" + op + "' (ping, verify, time, evaluate, profile, probe_reference)");
+    if (!req.contains("task") || (!probe && (!req.contains("candidate") || !req["candidate"].is_string())))
       throw std::invalid_argument("a request needs 'task' (an object) and 'candidate' (the .so path)");
     const auto task = engine::task_from_json(req["task"], req["task"].value("dir", "."), "request.task");
     const std::uint64_t seed_base = req.value("seed", std::uint64_t{1000}) + 100 * ++requests_;
@@ -640,11 +642,16 @@ nlohmann::json session::handle(const nlohmann::json& req) {
     const auto until = received + std::chrono::milliseconds(static_cast<long long>(deadline_ms));
     trace_request(op.c_str());
     reply["device"] = dev_.is_cuda() ? "cuda" : "cpu";
-    const auto path = req["candidate"].get<std::string>();
+    const auto path = probe ? std::string() : req["candidate"].get<std::string>();
     // "screening": false is for tests of the sandbox behind the screening; the engine never sends it.
     const bool screen = req.value("screening", true);
     auto& ref = reference(task, req.value("reference_library", ""));
     mark("reference");
+    if (probe) {
+      reply.update(probe_reference(task, ref, dev_, seed_base));
+      mark("probe");
+      return reply;
+    }
     try {
       check_candidate(path, task.allow_libraries, screen);
     } catch (const candidate_rejected& e) {
