@@ -328,6 +328,22 @@ evaluation harness_evaluator::evaluate(const std::string& task_name, const std::
   }
 }
 
+reference_probe harness_evaluator::probe_reference(const std::string& task_name, std::stop_token stop) {
+  std::shared_ptr<const task_entry> task;
+  {
+    std::lock_guard lock(tasks_mutex_);
+    if (const auto it = tasks_.find(task_name); it != tasks_.end()) task = it->second;
+  }
+  if (!task) throw evaluation_error("unknown task '" + task_name + "'");
+  lease held(*this);
+  if (const auto r = start_if_needed(held.get()); !r.ok()) {
+    reference_probe p;
+    p.error = "kblaster-harness (" + harness_ + ") cannot start: " + r.message;
+    return p;
+  }
+  return engine::probe_reference(*held.get().client, task->spec, task->reference_library, stop);
+}
+
 harness_reply harness_evaluator::start_if_needed(slot& s) {
   if (s.client->pid() > 0) return {};
   auto r = s.client->request({{"op", "ping"}});

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "engine/evaluate/evaluator.h"
+#include "engine/evaluate/reference_probe.h"
 #include "engine/task/task.h"
 
 #include <chrono>
@@ -79,6 +80,10 @@ class harness_evaluator final : public evaluator {
   evaluation evaluate(const std::string& task_name, const std::string& source,
                       const evaluation_request& request) override;
   void prepare(const std::string& task_name, const std::string& source) override;
+  /// The task's reference probed for degeneracy (reference_probe.h) on one of this evaluator's
+  /// harnesses. Throws evaluation_error for an unknown task; a harness that fails gives a probe
+  /// with its error.
+  reference_probe probe_reference(const std::string& task_name, std::stop_token stop = {});
   /// "live: kblaster-harness on 2 x NVIDIA H100 80GB HBM3 (sm_90)" or "live: kblaster-harness on the CPU".
   std::string describe() const override;
   int parallelism() const override { return static_cast<int>(slots_.size()); }

@@ -47,6 +47,12 @@ void evaluator_stack::add_task(const task_spec& task) {
   if (live_) live_->add_task(task);
 }
 
+std::optional<reference_probe> evaluator_stack::probe_reference(const task_spec& task, std::stop_token stop) {
+  if (!live_) return std::nullopt;
+  live_->add_task(task);
+  return live_->probe_reference(task.name, stop);
+}
+
 model_choice choose_model(const model_settings& s) {
   model_choice out;
   if (s.disabled) {

@@ -17,7 +17,9 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,9 @@ class evaluator_stack {
   bool replayed() const { return replayed_; }
   /// Makes a task known to the live evaluator (a replay needs none).
   void add_task(const task_spec& task);
+  /// The task's reference probed for degeneracy by the live evaluator's harness (reference_probe.h);
+  /// nullopt when results are replayed (no harness runs). Adds the task first.
+  std::optional<reference_probe> probe_reference(const task_spec& task, std::stop_token stop = {});
 
  private:
   std::unique_ptr<evaluator> base_, paced_, recorder_;
