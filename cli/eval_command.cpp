@@ -1,8 +1,10 @@
 // `kblaster eval TASK [--candidate FILE]`: compile a candidate, verify it against the task's
 // reference on several seeds under every guard, time it and the reference the same way, and
-// print the verdict with its figures (or JSON with --json). Progress goes to stderr.
+// print the verdict with its figures (or JSON with --json). Progress goes to stderr, and so does a
+// warning when the task is degenerate (its reference probed by the harness: reference_probe.h).
 #include "cli/command_registry.h"
 #include "engine/evaluate/harness_client.h"
+#include "engine/evaluate/reference_probe.h"
 #include "engine/task/task.h"
 #include "engine/toolchain/task_build.h"
 
@@ -24,6 +26,7 @@ struct eval_options {
   std::string candidate;
   bool json = false;
   bool verify_only = false;
+  bool no_probe = false;
   std::string device = "auto";
   std::string harness;
   double watchdog_s = 10;
@@ -165,9 +168,19 @@ int run_eval(const eval_options& opts) {
                      {"timing", {{"max_seconds", opts.max_seconds}}}};
   if (!ref_library.empty()) req["reference_library"] = ref_library;
   const auto reply = client.request(req);
-  progress_done();
   out["result"] = reply.to_json();
   out["result"].erase("id");
+  if (!opts.no_probe && reply.error != "start_failed") {
+    // After the verdict: the reference is loaded by then, and the probe costs a few of its calls.
+    progress("probing the reference for a constant output or an ignored input ...");
+    const auto probe = probe_reference(client, task, ref_library);
+    out["reference_probe"] = to_json(probe);
+    progress_done();
+    if (!probe.ran())
+      std::cerr << "kblaster eval: note: the reference was not probed for degeneracy: " << probe.error << "\n";
+    for (const auto& f : probe.findings()) std::cerr << "kblaster eval: warning: degenerate task: " << f << "\n";
+  }
+  progress_done();
   if (opts.json) std::cout << out.dump(2) << "\n";
   else {
     std::cout << task.name << ": " << source << " on " << device << "\n";
@@ -186,6 +199,8 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--candidate", opts->candidate, "the kernel to judge (.cu: GPU; .cpp host code: CPU); default: the task's");
   app->add_flag("--json", opts->json, "print the harness's reply as JSON");
   app->add_flag("--verify-only", opts->verify_only, "check correctness only, do not time");
+  app->add_flag("--no-probe", opts->no_probe,
+                "do not probe the reference for a constant output or an ignored input (a degenerate task)");
   app->add_option("--device", opts->device, "cpu, cuda or auto (default: cuda for .cu, cpu for host sources)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   app->add_option("--harness", opts->harness, "the kblaster-harness executable (default: beside kblaster, $KBLASTER_HARNESS, PATH)");

@@ -1,7 +1,11 @@
 // `kblaster import kernelbench PROBLEM.py --out TASK_DIR`: turn a KernelBench problem into a task
 // (TorchScript module with its weights, input specs, kernel.cu stub, eager and torch.compile
-// times) with the machine's PyTorch. The work is in engine/task/kernelbench_import.h.
+// times) with the machine's PyTorch. The work is in engine/task/kernelbench_import.h. Then the
+// task's reference is probed in kblaster-harness (engine/evaluate/reference_probe.h): an output
+// that is constant over the declared inputs, or that ignores an input, is warned about.
 #include "cli/command_registry.h"
+#include "engine/evaluate/harness_client.h"
+#include "engine/evaluate/reference_probe.h"
 #include "engine/task/kernelbench_import.h"
 
 #include <iomanip>
@@ -20,7 +24,28 @@ struct import_options {
   double timeout_s = 600;
   double timing_seconds = 1;
   bool no_timing = false;
+  bool no_probe = false;
+  std::string harness;
 };
+
+// The imported task's reference probed in the harness, on the import's device; warnings on stderr.
+// The import stands whatever the probe finds: a degenerate problem is still a problem to report.
+void probe_imported(const import_options& opts, const kblaster::engine::task_spec& task) {
+  using namespace kblaster::engine;
+  harness_options ho;
+  ho.executable = opts.harness;
+  ho.device = opts.device;
+  ho.watchdog = std::chrono::seconds(static_cast<long long>(opts.timeout_s));
+  std::cerr << "kblaster import: probing the reference for a constant output or an ignored input ...\n";
+  harness_client client(ho);
+  const auto probe = probe_reference(client, task);
+  if (!probe.ran()) {
+    std::cerr << "kblaster import: note: the reference was not probed for degeneracy: " << probe.error << "\n";
+    return;
+  }
+  for (const auto& f : probe.findings()) std::cerr << "kblaster import: warning: degenerate task: " << f << "\n";
+  if (probe.degenerate()) std::cout << "  " << probe.summary() << "\n";
+}
 
 std::string timing_text(const nlohmann::json& t) {
   if (t.value("status", "") != "measured") return t.value("status", "unknown") + ": " + t.value("reason", "");
@@ -53,6 +78,7 @@ int run_import(const import_options& opts) {
               << "\n  torch.compile: " << timing_text(m.value("compile", nlohmann::json::object())) << "\n";
     for (const auto& in : m.at("inputs"))
       if (in.contains("note")) std::cout << "  note: " << in.value("name", "") << ": " << in["note"].get<std::string>() << "\n";
+    if (!opts.no_probe) probe_imported(opts, r.task);
     return 0;
   } catch (const import_error& e) {
     std::cerr << "kblaster import: " << e.what() << "\n";
@@ -67,7 +93,8 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
       "kernelbench",
       "Turn a KernelBench problem (class Model, get_inputs(), get_init_inputs()) into a task directory:\n"
       "a TorchScript module with its weights, the inputs' spec, a kernel.cu stub, and the eager and\n"
-      "torch.compile reference times, using this machine's PyTorch.");
+      "torch.compile reference times, using this machine's PyTorch. Then the reference is probed in\n"
+      "kblaster-harness, with a warning when its output is constant over the declared inputs or ignores one.");
   auto opts = std::make_shared<import_options>();
   kb->add_option("problem", opts->problem, "the KernelBench problem file (.py)")->required();
   kb->add_option("--out", opts->out, "the task directory to write")->required();
@@ -78,6 +105,10 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   kb->add_option("--timing-seconds", opts->timing_seconds, "time spent timing each of eager and torch.compile (default 1)")
       ->check(CLI::Range(0.01, 600.0));
   kb->add_flag("--no-timing", opts->no_timing, "export only; do not time the reference");
+  kb->add_flag("--no-probe", opts->no_probe,
+               "do not probe the reference in kblaster-harness for a constant output or an ignored input");
+  kb->add_option("--harness", opts->harness,
+                 "the kblaster-harness executable (default: beside kblaster, $KBLASTER_HARNESS, PATH)");
   return kblaster::cli::command{app, [opts] { return run_import(*opts); }};
 });
 

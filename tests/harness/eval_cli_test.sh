@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `kblaster eval` end to end on the CPU path: an example passes with its figures, an adversarial
-# candidate is rejected with its reason, and bad input gets a message and a non-zero status.
+# candidate is rejected with its reason, a degenerate task is warned about (and a healthy one is
+# not), and bad input gets a message and a non-zero status.
 # Usage: eval_cli_test.sh KBLASTER KBLASTER_HARNESS SOURCE_DIR
 set -u
 kblaster=$1
@@ -31,6 +32,7 @@ fi
 grep -q "speedup" "$tmp/out" || fail "vector_add: no speedup"
 grep -q "seed .*: ok" "$tmp/out" || fail "vector_add: no seed lines"
 grep -q "kblaster eval: compiling" "$tmp/err" || fail "no progress line on stderr"
+grep -q "degenerate" "$tmp/err" && fail "vector_add: flagged degenerate"
 
 "$kblaster" eval "$root/examples/tasks/row_softmax" --json --max-seconds 0.2 --watchdog 60 >"$tmp/json" 2>/dev/null
 python3 - "$tmp/json" <<'PY' || fail "row_softmax --json"
@@ -41,7 +43,32 @@ assert r["verdict"] == "pass", r
 assert len(r["seeds"]) == 3 and all(s["ok"] for s in r["seeds"])
 assert r["timing"]["speedup"] > 0 and r["timing"]["candidate"]["samples"] >= 3
 assert j["device"] == "cpu"
-print("row_softmax --json: pass, speedup %.3f" % r["timing"]["speedup"])
+p = j["reference_probe"]
+assert p["degenerate"] is False and p["draws"] == 3 and not p["outputs"][0]["constant"], p
+print("row_softmax --json: pass, speedup %.3f, not degenerate" % r["timing"]["speedup"])
+PY
+
+# A degenerate task: clamp(relu(x) - 50, 0, 1) is 0 for every randn input. The zeros candidate
+# passes every seed there; only the stress set (inputs scaled x1000) tells it apart.
+cat >"$tmp/clamped.json" <<'JSON'
+{"name": "clamped_relu",
+ "reference": {"source": "def forward(x):\n    return torch.clamp(torch.relu(x) - 50.0, 0.0, 1.0)\n"},
+ "inputs": [{"name": "x", "shape": [65536], "dtype": "float32", "init": "randn"}]}
+JSON
+"$kblaster" eval "$tmp/clamped.json" --candidate "$root/tests/harness/adversarial/zeros.cpp" --verify-only --json \
+  --watchdog 60 >"$tmp/json" 2>"$tmp/err"
+grep warning "$tmp/err"
+grep -q "kblaster eval: warning: degenerate task: the reference's output 0 is always 0" "$tmp/err" ||
+  fail "clamped_relu: no warning"
+python3 - "$tmp/json" <<'PY' || fail "clamped_relu --json"
+import json, sys
+j = json.load(open(sys.argv[1]))
+p = j["reference_probe"]
+assert p["degenerate"] is True and p["summary"] == "degenerate: output constant over the declared inputs", p
+assert p["outputs"][0]["constant"] and p["outputs"][0]["value"] == 0, p
+r = j["result"]
+assert all(s["ok"] for s in r["seeds"]), r  # zeros pass every seed of the declared distribution
+print("clamped_relu --json: %s; zeros.cpp: %s (%s)" % (p["summary"], r["verdict"], r.get("check")))
 PY
 
 "$kblaster" eval "$root/examples/tasks/vector_add" --candidate "$root/tests/harness/adversarial/zeros.cpp" >"$tmp/out" 2>/dev/null

@@ -3,7 +3,8 @@
 # (tests/fixtures/kernelbench/: Linear+ReLU with parameters and a buffer, softmax without weights)
 # are imported with the machine's PyTorch (Debian's python3-torch in CI), then `kblaster eval`
 # judges the imported tasks (TorchScript module references) with a correct host-code candidate
-# (pass) and a wrong one (rejected). Bad input gets a message and a non-zero status.
+# (pass) and a wrong one (rejected). A degenerate problem (linear_relu_clamp.py: always 0) is imported
+# with a warning, the healthy ones without. Bad input gets a message and a non-zero status.
 # Usage: kernelbench_import_test.sh KBLASTER KBLASTER_HARNESS SOURCE_DIR
 set -u
 kblaster=$1
@@ -59,6 +60,8 @@ cat "$tmp/out" "$tmp/err"
 [[ $rc == 0 ]] || fail "import linear_relu: status $rc"
 grep -q "kblaster import: exporting linear_relu.py" "$tmp/err" || fail "no progress line on stderr"
 grep -q "torch.compile: " "$tmp/out" || fail "no torch.compile line"
+grep -q "kblaster import: probing the reference" "$tmp/err" || fail "linear_relu: the reference was not probed"
+grep -q "degenerate" "$tmp/err" "$tmp/out" && fail "linear_relu: flagged degenerate"
 check_task "$tmp/linear_relu" randn 3 || fail "linear_relu task.json"
 grep -Eq 'in\[1\] +linear\.weight +float32 +\[96, 128\] +parameter' "$tmp/linear_relu/kernel.cu" || fail "stub: in[1]"
 grep -Eq 'in\[2\] +linear\.bias .*parameter' "$tmp/linear_relu/kernel.cu" || fail "stub: in[2]"
@@ -80,6 +83,20 @@ evaluate "$tmp/softmax" "$fixtures/softmax_cpu.cpp" 0 "softmax_cpu.cpp"
 grep -q "verdict: pass" "$tmp/eval" || fail "softmax_cpu.cpp not passed"
 evaluate "$tmp/softmax" "$fixtures/softmax_wrong.cpp" 1 "softmax_wrong.cpp"
 grep -q "verdict: fail" "$tmp/eval" || fail "softmax_wrong.cpp not rejected"
+
+# Degenerate: the output is 0 for every randn input. Imported, with a warning and the summary.
+"$kblaster" import kernelbench "$fixtures/linear_relu_clamp.py" --out "$tmp/linear_relu_clamp" --python "$python" \
+  --no-timing >"$tmp/out" 2>"$tmp/err"
+rc=$?
+cat "$tmp/out"
+grep warning "$tmp/err"
+[[ $rc == 0 ]] || { fail "import linear_relu_clamp: status $rc"; cat "$tmp/err"; }
+grep -q "kblaster import: warning: degenerate task: the reference's output 0 is always 0" "$tmp/err" ||
+  fail "linear_relu_clamp: no warning that its output is constant"
+grep -q "degenerate: output constant over the declared inputs" "$tmp/out" || fail "linear_relu_clamp: no summary line"
+"$kblaster" import kernelbench "$fixtures/linear_relu_clamp.py" --out "$tmp/linear_relu_clamp2" --python "$python" \
+  --no-timing --no-probe >/dev/null 2>"$tmp/err"
+grep -q "probing\|degenerate" "$tmp/err" && fail "--no-probe: the reference was probed"
 
 # Bad input: each must fail with status 1 and say why.
 expect_error() {  # expect_error WHAT PATTERN ARGS...
