@@ -62,18 +62,24 @@ group_metrics group_of(const std::string& name, int level, const std::vector<con
   for (const auto* r : rs) {
     phases.insert(phases.end(), r->candidate_phases.begin(), r->candidate_phases.end());
     ++g.statuses[r->status];
-    g.valid += r->valid ? 1 : 0;
     g.tokens += r->tokens;
     g.gpu_seconds += r->gpu_seconds;
     g.wall_seconds += r->wall_seconds;
     g.candidates += r->candidates;
+    // What it cost counts; what it measured does not.
+    if (!r->degenerate.empty()) {
+      ++g.degenerate;
+      continue;
+    }
+    g.valid += r->valid ? 1 : 0;
     const auto s = speedups_of(*r);
     eager.push_back(s.eager);
     compile.push_back(s.compile);
     best.push_back(s.best_baseline);
   }
   g.cost = optimize::summarize_costs(phases);
-  g.valid_rate = g.problems ? static_cast<double>(g.valid) / g.problems : 0;
+  const int scored = g.problems - g.degenerate;
+  g.valid_rate = scored ? static_cast<double>(g.valid) / scored : 0;
   const auto present = [](const std::vector<std::optional<double>>& v) {
     std::vector<double> out;
     for (const auto& x : v)
@@ -83,9 +89,9 @@ group_metrics group_of(const std::string& name, int level, const std::vector<con
   g.eager = summarize(present(eager));
   g.compile = summarize(present(compile));
   g.best = summarize(present(best));
-  g.fast_p_eager = fast_p_curve(eager, g.problems);
-  g.fast_p_compile = fast_p_curve(compile, g.problems);
-  g.fast_p_best = fast_p_curve(best, g.problems);
+  g.fast_p_eager = fast_p_curve(eager, scored);
+  g.fast_p_compile = fast_p_curve(compile, scored);
+  g.fast_p_best = fast_p_curve(best, scored);
   if (g.tokens > 0 && g.best.n > 0)
     g.speedup_per_mtoken = g.best.geomean / (static_cast<double>(g.tokens) / g.problems / 1e6);
   return g;
@@ -121,6 +127,7 @@ nlohmann::json to_json(const group_metrics& g) {
   nlohmann::json j{{"name", g.name},
                    {"level", g.level},
                    {"problems", g.problems},
+                   {"degenerate", g.degenerate},
                    {"valid", g.valid},
                    {"valid_rate", g.valid_rate},
                    {"speedup", {{"eager", to_json(g.eager)}, {"compile", to_json(g.compile)}, {"best", to_json(g.best)}}},

@@ -2,7 +2,9 @@
 // over the better of the two (the paper's baseline) as mean, geometric mean, median, min, max and
 // share above 1x; fast_p for p = 0, 0.1, ..., 4 (KernelBench's: the share of ALL problems whose
 // final kernel is correct and more than p times faster); tokens, GPU time, speedup per token;
-// technique usage by success and failure; states visited.
+// technique usage by success and failure; states visited. A degenerate problem (its reference's
+// output constant over the declared inputs, or ignoring an input: problem_result::degenerate) is
+// counted, and left out of the valid rate, the speedups and fast_p: its verification proves little.
 #pragma once
 
 #include "engine/bench/problem_result.h"
@@ -37,8 +39,10 @@ std::vector<double> fast_p_curve(const std::vector<std::optional<double>>& speed
 struct group_metrics {
   std::string name;  ///< "level 1", ..., "all"
   int level = 0;     ///< 0 for "all"
-  int problems = 0, valid = 0;
-  double valid_rate = 0;
+  int problems = 0;    ///< every problem of the group, degenerate ones included
+  int degenerate = 0;  ///< left out of valid, valid_rate, the speedups and fast_p
+  int valid = 0;       ///< of the problems that are not degenerate
+  double valid_rate = 0;  ///< valid over the problems that are not degenerate
   speedup_summary eager, compile, best;  ///< over eager, torch.compile, the better of the two
   std::vector<double> fast_p_eager, fast_p_compile, fast_p_best;  ///< per fast_p_thresholds()
   std::int64_t tokens = 0;

@@ -40,8 +40,8 @@ speedups speedups_of(const problem_result& r) {
 
 nlohmann::json to_json(const problem_result& r) {
   nlohmann::json j{{"problem", r.problem}, {"level", r.level}, {"file", r.file}, {"status", r.status},
-                   {"error", r.error}, {"valid", r.valid}, {"tokens", r.tokens}, {"gpu_seconds", r.gpu_seconds},
-                   {"wall_seconds", r.wall_seconds}, {"candidates", r.candidates},
+                   {"error", r.error}, {"valid", r.valid}, {"degenerate", r.degenerate}, {"tokens", r.tokens},
+                   {"gpu_seconds", r.gpu_seconds}, {"wall_seconds", r.wall_seconds}, {"candidates", r.candidates},
                    {"correct_candidates", r.correct_candidates}, {"states_visited", r.states_visited},
                    {"initial_kernel", r.initial_kernel}, {"stop_reason", r.stop_reason}, {"run_id", r.run_id},
                    {"worker", r.worker}, {"finished_at", r.finished_at}};
@@ -74,6 +74,7 @@ problem_result problem_result_from_json(const nlohmann::json& j) {
     r.status = j.value("status", "ok");
     r.error = j.value("error", "");
     r.valid = j.value("valid", false);
+    r.degenerate = j.value("degenerate", "");
     r.tokens = j.value("tokens", std::int64_t{0});
     r.gpu_seconds = j.value("gpu_seconds", 0.0);
     r.wall_seconds = j.value("wall_seconds", 0.0);

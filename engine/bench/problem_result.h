@@ -29,6 +29,11 @@ struct problem_result {
   std::string status = "ok";
   std::string error;     ///< why, when status is not ok
   bool valid = false;    ///< the final kernel is correct (verified by the harness)
+  /// Why the problem is degenerate (engine/evaluate/reference_probe.h's summary: "degenerate: output
+  /// constant over the declared inputs", or an input the output ignores): its verification proves
+  /// little and its speedup means nothing, so the metrics leave it out of every aggregate. Empty:
+  /// not degenerate, or not probed (replayed results).
+  std::string degenerate;
   std::optional<double> eager_ms;     ///< the exporter's eager PyTorch time
   std::optional<double> compile_ms;   ///< the exporter's torch.compile time
   std::optional<double> reference_ms; ///< the harness's time of the reference (same session as best)

@@ -47,6 +47,8 @@ void use_recorded_outcomes(bench_hooks& hooks, const fs::path& dir) {
     // The exporter's times were recorded on the GPU with the rest; the CPU import's are replaced.
     if (j.contains("eager_ms")) r.eager_ms = opt(j, "eager_ms");
     if (j.contains("compile_ms")) r.compile_ms = opt(j, "compile_ms");
+    // The probe of the reference ran on the GPU with the rest (no harness runs here).
+    if (j.contains("degenerate") && j["degenerate"].is_string()) r.degenerate = j["degenerate"].get<std::string>();
     if (r.status != "ok") return;
     for (const auto& t : j.value("techniques", nlohmann::json::array()))
       r.techniques.push_back({t.value("technique", ""), t.value("success", false)});

@@ -117,8 +117,13 @@ nlohmann::json report_data(const std::vector<report_run>& runs) {
   nlohmann::json out{{"histogram_bins", bins}, {"runs", nlohmann::json::array()}};
   for (const auto& r : runs) {
     std::vector<int> histogram(std::size(bin_edges) + 1, 0);
-    nlohmann::json points = nlohmann::json::array();
+    nlohmann::json points = nlohmann::json::array(), degenerate = nlohmann::json::array();
     for (const auto& p : r.results) {
+      // Left out of every chart, as of the metrics: listed instead.
+      if (!p.degenerate.empty()) {
+        degenerate.push_back({{"problem", result_key(p.level, p.problem)}, {"reason", p.degenerate}});
+        continue;
+      }
       const auto s = speedups_of(p).best_baseline;
       if (!s) continue;
       std::size_t bin = 0;
@@ -127,7 +132,7 @@ nlohmann::json report_data(const std::vector<report_run>& runs) {
       points.push_back({{"problem", result_key(p.level, p.problem)}, {"tokens", p.tokens}, {"speedup", *s}});
     }
     out["runs"].push_back({{"name", r.name}, {"manifest", r.manifest}, {"metrics", to_json(r.metrics)},
-                           {"histogram", histogram}, {"points", points}});
+                           {"histogram", histogram}, {"points", points}, {"degenerate", degenerate}});
   }
   return out;
 }
@@ -143,10 +148,18 @@ std::string report_html(const std::vector<report_run>& runs, const std::string& 
        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
        "td:first-child,td:nth-child(2),th{text-align:left}.chart{margin:2em 0}</style>\n"
     << "<script>\n" << chartjs << "\n</script>\n</head><body>\n<h1>KernelBench evaluation</h1>\n";
-  for (const auto& r : runs)
+  for (const auto& r : runs) {
     o << "<p>Run <b>" << escape_html(r.name) << "</b>: " << r.results.size() << " problems; GPU "
       << escape_html(r.manifest.value("gpu", std::string("?"))) << "; hyperparameters <code>"
       << escape_html(r.manifest.value("hyperparameters", nlohmann::json::object()).dump()) << "</code></p>\n";
+    if (r.metrics.overall.degenerate == 0) continue;
+    o << "<p>Degenerate problems of <b>" << escape_html(r.name) << "</b>, left out of the aggregates and the charts "
+      << "(the reference's output constant over the declared inputs, or not depending on one of them):</p>\n<ul>\n";
+    for (const auto& p : r.results)
+      if (!p.degenerate.empty())
+        o << "<li>" << escape_html(result_key(p.level, p.problem)) << ": " << escape_html(p.degenerate) << "</li>\n";
+    o << "</ul>\n";
+  }
   o << "<h2>Summary (the shape of the paper's Table 3)</h2>\n" << markdown_table_html(table3_markdown(runs));
   for (const char* id : {"fastp", "distribution", "techniques", "states", "tokens"})
     o << "<div class=\"chart\"><canvas id=\"" << id << "\"></canvas></div>\n";

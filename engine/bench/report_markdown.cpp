@@ -18,13 +18,29 @@ std::string fixed(double v, int digits) {
 std::string opt_ms(const std::optional<double>& v) { return v ? fixed(*v, 4) : "-"; }
 std::string opt_x(const std::optional<double>& v) { return v ? fixed(*v, 2) + "x" : "-"; }
 
+// A degenerate problem's speedups stand in parentheses: shown, and counted nowhere.
+std::string shown_x(const std::optional<double>& v, bool counted) {
+  return counted || !v ? opt_x(v) : "(" + opt_x(v) + ")";
+}
+
+// "6" or, with degenerate problems among them, "6 (1 degenerate)".
+std::string problem_count(const group_metrics& g) {
+  return std::to_string(g.problems) + (g.degenerate ? " (" + std::to_string(g.degenerate) + " degenerate)" : "");
+}
+
+bool any_degenerate(const std::vector<report_run>& runs) {
+  for (const auto& r : runs)
+    if (r.metrics.overall.degenerate > 0) return true;
+  return false;
+}
+
 // The p values the Markdown shows; the JSON and the HTML carry all 41.
 const double shown_p[] = {0.0, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0, 4.0};
 
 std::size_t p_index(double p) { return static_cast<std::size_t>(std::lround(p * 10)); }
 
 void group_rows(std::ostringstream& o, const std::string& run, const group_metrics& g) {
-  o << "| " << run << " | " << g.name << " | " << g.problems << " | " << format_percent(g.valid_rate) << " | "
+  o << "| " << run << " | " << g.name << " | " << problem_count(g) << " | " << format_percent(g.valid_rate) << " | "
     << format_speedup(g.eager.geomean, g.eager.n) << " | " << format_speedup(g.compile.geomean, g.compile.n) << " | "
     << format_speedup(g.best.geomean, g.best.n) << " | " << format_percent(g.fast_p_best.at(p_index(1.0))) << " |\n";
 }
@@ -61,8 +77,12 @@ std::string report_markdown(const std::vector<report_run>& runs) {
   o << "# KernelBench evaluation\n\n"
     << "Speedups are of the best correct kernel; statistics are over valid problems, fast_p over all problems "
        "(KernelBench's definition: correct and more than p times faster). \"Best of both\" is the faster of eager "
-       "PyTorch and torch.compile, the paper's baseline.\n\n"
-    << "## Summary (the shape of the paper's Table 3)\n\n"
+       "PyTorch and torch.compile, the paper's baseline.\n\n";
+  if (any_degenerate(runs))
+    o << "A degenerate problem (its reference's output constant over the declared inputs, or not depending on one of "
+         "them, as the harness found by probing the reference) proves little by verification: it is marked, its "
+         "speedups are shown in parentheses, and it is left out of the valid rate, the speedups and fast_p.\n\n";
+  o << "## Summary (the shape of the paper's Table 3)\n\n"
     << table3_markdown(runs) << "\n";
   for (const auto& r : runs) {
     o << "## Run " << r.name << "\n\n" << manifest_line(r.manifest) << "\n\n";
@@ -112,6 +132,12 @@ std::string report_markdown(const std::vector<report_run>& runs) {
       first = false;
     }
     o << "\n\n";
+    if (r.metrics.overall.degenerate > 0) {
+      o << "Degenerate, left out of the aggregates:\n\n";
+      for (const auto& p : r.results)
+        if (!p.degenerate.empty()) o << "- " << result_key(p.level, p.problem) << ": " << p.degenerate << "\n";
+      o << "\n";
+    }
     if (!r.metrics.techniques.empty()) {
       o << "| technique | succeeded | failed |\n| --- | ---: | ---: |\n";
       for (const auto& [t, c] : r.metrics.techniques) o << "| " << t << " | " << c.success << " | " << c.failure << " |\n";
@@ -127,13 +153,16 @@ std::string report_markdown(const std::vector<report_run>& runs) {
       << "| ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
     for (const auto& p : r.results) {
       const auto s = speedups_of(p);
+      const bool counted = p.degenerate.empty();
       std::string note = p.error.substr(0, 120);
+      if (!counted) note = p.degenerate + " (left out of the aggregates)" + (note.empty() ? "" : "; " + note);
       for (auto& c : note)
         if (c == '|' || c == '\n') c = ' ';
       o << "| " << p.level << " | " << p.problem << " | " << p.status << " | " << (p.valid ? "yes" : "no") << " | "
         << opt_ms(p.eager_ms) << " | " << opt_ms(p.compile_ms) << " | " << opt_ms(p.reference_ms) << " | "
-        << opt_ms(p.input_ms) << " | " << opt_ms(p.best_ms) << " | " << opt_x(s.eager) << " | " << opt_x(s.compile)
-        << " | " << opt_x(s.best_baseline) << " | " << p.tokens << " | " << note << " |\n";
+        << opt_ms(p.input_ms) << " | " << opt_ms(p.best_ms) << " | " << shown_x(s.eager, counted) << " | "
+        << shown_x(s.compile, counted) << " | " << shown_x(s.best_baseline, counted) << " | " << p.tokens << " | " << note
+        << " |\n";
     }
     o << "\n";
   }

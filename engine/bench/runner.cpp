@@ -161,6 +161,26 @@ void read_exporter_times(problem_result& r, const fs::path& task_dir) {
   r.compile_ms = measured_ms(kb_section.value("compile", nlohmann::json::object()));
 }
 
+// The problem's reference probed for degeneracy, when the caller can (hooks.probe): the result is
+// marked with why. A probe that fails is said and changes nothing: the problem runs as any other.
+void probe_problem(const bench_hooks& hooks, const std::string& key, const task_spec& task, problem_result& r) {
+  if (!hooks.probe) return;
+  std::optional<reference_probe> probe;
+  try {
+    probe = hooks.probe(task);
+  } catch (const std::exception& e) {
+    log_line(hooks, key + ": the reference was not probed for degeneracy: " + e.what());
+    return;
+  }
+  if (!probe) return;
+  if (!probe->ran()) {
+    log_line(hooks, key + ": the reference was not probed for degeneracy: " + probe->error);
+    return;
+  }
+  for (const auto& f : probe->findings()) log_line(hooks, key + ": warning: degenerate task: " + f);
+  r.degenerate = probe->summary();
+}
+
 // The initial kernel and its origin: a file (see find_initial_kernel), else the model's when the
 // caller gave one and it wrote something; nullopt when there is none.
 std::optional<std::pair<std::string, std::string>> choose_initial_kernel(const bench_options& o,
@@ -226,6 +246,7 @@ problem_end optimize_problem(const bench_options& o, const bench_hooks& hooks, c
   import_once(o, hooks, p, key, task_dir);
   read_exporter_times(r, task_dir);
   const auto task = load_task(task_dir.string());
+  probe_problem(hooks, key, task, r);
 
   const auto initial = choose_initial_kernel(o, hooks, p, task);
   if (!initial) {

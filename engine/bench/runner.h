@@ -1,12 +1,14 @@
 // The bench driver: for each selected KernelBench problem (this shard's share), import it, find
 // its initial CUDA kernel, run the optimization loop, and store the result; a problem that fails
 // is recorded with its status and never stops the run; a problem already stored is skipped, so
-// re-running the same command resumes. The loop, the import and the model's initial kernel are
-// passed in as functions, so tests and replays can stand in for the GPU.
+// re-running the same command resumes. Each imported problem's reference is probed in the harness
+// first: a degenerate one is marked. The loop, the import, the probe and the model's initial kernel
+// are passed in as functions, so tests and replays can stand in for the GPU.
 #pragma once
 
 #include "engine/bench/problem_set.h"
 #include "engine/bench/result_store.h"
+#include "engine/evaluate/reference_probe.h"
 #include "engine/task/kernelbench_import.h"
 #include "engine/optimize/optimize.h"
 
@@ -51,6 +53,10 @@ struct bench_hooks {
   /// The model writes the initial CUDA kernel from the PyTorch source; empty or nullopt: none.
   std::function<std::optional<std::string>(const problem_ref&, const task_spec&, const std::string& pytorch_source)>
       initial_kernel;
+  /// Probes the problem's reference, once imported, for a constant output or an ignored input
+  /// (reference_probe.h): such a problem is marked degenerate and left out of the aggregates. Empty,
+  /// or nullopt back (replayed results, no harness): not probed.
+  std::function<std::optional<reference_probe>(const task_spec&)> probe;
   /// Fills in a result after the loop (e.g. recorded baseline times); may be empty.
   std::function<void(problem_result&)> amend;
   std::function<void(const std::string&)> log;  ///< one line per event; may be empty

@@ -160,3 +160,61 @@ TEST_CASE("HTML report is self-contained and carries the data") {
   CHECK(h[8] == 1);  // 4.0
   CHECK(data["runs"][0]["points"].size() == 4);
 }
+
+TEST_CASE("a degenerate problem is marked and left out of the aggregate figures") {
+  // sample() plus L2 3_g: valid, 100x over eager and 50x over torch.compile, on a problem whose
+  // reference is always 0 over its declared inputs. Every aggregate must equal sample()'s.
+  auto rs = sample();
+  auto g = make(2, "3_g", true, 100.0, 50.0, std::nullopt, 1.0, 500);
+  g.degenerate = "degenerate: output constant over the declared inputs";
+  rs.push_back(g);
+  const auto back = problem_result_from_json(to_json(g));  // stored and read back
+  CHECK(back.degenerate == g.degenerate);
+  CHECK(problem_result_from_json(to_json(sample()[0])).degenerate.empty());
+
+  const auto m = compute_metrics("mech", rs);
+  const auto clean = compute_metrics("mech", sample());
+  const auto& l2 = m.levels[1];
+  CHECK(l2.problems == 3);
+  CHECK(l2.degenerate == 1);
+  CHECK(l2.valid == 2);
+  CHECK(l2.valid_rate == doctest::Approx(1.0));
+  CHECK(l2.best.n == 2);
+  CHECK(l2.best.mean == doctest::Approx(2.25));
+  CHECK(l2.eager.max == doctest::Approx(8.0));  // not 100
+  CHECK(l2.fast_p_best == clean.levels[1].fast_p_best);
+  CHECK(l2.tokens == 2500);  // what it cost still counts
+  const auto& all = m.overall;
+  CHECK(all.problems == 7);
+  CHECK(all.degenerate == 1);
+  CHECK(all.valid_rate == doctest::Approx(clean.overall.valid_rate));
+  CHECK(all.eager.geomean == doctest::Approx(clean.overall.eager.geomean));
+  CHECK(all.best.geomean == doctest::Approx(clean.overall.best.geomean));
+  CHECK(all.fast_p_best == clean.overall.fast_p_best);
+  CHECK(to_json(all)["degenerate"] == 1);
+
+  const report_run run{"mech", nlohmann::json::object(), rs, m};
+  const auto md = report_markdown({run});
+  // Table 3: the count says how many were left out; the figures are sample()'s.
+  CHECK(md.find("| mech | level 2 | 3 (1 degenerate) | 100.0% | 2.00x | 4.00x | 1.41x | 50.0% |") != std::string::npos);
+  CHECK(md.find("| mech | all | 7 (1 degenerate) | 66.7% | 2.00x | 2.52x | 1.41x | 33.3% |") != std::string::npos);
+  CHECK(md.find("left out of the valid rate, the speedups and fast_p") != std::string::npos);
+  CHECK(md.find("- L2_3_g: degenerate: output constant over the declared inputs") != std::string::npos);
+  // Its own row: speedups in parentheses, the reason in the note.
+  CHECK(md.find("| 2 | 3_g | ok | yes | 100.0000 | 50.0000 | - | - | 1.0000 | (100.00x) | (50.00x) | (50.00x) | 500 | "
+                "degenerate: output constant over the declared inputs (left out of the aggregates) |") != std::string::npos);
+  // A run without degenerate problems reads as before.
+  CHECK(report_markdown({report_run{"mech", nlohmann::json::object(), sample(), clean}}).find("degenerate") ==
+        std::string::npos);
+  MESSAGE(table3_markdown({run}));
+
+  // The HTML: listed, and in no chart.
+  const auto data = report_data({run});
+  CHECK(data["runs"][0]["points"].size() == 4);
+  CHECK(data["runs"][0]["histogram"] == report_data({report_run{"mech", {}, sample(), clean}})["runs"][0]["histogram"]);
+  REQUIRE(data["runs"][0]["degenerate"].size() == 1);
+  CHECK(data["runs"][0]["degenerate"][0]["problem"] == "L2_3_g");
+  const auto html = report_html({run}, "/* chart.js stand-in */");
+  CHECK(html.find("<li>L2_3_g: degenerate: output constant over the declared inputs</li>") != std::string::npos);
+  CHECK(html.find("7 (1 degenerate)") != std::string::npos);
+}
