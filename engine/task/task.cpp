@@ -77,8 +77,10 @@ input_spec read_input(const nlohmann::json& j, const std::string& dir, const std
         throw task_error(where + ": 'initial_from' must be the index of an input");
       in.initial_from = j["initial_from"].get<int>();
     }
-  } else if (j.contains("atol") || j.contains("rtol") || j.contains("initial_from")) {
-    throw task_error(where + ": 'atol', 'rtol' and 'initial_from' belong to outputs (an input is not compared)");
+  } else if (j.contains("atol") || j.contains("rtol")) {
+    throw task_error(where + ": 'atol' and 'rtol' belong to outputs (an input is not compared)");
+  } else if (j.contains("initial_from")) {
+    throw task_error(where + ": 'initial_from' belongs to outputs (it names the input an output starts from)");
   }
   in.name = opt_string(j, "name", where);
   in.file = resolve(dir, opt_string(j, "file", where));

@@ -124,7 +124,7 @@ TEST_CASE("bad task files get messages that name the file and the field") {
   write(dir / "task.json", R"({"reference": {"kernel": "ref.cu"}, "inputs": [{"shape": [5]}], "outputs": [{"shape": [4], "initial_from": 0}]})");
   CHECK(error_of(dir.string()).find("not shaped like this output") != std::string::npos);
   write(dir / "task.json", R"({"reference": {"kernel": "ref.cu"}, "inputs": [{"shape": [4], "initial_from": 0}], "outputs": [{"shape": [4]}]})");
-  CHECK(error_of(dir.string()).find("belong to outputs") != std::string::npos);
+  CHECK(error_of(dir.string()).find("inputs[0]: 'initial_from' belongs to outputs") != std::string::npos);
   CHECK(error_of((dir / "k.cu").string()).find("no '/* kblaster-task") != std::string::npos);
   write(dir / "task.json", "[1, 2]");
   CHECK(error_of(dir.string()).find("must be a JSON object") != std::string::npos);
