@@ -368,9 +368,11 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
                              reference_model& ref, const std::string& reference_library, std::uint64_t seed,
                              const nlohmann::json& policy_json, deadline until) {
   const auto policy = policy_from_json(policy_json);
-  // A kernel reference is timed in a runner of its own: started now, its CUDA context comes up
-  // while the candidate is timed.
+  // A kernel reference is timed in a runner of its own: started now, and up (its CUDA context
+  // created) before the candidate's timing begins, so that its start-up, GPU work of a third
+  // context, overlaps the preparation below and none of the candidate's samples.
   std::unique_ptr<runner_process> ref_runner;
+  std::string ref_runner_error;
   if (task.reference.kind == engine::reference_kind::kernel) ref_runner = take_runner();
   const auto inputs = make_inputs(task, seed, dev_.torch_device());
   const auto expected = ref.run(inputs);
@@ -382,6 +384,7 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
   const auto check_one = [&](int s) {
     if (auto bad = check_slot(task, batch, ref, s); !bad.is_null()) throw sample_failed{bad};
   };
+  if (ref_runner) ref_runner_error = ref_runner->ready(until);
   runner_timing cand;
   try {
     cand = time_in_runner(*runner, batch, seed, policy, 0, check_one, until);
@@ -455,8 +458,7 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
     auto ref_policy = policy;
     ref_policy.slower_than_ms = 0;
     if (ref_runner) {
-      if (const auto err = ref_runner->ready(until); !err.empty())
-        return fail("error", "runner", "the reference's runner did not start: " + err);
+      if (!ref_runner_error.empty()) return fail("error", "runner", "the reference's runner did not start: " + ref_runner_error);
       const auto loaded = ref_runner->load(reference_library, until);
       if (!loaded.replied() || loaded.body.result != runner::status::ok)
         return fail("error", "reference", std::string("the reference kernel could not be loaded in a runner: ") +
