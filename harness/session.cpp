@@ -289,6 +289,12 @@ session::runner_timing session::time_in_runner(runner_process& runner, timed_bat
   });
   out.calls = calls > 0 ? std::min(calls, batch.slots()) : calls_per_batch(fastest, batch_target_ms, batch.slots());
   spin_ms = std::isfinite(fastest) ? fastest * out.calls : 0;
+  // One whole batch untimed: the warm-up touched slot 0 only, and a slot's first call in this
+  // runner pays for mapping its pages.
+  if (out.calls > 1) {
+    prepare(out.calls);
+    exchange(out.calls, false);
+  }
   trace_phase("time: warm-up calls");
   // The cost of the exchange itself, measured the same way with nothing called (the same views
   // built and checked, the GPU held about as long as a batch: empty_kernel.cu says why).
