@@ -1,7 +1,8 @@
 // harness_check: runs kblaster-harness through the engine's harness_client over every example
 // task (must pass), every adversarial candidate (must be rejected with the check its file names
 // in a `kblaster-expect:` line) and every isolation candidate (the harness dies, the client
-// reports how and starts a fresh one). --device cpu uses the .cpp host-code versions (CI);
+// reports how and starts a fresh one), and every memoising candidate (memo/: never measured
+// faster than the honest kernel it names). --device cpu uses the .cpp host-code versions (CI);
 // --device cuda the .cu versions (the GPU machine). --bench N prints candidates evaluated per
 // minute (fresh compile, verify, time) over the examples. The escape candidates (escape/*.cpp,
 // host code that never touches its tensors, so the same files serve both devices) each try one
