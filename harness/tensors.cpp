@@ -15,19 +15,6 @@ namespace {
 // off-by-a-block write, small enough to cost nothing.
 constexpr std::int64_t canary_bytes = 4096;
 
-torch::Tensor canary_pattern(const torch::Tensor& t) {
-  // A recognisable value in every representable dtype: -123 for signed, 0xA5 bytes otherwise.
-  if (t.scalar_type() == torch::kBool) return t.fill_(true);
-  if (t.scalar_type() == torch::kUInt8) return t.fill_(0xA5);
-  return t.fill_(-123);
-}
-
-torch::Tensor poison_value(torch::Tensor t) {
-  if (t.is_floating_point()) return t.fill_(std::numeric_limits<double>::quiet_NaN());
-  if (t.scalar_type() == torch::kBool) return t.fill_(true);
-  if (t.scalar_type() == torch::kUInt8) return t.fill_(0x5A);
-  return t.fill_(-0x5A5A5A5A);
-}
 
 std::vector<char> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -95,6 +82,20 @@ torch::Tensor draw(const engine::input_spec& in, at::Generator& gen, const torch
 }
 
 }  // namespace
+
+torch::Tensor canary_pattern(const torch::Tensor& t) {
+  // A recognisable value in every representable dtype: -123 for signed, 0xA5 bytes otherwise.
+  if (t.scalar_type() == torch::kBool) return t.fill_(true);
+  if (t.scalar_type() == torch::kUInt8) return t.fill_(0xA5);
+  return t.fill_(-123);
+}
+
+torch::Tensor poison_value(torch::Tensor t) {
+  if (t.is_floating_point()) return t.fill_(std::numeric_limits<double>::quiet_NaN());
+  if (t.scalar_type() == torch::kBool) return t.fill_(true);
+  if (t.scalar_type() == torch::kUInt8) return t.fill_(0x5A);
+  return t.fill_(-0x5A5A5A5A);
+}
 
 bool is_random_init(const engine::input_spec& in) {
   return in.file.empty() && (in.init == "randn" || in.init == "uniform" || in.init == "randint");

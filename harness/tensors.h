@@ -19,6 +19,11 @@ torch::ScalarType scalar_type(const std::string& dtype);
 /// The task-file name of a scalar type.
 std::string dtype_name(torch::ScalarType t);
 
+/// Fills `t` with the canary pattern that follows every output (-123, 0xA5 bytes, true).
+torch::Tensor canary_pattern(const torch::Tensor& t);
+/// Fills `t` with the poison an output holds before a call (NaN, or a sentinel for integers).
+torch::Tensor poison_value(torch::Tensor t);
+
 /// Whether an input is drawn at random from its init (randn, uniform, randint; not a file).
 bool is_random_init(const engine::input_spec& in);
 /// Values of `in`'s init in `shape` (which may hold many copies of in.shape) from `gen`.

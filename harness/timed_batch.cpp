@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <mutex>
 #include <stdexcept>
 
@@ -17,20 +16,6 @@ namespace {
 // How far a perturbed element moves: 2^-6 of itself at most, well inside what fp16 resolves and
 // small enough that an input read as a structure (a threshold, a coordinate) keeps its shape.
 constexpr double perturbation = 1.0 / 64;
-
-torch::Tensor canary_fill(torch::Tensor t) {
-  // The same pattern as output_buffers' canaries (tensors.cpp).
-  if (t.scalar_type() == torch::kBool) return t.fill_(true);
-  if (t.scalar_type() == torch::kUInt8) return t.fill_(0xA5);
-  return t.fill_(-123);
-}
-
-torch::Tensor poison_fill(torch::Tensor t) {
-  if (t.is_floating_point()) return t.fill_(std::numeric_limits<double>::quiet_NaN());
-  if (t.scalar_type() == torch::kBool) return t.fill_(true);
-  if (t.scalar_type() == torch::kUInt8) return t.fill_(0x5A);
-  return t.fill_(-0x5A5A5A5A);
-}
 
 std::size_t judge_copy_bytes(const torch::Tensor& t) { return t.nbytes(); }
 
@@ -163,12 +148,12 @@ void timed_batch::refresh(std::uint64_t seed, int k) {
   for (std::size_t j = 0; j < outputs_.size(); ++j) {
     const auto& b = outputs_[j];
     auto whole = arena_block(b, b.elements + b.canary).narrow(0, 0, k);
-    canary_fill(whole.narrow(1, b.elements, b.canary));
+    canary_pattern(whole.narrow(1, b.elements, b.canary));
     auto out = whole.narrow(1, 0, b.elements);
     if (const int from = initial_from_[j]; from >= 0 && static_cast<std::size_t>(from) < args_.size())
       out.copy_(arena_block(args_[static_cast<std::size_t>(from)], b.elements).narrow(0, 0, k));
     else
-      poison_fill(out);
+      poison_value(out);
   }
 }
 
@@ -197,7 +182,7 @@ int timed_batch::damaged_canary(int k) const {
     const auto& b = outputs_[j];
     auto tail = arena_block(b, b.elements + b.canary).narrow(0, 0, k).narrow(1, b.elements, b.canary);
     const auto seen = tail.contiguous();
-    if (!same_bits(seen, canary_fill(torch::empty_like(seen)))) return static_cast<int>(j);
+    if (!same_bits(seen, canary_pattern(torch::empty_like(seen)))) return static_cast<int>(j);
   }
   return -1;
 }
