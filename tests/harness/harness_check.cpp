@@ -256,7 +256,10 @@ struct checker {
       };
       const double honest_ms = median(honest), ms = median(r);
       const bool refused = r.value("verdict", "") != "pass" && r.value("verdict", "") != "needs_review";
-      const bool ok = honest.value("verdict", "") == "pass" && honest_ms > 0 && (refused || ms >= 0.8 * honest_ms);
+      // Half the honest time: a replayed answer skips the whole reduction (4.1x on an H200, far
+      // more on the CPU), while two honest measurements on a CPU shared with other tests differ
+      // by up to 2x.
+      const bool ok = honest.value("verdict", "") == "pass" && honest_ms > 0 && (refused || ms >= 0.5 * honest_ms);
       std::ostringstream d;
       d << std::setprecision(4) << r.value("verdict", "") << " " << r.value("check", "") << ": " << ms << " ms a call, the honest kernel "
         << honest_ms << " ms (" << honest.value("verdict", "") << " " << honest.value("check", "") << ")";
