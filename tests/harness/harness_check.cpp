@@ -72,12 +72,14 @@ struct checker {
   }
 
   // `screening` off: for candidates that test what stands behind the static screening.
+  // `reference_library`: the built reference for a task whose reference is a kernel.
   nlohmann::json evaluate(const task_spec& task, const std::string& library, bool screening = true,
-                          std::optional<double> slower_than_ms = std::nullopt) {
+                          std::optional<double> slower_than_ms = std::nullopt, const std::string& reference_library = "") {
     nlohmann::json timing{{"max_seconds", opt.max_seconds}};
     if (slower_than_ms) timing["slower_than_ms"] = *slower_than_ms;
     nlohmann::json req{{"op", "evaluate"}, {"task", to_json(task)}, {"candidate", library},
                        {"timing", timing}, {"screening", screening}};
+    if (!reference_library.empty()) req["reference_library"] = reference_library;
     return client->request(req).to_json();
   }
 
@@ -265,6 +267,36 @@ struct checker {
         << honest_ms << " ms (" << honest.value("verdict", "") << " " << honest.value("check", "") << ")";
       record("memo", f.filename().string(), ok, d.str(), r);
     }
+  }
+
+  // A kernel that is its own reference and updates memory in place, as a captured program's is:
+  // it must verify and read 1.00x (the original timed in a runner of its own, exactly as the
+  // candidate, the reply saying "kernel"); the harness starts its output from its input before
+  // every call (the honest in-place update passes), and a rewrite that loses the update fails.
+  void original() {
+    std::cout << "original (" << opt.device << "): a kernel against itself, updating memory in place\n";
+    const auto task = task_named("in_place_original");
+    const auto dir = fs::path(task.kernel).parent_path();
+    const auto same = build(source_of(task));
+    const auto wrong = build((dir / ("overwrites" + ext())).string());
+    // The reference is built apart, as the engine builds it (the same source: the same code).
+    const auto ref = build(opt.device == "cpu" ? task.reference.cpu_path : task.reference.path, /*use_cache=*/false);
+    if (!same.ok || !wrong.ok || !ref.ok) {
+      record("original", "builds", false, "does not build: " + (!same.ok ? same.log : !wrong.ok ? wrong.log : ref.log).substr(0, 300), {});
+      return;
+    }
+    const auto r = evaluate(task, same.library, true, std::nullopt, ref.library);
+    const double x = r.contains("timing") ? r["timing"].value("speedup", 0.0) : 0.0;
+    // The CPU shares its two cores with other tests: only a wide band there.
+    const double band = opt.device == "cpu" ? 0.5 : 0.03;
+    const bool ok = r.value("verdict", "") == "pass" && r["timing"].value("reference_kind", "") == "kernel" &&
+                    r["timing"].value("method", "").find("original kernel in a runner of its own") != std::string::npos &&
+                    x > 1 - band && x < 1 + band;
+    record("original", "unchanged kernel", ok, ok ? figures(r) : r.dump().substr(0, 400), r);
+    const auto w = evaluate(task, wrong.library, true, std::nullopt, ref.library);
+    const bool refused = w.value("verdict", "") == "fail" && w.value("check", "") == "tolerance";
+    record("original", "the in-place update lost", refused,
+           w.value("verdict", "") + " (" + w.value("check", "") + "): " + w.value("reason", "").substr(0, 160), w);
   }
 
   // The profile request: the harness starts a runner under the command the engine gives (ncu on
@@ -558,6 +590,7 @@ int main(int argc, char** argv) {
     if (o.only.empty() || o.only == "timing") c.timing();
     if (o.only.empty() || o.only == "adversarial") c.adversarial();
     if (o.only.empty() || o.only == "memo") c.memo();
+    if (o.only.empty() || o.only == "original") c.original();
     if (o.only.empty() || o.only == "profile") c.profile();
     if (o.only.empty() || o.only == "isolation") c.isolation();
     if (o.only.empty() || o.only == "escape") c.escape();
