@@ -28,6 +28,9 @@ class request_context {
   const protocol::json& work_done_token() const { return work_done_token_; }
 
   bool cancelled() const { return token_->cancelled(); }
+  /// The request's cancellation as a std::stop_token, for engine work: a cancel from the client
+  /// or the progress UI (or an edit to a watched document) stops it and kills its child processes.
+  std::stop_token stop_token() const { return token_->stop_token(); }
   /// Throws cancelled_error when the request was cancelled; call between steps of long work.
   void check_cancelled() const {
     if (token_->cancelled()) throw cancelled_error{};

@@ -32,7 +32,6 @@
 #include <iterator>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 namespace kblaster::server {
 
@@ -224,12 +223,9 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   // edit made meanwhile is noticed before applying (the result then stays in the run folder).
   const auto doc = server.documents().get(args.uri);
   if (!doc) throw rpc_error(error_code::invalid_params, "kblaster.optimize: " + args.uri + " is not open");
-  std::stop_source stop;
-  // The request's cancellation (client or progress UI) stops the capture and the loop.
-  std::jthread watcher([&](std::stop_token st) {
-    while (!st.stop_requested() && !ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (ctx.cancelled()) stop.request_stop();
-  });
+  // The request's cancellation (client or progress UI) stops the capture, the loop and the
+  // rewrite's check, killing the child each has in flight.
+  const std::stop_token stop = ctx.stop_token();
   const bool is_program = !engine::find_task_for(document_path(*doc), doc->text()).task &&
                           engine::runs_as_program(doc->text(), program_run_of(settings).run);
   const bool replay_asked = !settings.replay_harness.empty();
@@ -238,7 +234,7 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   std::optional<program_capture> program;
   engine::task_spec task;
   if (is_program) {
-    program = capture_document(*doc, args.kernel, settings, progress, stop.get_token());
+    program = capture_document(*doc, args.kernel, settings, progress, stop);
     ctx.check_cancelled();
     try {
       task = engine::load_task(program->captured.task.dir);
@@ -290,7 +286,7 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
     // No "best" before the input itself has been measured.
     progress.report(e.phase == "baseline" ? e.message : e.message + " (best so far " + best + ")", pct);
   };
-  env.stop = stop.get_token();
+  env.stop = stop;
   // The buffer is what the user sees: when it differs from the file on disk (unsaved edits),
   // the run starts from a snapshot of it.
   if (!program && same_file(task.kernel, document_path(*doc)) && support::read_file_if_exists(task.kernel).value_or("") != doc->text()) {
@@ -298,7 +294,6 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
     support::write_file_atomically(env.input, doc->text());
   }
   const auto r = run_loop(task, loop, env);
-  watcher.request_stop();
   ctx.check_cancelled();
   const std::string report_path = (env.out_dir / "report.md").string();
   char speed[96];
@@ -316,7 +311,7 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
       progress.report("checking the rewrite in your program: build, run, capture again", 100);
       const auto rw = engine::rewrite_program(program->request, program->captured, program->shapes, doc->text(), r.best_source,
                                               env.out_dir.string(), [&](const std::string& line) { progress.report(line, 100); },
-                                              stop.get_token());
+                                              stop);
       if (rw.check == engine::rewrite_check::reproduced) {
         best_text = rw.edit.edited;
         program_note = std::string("; your program re-captured with the rewrite reproduces the verified outputs") +
