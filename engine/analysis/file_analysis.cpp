@@ -256,6 +256,9 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
   build.arch = options.arch;
   build.assumed_block_size = options.assumed_block_size;
   build.nvcc_flags = options.nvcc_flags;
+  // A newer save, forget() (the document closed) or the caller's stop kills the compiler and
+  // the profiler in flight, not only the steps after them.
+  build.stop = mine.get_token();
   const fs::path dir = fs::path(path).parent_path();
   if (!dir.empty()) build.nvcc_flags.push_back("-I" + dir.string());
   const std::string copy = write_private_copy(path, text, hash);

@@ -94,6 +94,7 @@ std::optional<compile_result> compile_for_profile(const std::string& cu_path, co
   nvcc_options o;
   o.arch = options.arch;
   o.extra_flags = options.nvcc_flags;
+  o.stop = options.stop;
   // Task kernels include dlpack/dlpack.h; where it is not on the default path, the same place
   // the harness builds use ($KBLASTER_DLPACK_INCLUDE).
   if (const auto dlpack = dlpack_include_dir(); !dlpack.empty()) o.extra_flags.push_back("-I" + dlpack);
@@ -147,6 +148,7 @@ profile_outcome profile_live(const std::string& cu_path, const build_profile_opt
   const compile_result& built = *compiled;
   ncu_options n = options.ncu;
   if (n.report_base.empty()) n.report_base = fs::path(cu_path).stem().string();
+  if (!n.stop.stop_possible()) n.stop = options.stop;
   std::vector<std::string> program = {built.output_path};
   program.insert(program.end(), options.program_args.begin(), options.program_args.end());
   const auto run = run_ncu(*ncu, n, program);

@@ -11,6 +11,7 @@
 
 #include <map>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,7 @@ struct build_profile_options {
   std::vector<std::string> nvcc_flags;
   ncu_options ncu;           // live mode; report_base defaults to "<file stem>" in the cwd
   std::vector<std::string> program_args;  // live mode: arguments of the built program
+  std::stop_token stop;      // kills nvcc or ncu in flight (the outcome's error says it was stopped)
 };
 
 /// Static profile of `cu_path`: compile with ptxas -v (no GPU needed) and classify each kernel.

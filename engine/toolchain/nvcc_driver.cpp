@@ -160,11 +160,15 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
         return r;
       }
     }
-    const auto p = support::run_process(cmd, options.timeout);
+    const auto p = support::run_process(cmd, options.timeout, std::nullopt, options.stop);
     r.seconds = p.seconds;
     r.log = p.out + p.err;
     r.timed_out = p.timed_out;
-    if (p.timed_out) {
+    r.cancelled = p.cancelled;
+    if (p.cancelled) {
+      r.diagnostics.push_back({source_path, 0, 0, diagnostic_severity::error, "", "nvcc was stopped", "nvcc", ""});
+      fs::remove(tmp, ec);
+    } else if (p.timed_out) {
       r.diagnostics.push_back({source_path, 0, 0, diagnostic_severity::error, "",
                                "nvcc did not finish within " + std::to_string(options.timeout.count()) + " s", "nvcc", ""});
       fs::remove(tmp, ec);

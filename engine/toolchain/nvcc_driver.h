@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <semaphore>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct nvcc_options {
   /// Compile inside the sandbox (model-written sources: an #include of ~/.ssh/id_rsa would put
   /// the key into the diagnostics the model reads). Only the cache folder is writable.
   bool sandboxed = false;
+  /// A stop kills nvcc (its process group) and the build comes back cancelled, uncached.
+  std::stop_token stop;
 };
 
 /// The outcome of one compilation.
@@ -36,6 +39,7 @@ struct compile_result {
   bool ok = false;
   bool from_cache = false;
   bool timed_out = false;
+  bool cancelled = false;    // stopped through nvcc_options::stop
   std::string output_path;   // the built file (in the cache directory)
   std::string arch;
   std::vector<std::string> command;

@@ -160,7 +160,8 @@ json to_lsp_diagnostics(const engine::file_analysis& a, const document_snapshot&
 std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& server, editor_state& state,
                                                                 const document_ptr& doc, bool wait_for_debounce,
                                                                 std::optional<std::uint64_t> ticket,
-                                                                std::function<void(const std::string&)> progress) {
+                                                                std::function<void(const std::string&)> progress,
+                                                                std::stop_token stop) {
   const auto settings = read_editor_settings(server.settings());
   auto& analyzer = state.analyzer(settings);
   const std::string missing = analyzer.capabilities().missing();
@@ -178,8 +179,10 @@ std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& ser
   options.progress = std::move(progress);
   // The debounce waits for a later save; on a single thread none can be read meanwhile.
   options.debounce = std::chrono::milliseconds(wait_for_debounce && !server.single_threaded() ? settings.debounce_ms : 0);
-  auto result = analyzer.analyze(document_path(*doc), doc->text(), options, {}, ticket);
-  if (!result) return nullptr;  // a newer save took over
+  // A newer save or closing the document stops this analysis inside the analyzer; `stop` is
+  // the request's own cancel.
+  auto result = analyzer.analyze(document_path(*doc), doc->text(), options, std::move(stop), ticket);
+  if (!result) return nullptr;  // a newer save took over, or the request was cancelled
   // Said once, and only where trust is what stands between this file and a profile.
   if (result->live_refused && state.first_time("untrusted"))
     server.notify("window/showMessage", {{"type", 3}, {"message", "KernelBlaster: " + result->live_skipped}});

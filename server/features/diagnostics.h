@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <stop_token>
 #include <string>
 
 namespace kblaster::server {
@@ -26,12 +27,14 @@ protocol::json to_lsp_diagnostics(const engine::file_analysis& a, const document
 
 /// Analyses `doc` now (after the debounce when asked) and publishes its diagnostics; the first
 /// analysis of the session also tells the user, once, what this machine cannot do. nullptr
-/// when a newer analysis of the file took over. `progress` hears the live profile's steps (a
-/// program's captures).
+/// when a newer analysis of the file took over or `stop` fired. `progress` hears the live
+/// profile's steps (a program's captures). `stop` (a request's, ctx.stop_token()) kills the
+/// analysis's nvcc, ncu or harness in flight.
 std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& server, editor_state& state,
                                                                 const document_ptr& doc, bool wait_for_debounce,
                                                                 std::optional<std::uint64_t> ticket = std::nullopt,
-                                                                std::function<void(const std::string&)> progress = {});
+                                                                std::function<void(const std::string&)> progress = {},
+                                                                std::stop_token stop = {});
 
 /// analyze_and_publish in the background, debounced, for CUDA documents when analysis is on.
 void publish_analysis(lsp_server& server, editor_state& state, document_ptr doc);

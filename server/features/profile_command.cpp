@@ -16,7 +16,7 @@ json profile_command(const command_args& args, request_context& ctx, editor_stat
   if (!doc) throw protocol::rpc_error(protocol::error_code::invalid_params, "kblaster.profile: document " + args.uri + " is not open");
   work_done_progress progress(ctx, "KernelBlaster: profiling", "compiling");
   const auto a = analyze_and_publish(ctx.server(), state, doc, false, std::nullopt,
-                                     [&](const std::string& step) { progress.report(step, 0); });
+                                     [&](const std::string& step) { progress.report(step, 0); }, ctx.stop_token());
   ctx.check_cancelled();
   if (!a) throw protocol::rpc_error(protocol::error_code::request_cancelled, "a newer analysis of this file took over");
   json kernels = json::array();
