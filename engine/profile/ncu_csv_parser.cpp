@@ -3,6 +3,7 @@
 
 #include "engine/profile/csv_reader.h"
 #include "engine/profile/metric_value.h"
+#include "engine/toolchain/ptxas_parser.h"
 
 #include <algorithm>
 #include <charconv>

@@ -72,27 +72,4 @@ std::vector<const rule_result*> kernel_instance::rules_named(std::string_view ru
   return out;
 }
 
-std::string function_name_of(std::string_view demangled) {
-  // Cut the parameter list at the '(' that is not inside template brackets.
-  int depth = 0;
-  std::size_t end = demangled.size();
-  for (std::size_t i = 0; i < demangled.size(); ++i) {
-    const char c = demangled[i];
-    if (c == '<') ++depth;
-    else if (c == '>') --depth;
-    else if (c == '(' && depth == 0) { end = i; break; }
-  }
-  std::string_view head = demangled.substr(0, end);
-  // Drop a return type ("void "), which is separated by a space outside template brackets.
-  depth = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < head.size(); ++i) {
-    const char c = head[i];
-    if (c == '<') ++depth;
-    else if (c == '>') --depth;
-    else if (c == ' ' && depth == 0) start = i + 1;
-  }
-  return std::string(head.substr(start));
-}
-
 }  // namespace kblaster::engine

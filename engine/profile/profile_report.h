@@ -96,7 +96,4 @@ struct profile_report {
   std::vector<std::string> warnings;  // e.g. "skipped 3 lines that are not part of the table"
 };
 
-/// "void ns::k<32>(const float *, int)" → "ns::k<32>"; plain names pass through.
-std::string function_name_of(std::string_view demangled);
-
 }  // namespace kblaster::engine

@@ -2,8 +2,6 @@
 #include "engine/toolchain/nvcc_driver.h"
 #include "support/files.h"
 #include "support/hash.h"
-
-#include "engine/profile/ncu_csv_parser.h"
 #include "support/run_process.h"
 #include "support/sandbox.h"
 

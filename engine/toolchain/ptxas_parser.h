@@ -33,4 +33,7 @@ std::vector<kernel_resources> parse_ptxas_output(std::string_view ptxas_output);
 /// mangled name (extern "C" kernels).
 std::string demangle(const std::string& mangled);
 
+/// "void ns::k<32>(const float *, int)" → "ns::k<32>"; plain names pass through.
+std::string function_name_of(std::string_view demangled);
+
 }  // namespace kblaster::engine
