@@ -2,7 +2,7 @@
 // GPU, or analyse a source statically (no GPU), printing the state, its evidence and the lines
 // that hurt, or JSON with --json.
 #include "cli/command_registry.h"
-#include "engine/profile/profile_pipeline.h"
+#include "engine/state/profile_pipeline.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,17 +1,25 @@
 # The layering, checked on every build (cmake -P, from the `kblaster_layering` target that every
 # library depends on): each folder may include only the folders listed for it. A violation stops
-# the build with the file, the line and the rule. docs/architecture.md explains the layers.
+# the build with the file, the line and the rule. A file is checked by the most specific rule
+# whose folder holds it (engine/profile/ by its own, not by engine/'s). docs/architecture.md
+# explains the layers.
 #   cmake -DROOT=<source dir> -DSTAMP=<file> -P check_layering.cmake
 set(rules
   "support:support"
   "protocol:protocol,support"
   "kb:kb,support"
   "engine/task:engine/task,support"
+  "engine/profile:engine/profile,engine/toolchain,support"
   "engine:engine,kb,support"
   "server:server,protocol,engine,kb,support"
   "cli:cli,server,protocol,engine,kb,support"
   "harness:harness,engine/task,support"
   "capture:capture")
+set(folders "")
+foreach(rule IN LISTS rules)
+  string(REGEX REPLACE ":.*$" "" folder "${rule}")
+  list(APPEND folders "${folder}")
+endforeach()
 set(violations "")
 foreach(rule IN LISTS rules)
   string(REPLACE ":" ";" parts "${rule}")
@@ -21,8 +29,17 @@ foreach(rule IN LISTS rules)
   file(GLOB_RECURSE files "${ROOT}/${folder}/*.h" "${ROOT}/${folder}/*.cpp")
   foreach(f IN LISTS files)
     file(RELATIVE_PATH rel "${ROOT}" "${f}")
-    # A file belongs to the most specific rule: engine/task/ files are checked by its own rule.
-    if(folder STREQUAL "engine" AND rel MATCHES "^engine/task/")
+    # A file belongs to the most specific rule: engine/task/ and engine/profile/ files answer to
+    # their own rules, not to engine/'s.
+    set(narrower FALSE)
+    foreach(other IN LISTS folders)
+      string(FIND "${other}" "${folder}/" under_this)
+      string(FIND "${rel}" "${other}/" in_other)
+      if(under_this EQUAL 0 AND in_other EQUAL 0)
+        set(narrower TRUE)
+      endif()
+    endforeach()
+    if(narrower)
       continue()
     endif()
     file(STRINGS "${f}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"[^\"]+/[^\"]+\"")

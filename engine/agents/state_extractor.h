@@ -4,7 +4,7 @@
 #pragma once
 
 #include "engine/agents/agent_runner.h"
-#include "engine/profile/profile_summary.h"
+#include "engine/state/profile_summary.h"
 #include "kb/knowledge_base.h"
 
 namespace kblaster::engine::agents {

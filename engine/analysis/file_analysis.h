@@ -6,7 +6,7 @@
 #pragma once
 
 #include "engine/capture/program_capture.h"
-#include "engine/profile/profile_pipeline.h"
+#include "engine/state/profile_pipeline.h"
 #include "engine/task/task.h"
 
 #include <chrono>

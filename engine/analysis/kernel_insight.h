@@ -3,7 +3,7 @@
 // the KB only; one connection, opened on first use and kept (reopened when the path changes).
 #pragma once
 
-#include "engine/profile/profile_summary.h"
+#include "engine/state/profile_summary.h"
 
 #include <filesystem>
 #include <memory>

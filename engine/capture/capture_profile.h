@@ -7,7 +7,7 @@
 
 #include "engine/capture/program_capture.h"
 #include "engine/evaluate/harness_evaluator.h"
-#include "engine/profile/profile_pipeline.h"
+#include "engine/state/profile_pipeline.h"
 
 #include <functional>
 #include <stop_token>

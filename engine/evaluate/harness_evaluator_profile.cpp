@@ -9,8 +9,8 @@
 #include "support/text.h"
 #include "engine/evaluate/harness_evaluator.h"
 #include "engine/evaluate/profile_shape.h"
-#include "engine/profile/profile_pipeline.h"
-#include "engine/profile/profile_summary.h"
+#include "engine/state/profile_pipeline.h"
+#include "engine/state/profile_summary.h"
 #include "engine/state/state_evidence.h"
 #include "engine/toolchain/task_build.h"
 

@@ -1,7 +1,7 @@
 // Shared editor state.
 #include "server/features/editor_state.h"
 
-#include "engine/profile/profile_pipeline.h"
+#include "engine/state/profile_pipeline.h"
 
 #include <algorithm>
 

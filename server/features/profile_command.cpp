@@ -2,7 +2,7 @@
 // diagnostics, and return what was found.
 #include "server/features/commands.h"
 
-#include "engine/profile/profile_summary.h"
+#include "engine/state/profile_summary.h"
 #include "server/features/diagnostics.h"
 #include "server/lsp_server.h"
 #include "server/work_done_progress.h"

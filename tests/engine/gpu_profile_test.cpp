@@ -4,7 +4,7 @@
 // Run on the GPU machine: ctest --test-dir build-engine -L gpu --output-on-failure
 #include "engine/toolchain/nvcc_driver.h"
 #include "engine/toolchain/occupancy.h"
-#include "engine/profile/profile_pipeline.h"
+#include "engine/state/profile_pipeline.h"
 #include "support/run_process.h"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // Tests that compile with the real nvcc: diagnostics of broken sources, ptxas resources, the
 // build cache, the timeout and the static profile. Skipped, with a message, where nvcc is absent.
 #include "engine/toolchain/nvcc_driver.h"
-#include "engine/profile/profile_pipeline.h"
+#include "engine/state/profile_pipeline.h"
 #include "support/run_process.h"
 
 #include <doctest/doctest.h>

@@ -14,7 +14,7 @@
 #include "engine/llm/token_estimate.h"
 #include "engine/optimize/task_brief.h"
 #include "engine/task/task.h"
-#include "engine/profile/profile_pipeline.h"
+#include "engine/state/profile_pipeline.h"
 
 #include <unistd.h>
 

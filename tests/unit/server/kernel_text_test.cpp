@@ -1,7 +1,7 @@
 // The hover's performance section for a live profile: where the profile came from (a captured
 // launch replayed alone), the launch, the achieved rates against the GPU's peaks; and, for a
 // kernel the live profile could not cover, why, instead of a bare "not measured".
-#include "engine/profile/profile_pipeline.h"
+#include "engine/state/profile_pipeline.h"
 #include "server/features/kernel_text.h"
 
 #include <doctest/doctest.h>

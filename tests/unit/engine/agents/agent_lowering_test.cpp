@@ -1,7 +1,7 @@
 // The lowering agent over HTTP: several fences, a truncated answer, the wrong entry point, bare
 // code, a wrong language and a refusal (giving up), and the repair loop on a compile error.
 #include "engine/agents/lowering_agent.h"
-#include "engine/profile/profile_summary.h"
+#include "engine/state/profile_summary.h"
 #include "tests/unit/engine/llm/llm_test_support.h"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // The planner over HTTP: a refusal is answered with the task restated; the fenced JSON answer
 // is accepted; a technique outside the catalogue carries its description.
 #include "engine/agents/planner.h"
-#include "engine/profile/profile_summary.h"
+#include "engine/state/profile_summary.h"
 #include "tests/unit/engine/llm/llm_test_support.h"
 
 #include <doctest/doctest.h>

@@ -2,7 +2,7 @@
 // estimate tracks text size the way a BPE tokenizer does.
 #include "engine/agents/lowering_agent.h"
 #include "engine/llm/token_estimate.h"
-#include "engine/profile/profile_summary.h"
+#include "engine/state/profile_summary.h"
 #include "tests/unit/engine/llm/llm_test_support.h"
 
 #include <doctest/doctest.h>

@@ -4,7 +4,7 @@
 
 #include "engine/llm/llm_client.h"
 #include "engine/llm/loopback_server.h"
-#include "engine/profile/profile_pipeline.h"
+#include "engine/state/profile_pipeline.h"
 #include "kb/knowledge_base.h"
 
 #include <doctest/doctest.h>

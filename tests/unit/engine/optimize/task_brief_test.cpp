@@ -3,7 +3,7 @@
 // time sits against the peaks.
 #include "engine/agents/lowering_agent.h"
 #include "engine/optimize/task_brief.h"
-#include "engine/profile/profile_summary.h"
+#include "engine/state/profile_summary.h"
 #include "kb/knowledge_base.h"
 #include "support/files.h"
 #include "tests/unit/engine/llm/llm_test_support.h"

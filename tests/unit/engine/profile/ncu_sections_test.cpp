@@ -13,8 +13,8 @@
 // (MemoryWorkloadAnalysis's spill requests, derived__local_spilling_requests) is still seen to be read.
 #include "engine/profile/csv_reader.h"
 #include "engine/profile/ncu_runner.h"
-#include "engine/profile/profile_pipeline.h"
-#include "engine/profile/profile_summary.h"
+#include "engine/state/profile_pipeline.h"
+#include "engine/state/profile_summary.h"
 #include "engine/state/state_evidence.h"
 #include "support/files.h"
 

@@ -2,8 +2,8 @@
 // summaries.
 #include "engine/profile/ncu_csv_parser.h"
 #include "support/files.h"
-#include "engine/profile/profile_pipeline.h"
-#include "engine/profile/profile_summary.h"
+#include "engine/state/profile_pipeline.h"
+#include "engine/state/profile_summary.h"
 #include "engine/state/state_classifier.h"
 #include "engine/state/state_naming.h"
 

@@ -6,7 +6,7 @@
 #include "engine/profile/ncu_runner.h"
 #include "engine/toolchain/nvcc_diagnostics.h"
 #include "engine/profile/profile_report.h"
-#include "engine/profile/profile_summary.h"
+#include "engine/state/profile_summary.h"
 #include "engine/state/state_naming.h"
 
 #include <map>

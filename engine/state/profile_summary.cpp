@@ -1,5 +1,5 @@
 // Text and JSON renderings of classified kernels.
-#include "engine/profile/profile_summary.h"
+#include "engine/state/profile_summary.h"
 
 #include "engine/state/state_classifier.h"
 

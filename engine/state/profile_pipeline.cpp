@@ -1,11 +1,12 @@
 // End-to-end profiling modes.
-#include "engine/profile/profile_pipeline.h"
+#include "engine/state/profile_pipeline.h"
 #include "support/files.h"
 
 #include "engine/profile/ncu_csv_parser.h"
 #include "engine/profile/ncu_source_parser.h"
 #include "engine/toolchain/nvcc_driver.h"
 #include "engine/toolchain/occupancy.h"
+#include "engine/toolchain/ptxas_parser.h"
 #include "engine/profile/source_attribution.h"
 #include "engine/state/state_classifier.h"
 #include "engine/toolchain/task_build.h"
