@@ -10,7 +10,7 @@
 namespace kblaster::harness {
 namespace {
 
-// An input the probe can draw afresh: a seed changes it (as the timer's rotation, session.cpp).
+// An input the probe can draw afresh: a seed changes it (as the timer's fresh draws, judge.cpp).
 bool redrawn(const engine::input_spec& in) {
   return in.file.empty() && (in.init == "randn" || in.init == "uniform" || in.init == "randint");
 }

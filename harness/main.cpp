@@ -1,9 +1,9 @@
 // kblaster-harness: the referee (the judge). Reads one JSON request per line on stdin and writes
-// one JSON reply per line on stdout (see session.h and the README). Candidates run in their own
+// one JSON reply per line on stdout (see judge.h and the README). Candidates run in their own
 // runner processes (kblaster-runner), never in this one; the engine runs this process as a child
 // so that even a crash of the judge ends only the harness.
 #include "harness/device.h"
-#include "harness/session.h"
+#include "harness/judge.h"
 
 #include <fcntl.h>
 #include <malloc.h>
@@ -60,15 +60,15 @@ int main(int argc, char** argv) {
     std::perror("kblaster-harness: stdout");
     return 1;
   }
-  std::unique_ptr<kblaster::harness::session> s;
+  std::unique_ptr<kblaster::harness::judge> s;
   try {
-    s = std::make_unique<kblaster::harness::session>(device);
+    s = std::make_unique<kblaster::harness::judge>(device);
   } catch (const std::exception& e) {
     send({{"event", "error"}, {"reason", e.what()}});
     return 1;
   }
   // Not dumpable: no process of the same user (a runner above all) may ptrace this one or read
-  // its memory through /proc, where the expected outputs are. (After the session's start-up,
+  // its memory through /proc, where the expected outputs are. (After the judge's start-up,
   // which reads /proc/self/exe to find the runner.)
   prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   send({{"event", "ready"}, {"device", s->device().name()}, {"cuda", s->device().is_cuda()},

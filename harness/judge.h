@@ -1,7 +1,7 @@
 // The harness's requests: verify (several seeds, every guard), time (candidate and reference,
 // same policy), evaluate (verify, then time if correct), profile (one call inside an NVTX range,
 // by a runner started under ncu), probe_reference (the reference alone over a few draws: is the
-// task degenerate? degenerate.h), ping. One session per process; requests are handled one at a
+// task degenerate? degenerate.h), ping. One judge per process; requests are handled one at a
 // time.
 //
 // This process is the judge: it owns the protocol with the engine, the reference, the expected
@@ -31,10 +31,11 @@ class timed_batch;
 /// Speedups above this are flagged for review rather than trusted.
 constexpr double review_speedup = 10.0;
 
-/// State kept across requests: the device, the references, the next runner (already starting).
-class session {
+/// The judge: state kept across requests (the device, the references, the next runner, already
+/// starting) and the handling of each.
+class judge {
  public:
-  explicit session(const std::string& device);
+  explicit judge(const std::string& device);
   /// Handles one request and returns its reply (never throws, except fatal_device_error).
   nlohmann::json handle(const nlohmann::json& request);
   device_context& device() { return dev_; }

@@ -1,5 +1,5 @@
 // Request handling: verify, time, evaluate and profile, each through a runner of its own.
-#include "harness/session.h"
+#include "harness/judge.h"
 
 #include "harness/compare.h"
 #include "harness/degenerate.h"
@@ -73,7 +73,7 @@ struct sample_failed {
 
 }  // namespace
 
-session::session(const std::string& device) : dev_(device) {
+judge::judge(const std::string& device) : dev_(device) {
   // Run TorchScript references op by op, as eager PyTorch would: no fusion or graph
   // specialisation that would make the reference faster than what users compare against.
   torch::jit::setGraphExecutorOptimize(false);
@@ -85,12 +85,12 @@ session::session(const std::string& device) : dev_(device) {
   spare_ = std::make_unique<runner_process>(runner_program_, dev_.is_cuda() ? "cuda" : "cpu");
 }
 
-std::unique_ptr<runner_process> session::take_runner() {
+std::unique_ptr<runner_process> judge::take_runner() {
   if (spare_) return std::move(spare_);
   return std::make_unique<runner_process>(runner_program_, dev_.is_cuda() ? "cuda" : "cpu");
 }
 
-std::string session::runner_filter_state() {
+std::string judge::runner_filter_state() {
   if (!spare_) spare_ = take_runner();
   if (const auto err = spare_->ready(clock_type::now() + std::chrono::seconds(60)); !err.empty()) {
     spare_.reset();
@@ -99,7 +99,7 @@ std::string session::runner_filter_state() {
   return spare_->filter_state();
 }
 
-reference_model& session::reference(const engine::task_spec& task, const std::string& kernel_library) {
+reference_model& judge::reference(const engine::task_spec& task, const std::string& kernel_library) {
   auto spec = engine::to_json(task);
   // A TorchScript reference is the same whatever shapes it is called with: a profile at a smaller
   // batch (the engine's profile_shape.h) keeps the loaded module, its weights and its warm state.
@@ -117,7 +117,7 @@ reference_model& session::reference(const engine::task_spec& task, const std::st
   return *slot;
 }
 
-nlohmann::json session::verify(const engine::task_spec& task, runner_process& runner, reference_model& ref,
+nlohmann::json judge::verify(const engine::task_spec& task, runner_process& runner, reference_model& ref,
                                std::uint64_t seed_base, deadline until) {
   nlohmann::json seeds = nlohmann::json::array();
   std::vector<torch::Tensor> previous, last_inputs;
@@ -235,7 +235,7 @@ constexpr double judge_margin = 1.10;
 
 }  // namespace
 
-session::runner_timing session::time_in_runner(runner_process& runner, timed_batch& batch, std::uint64_t seed,
+judge::runner_timing judge::time_in_runner(runner_process& runner, timed_batch& batch, std::uint64_t seed,
                                                const timing_policy& policy, int calls,
                                                const std::function<void(int)>& check, deadline until) {
   runner_timing out;
@@ -351,7 +351,7 @@ session::runner_timing session::time_in_runner(runner_process& runner, timed_bat
   return out;
 }
 
-nlohmann::json session::check_slot(const engine::task_spec& task, timed_batch& batch, reference_model& ref, int s) {
+nlohmann::json judge::check_slot(const engine::task_spec& task, timed_batch& batch, reference_model& ref, int s) {
   const auto args = batch.args(s);
   const auto seen = batch.arena_args(s);
   for (std::size_t i = 0; i < args.size(); ++i)
@@ -374,7 +374,7 @@ nlohmann::json session::check_slot(const engine::task_spec& task, timed_batch& b
   return nullptr;
 }
 
-nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runner_process>& runner,
+nlohmann::json judge::time(const engine::task_spec& task, std::unique_ptr<runner_process>& runner,
                              reference_model& ref, const std::string& reference_library, std::uint64_t seed,
                              const nlohmann::json& policy_json, deadline until) {
   const auto policy = policy_from_json(policy_json);
@@ -549,7 +549,7 @@ nlohmann::json session::time(const engine::task_spec& task, std::unique_ptr<runn
   return r;
 }
 
-nlohmann::json session::profile(const engine::task_spec& task, const std::string& path, reference_model& ref,
+nlohmann::json judge::profile(const engine::task_spec& task, const std::string& path, reference_model& ref,
                                 std::uint64_t seed, const std::vector<std::string>& ncu_argv, deadline until) {
   const auto inputs = make_inputs(task, seed, dev_.torch_device());
   trace_phase("profile: inputs drawn");
@@ -607,7 +607,7 @@ nlohmann::json session::profile(const engine::task_spec& task, const std::string
   return finished({{"verdict", "pass"}, {"nvtx_range", runner::profile_range}});
 }
 
-nlohmann::json session::handle(const nlohmann::json& req) {
+nlohmann::json judge::handle(const nlohmann::json& req) {
   nlohmann::json reply{{"id", req.value("id", nlohmann::json())}};
   const std::string op = req.value("op", "");
   const auto received = clock_type::now();
@@ -615,7 +615,7 @@ nlohmann::json session::handle(const nlohmann::json& req) {
   // However the request ends, its runner ends with it, and the next one starts now, while the
   // engine reads this reply.
   struct request_end {
-    session& s;
+    judge& s;
     std::unique_ptr<runner_process>& runner;
     bool candidate_request = false;
     ~request_end() {
