@@ -68,6 +68,7 @@ class judge {
     double exchange_ms = 0;    // an empty exchange's host time over its events (one per batch)
     double empty_cpu_ms = 0;   // the runner's CPU time in an empty exchange
     double cpu_per_call_ms = 0;
+    double runner_mean_ms = 0;  // the runner's event time over every timed call, per call
     int threads_before = -1;
     runner::reply last;        // the last batch's reply
   };
