@@ -10,11 +10,6 @@
 namespace kblaster::harness {
 namespace {
 
-// An input the probe can draw afresh: a seed changes it (as the timer's fresh draws, judge.cpp).
-bool redrawn(const engine::input_spec& in) {
-  return in.file.empty() && (in.init == "randn" || in.init == "uniform" || in.init == "randint");
-}
-
 std::string why_not_redrawn(const engine::input_spec& in) {
   if (!in.file.empty()) return "read from a file: every draw is the same";
   return "init '" + in.init + "': every draw is the same";
@@ -90,7 +85,7 @@ nlohmann::json probe_reference(const engine::task_spec& task, reference_model& r
     nlohmann::json in{{"label", engine::input_label(task, j)}, {"checked", false}};
     if (every_output_constant) {
       in["why"] = "every output is constant";
-    } else if (!redrawn(task.inputs[j])) {
+    } else if (!is_random_init(task.inputs[j])) {
       in["why"] = why_not_redrawn(task.inputs[j]);
     } else if (same_bits(base_inputs[j], second_inputs[j])) {
       in["why"] = "two draws of it are identical";  // a tiny randint range: nothing to change

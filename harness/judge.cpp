@@ -347,7 +347,6 @@ judge::runner_timing judge::time_in_runner(runner_process& runner, timed_batch& 
   out.judge_ms = out.stats.host_median_ms;
   if (half > 0 && host_full.size() >= 3 && host_half.size() >= 3)
     out.judge_ms = std::max(0.0, median(host_full) - median(host_half)) / (out.calls - half);
-  out.batches = made;
   out.runner_mean_ms = event_ms_total / static_cast<double>(std::max<long long>(1, calls_made));
   out.cpu_per_call_ms = (static_cast<double>(runner.cpu_ns() - cpu_before) / 1e6 - out.empty_cpu_ms * made) /
                         static_cast<double>(std::max<long long>(1, calls_made));

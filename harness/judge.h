@@ -63,7 +63,6 @@ class judge {
   struct runner_timing {
     timing_stats stats;        // samples: per call, the runner's events over a batch (host: the judge's clock)
     int calls = 1;             // calls per (full) batch
-    int batches = 0;
     double judge_ms = 0;       // the judge's own figure per call (its host clock)
     double exchange_ms = 0;    // an empty exchange's host time over its events (one per batch)
     double empty_cpu_ms = 0;   // the runner's CPU time in an empty exchange

@@ -28,7 +28,8 @@ class reference_model {
   const std::vector<torch::Tensor>& parameters() const { return params_; }
   /// Runs the reference eagerly on `inputs` (not modified) and returns its outputs.
   std::vector<torch::Tensor> run(const std::vector<torch::Tensor>& inputs);
-  /// The reference as one timed call on prepared inputs (for the timer; outputs dropped).
+  /// A TorchScript reference as one timed call on prepared inputs (for the timer; outputs
+  /// dropped). A kernel reference is timed in a runner instead.
   void run_for_timing(const std::vector<torch::Tensor>& inputs);
 
  private:

@@ -311,15 +311,6 @@ runner_reply runner_process::batch_call(const std::vector<runner::tensor_desc>& 
   return exchange(h, payload.data(), payload.size(), -1, until);
 }
 
-runner_reply runner_process::noop(const std::vector<runner::tensor_desc>& descs, int n_in, int n_out, deadline until) {
-  runner::request_header h;
-  h.kind = runner::op::noop;
-  h.n_in = static_cast<std::uint32_t>(n_in);
-  h.n_out = static_cast<std::uint32_t>(n_out);
-  h.payload_bytes = static_cast<std::uint32_t>(descs.size() * sizeof(runner::tensor_desc));
-  return exchange(h, descs.data(), h.payload_bytes, -1, until);
-}
-
 runner_reply runner_process::profiled_call(const std::vector<runner::tensor_desc>& descs, int n_in, int n_out,
                                            deadline until) {
   runner::request_header h;

@@ -74,8 +74,6 @@ class runner_process {
   /// Asks the runner to quit and waits for the process started (the wrapper, when there is one)
   /// to exit; kills it at `until`. Its wait status, or -1 when it had to be killed.
   int quit_and_wait(deadline until);
-  /// A round trip with no candidate call (the cost of the exchange itself).
-  runner_reply noop(const std::vector<runner::tensor_desc>& descs, int n_in, int n_out, deadline until);
   /// Threads in the runner now (from /proc, not from the runner), or -1.
   int threads() const;
   /// Nanoseconds the runner's threads have spent on a CPU so far (the kernel's scheduler

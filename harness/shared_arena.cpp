@@ -123,22 +123,7 @@ call_frame::call_frame(const device_context& dev, const std::vector<torch::Tenso
 }
 
 void call_frame::load(const std::vector<torch::Tensor>& args) {
-  load_rotated(args, std::vector<std::int64_t>(inputs_.size(), 0));
-}
-
-void call_frame::load_rotated(const std::vector<torch::Tensor>& args, const std::vector<std::int64_t>& shifts) {
-  for (std::size_t i = 0; i < inputs_.size(); ++i) {
-    const auto n = args[i].numel();
-    const auto k = shifts[i] % std::max<std::int64_t>(n, 1);
-    if (k == 0) {
-      inputs_[i].copy_(args[i]);
-      continue;
-    }
-    const auto from = args[i].reshape({-1});
-    auto to = inputs_[i].view({-1});
-    to.narrow(0, k, n - k).copy_(from.narrow(0, 0, n - k));
-    to.narrow(0, 0, k).copy_(from.narrow(0, n - k, k));
-  }
+  for (std::size_t i = 0; i < inputs_.size(); ++i) inputs_[i].copy_(args[i]);
   outputs_.poison();
   for (std::size_t j = 0; j < initial_from_.size() && j < outputs_.outputs.size(); ++j)
     if (const int i = initial_from_[j]; i >= 0 && static_cast<std::size_t>(i) < inputs_.size())

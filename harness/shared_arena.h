@@ -56,9 +56,6 @@ class call_frame {
   /// Copies `args` (shaped as at construction) into the arena's inputs and poisons the outputs
   /// (or fills them from their initial argument).
   void load(const std::vector<torch::Tensor>& args);
-  /// As load, each argument rotated by its shift (flat, as torch::roll: element j takes element
-  /// j - shift), copied in two slices without a rotated temporary.
-  void load_rotated(const std::vector<torch::Tensor>& args, const std::vector<std::int64_t>& shifts);
   const std::vector<torch::Tensor>& inputs() const { return inputs_; }
   output_buffers& outputs() { return outputs_; }
   const std::vector<runner::tensor_desc>& descriptors() const { return descs_; }

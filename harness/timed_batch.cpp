@@ -17,13 +17,11 @@ namespace {
 // small enough that an input read as a structure (a threshold, a coordinate) keeps its shape.
 constexpr double perturbation = 1.0 / 64;
 
-std::size_t judge_copy_bytes(const torch::Tensor& t) { return t.nbytes(); }
-
 }  // namespace
 
 std::size_t timed_batch::slot_bytes(const std::vector<torch::Tensor>& args, const std::vector<torch::Tensor>& like_outputs) {
   std::size_t bytes = 0;
-  for (const auto& a : args) bytes += aligned(a.nbytes()) + judge_copy_bytes(a);
+  for (const auto& a : args) bytes += aligned(a.nbytes()) + a.nbytes();  // its arena share and the judge's copy
   for (const auto& o : like_outputs) bytes += aligned(static_cast<std::size_t>(o.numel() + canary_elements(o)) * o.element_size());
   return std::max<std::size_t>(bytes, 1);
 }

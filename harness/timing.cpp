@@ -74,26 +74,6 @@ void warm_up(const timing_policy& policy, const std::function<void()>& call) {
   }
 }
 
-timing_stats measure(device_context& dev, const std::function<void()>& fn, const timing_policy& policy,
-                     const std::function<void()>& prepare) {
-  warm_up(policy, [&] {
-    fn();
-    dev.sync_device();
-  });
-  return measure_samples(
-      dev,
-      [&] {
-        if (prepare) prepare();
-        dev.sync_device();
-        dev.flush_l2();
-        dev.timer_start();
-        fn();
-        const double ms = dev.timer_stop();
-        return timed_sample{ms, dev.host_ms()};
-      },
-      policy);
-}
-
 timing_stats measure_samples(device_context& dev, const std::function<timed_sample()>& sample, const timing_policy& policy) {
   using clock = std::chrono::steady_clock;
   timing_stats st;

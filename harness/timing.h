@@ -73,12 +73,7 @@ struct timed_sample {
 void warm_up(const timing_policy& policy, const std::function<void()>& call);
 
 /// The sampling loop and its statistics, for a caller that takes each sample itself (the judge
-/// timing a candidate in its runner): no warm-up, `sample` is called until the policy stops.
+/// timing batches of calls, harness/judge.cpp): no warm-up, `sample` is called until the policy stops.
 timing_stats measure_samples(device_context& dev, const std::function<timed_sample()>& sample, const timing_policy& policy);
-
-/// Times `fn` on `dev` under `policy`. `prepare` runs before each sample, untimed (the harness
-/// re-poisons the candidate's outputs there, so that the last timed call must do all the work).
-timing_stats measure(device_context& dev, const std::function<void()>& fn, const timing_policy& policy,
-                     const std::function<void()>& prepare = {});
 
 }  // namespace kblaster::harness

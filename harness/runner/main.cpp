@@ -421,13 +421,11 @@ int main(int argc, char** argv) {
         // (its full and half batches, its empty exchanges): built per exchange, they cost the
         // judge's clock a few hundred nanoseconds a call outside the runner's events, 3-9 % of
         // an honest 8 us call on an H200.
-        const std::size_t n_slots = h.kind == op::call && profiled ? 1 : calls;
-        if (!(built.payload == payload && built.slots.size() >= n_slots && built.valid)) {
+        if (!(built.valid && built.payload == payload && built.slots.size() >= calls)) {
           built = {};
           std::string bad;
-          const std::size_t want_slots = std::max<std::size_t>(n_slots, 1);
-          built.slots.resize(want_slots);
-          for (std::size_t c = 0; c < want_slots && bad.empty(); ++c) {
+          built.slots.resize(calls);
+          for (std::size_t c = 0; c < calls && bad.empty(); ++c) {
             auto descs = first;
             for (std::size_t i = 0; i < per_call; ++i) {
               if (stride[i] > shared.bytes) bad = "a slot stride outside the arena";
