@@ -1,7 +1,7 @@
 // Agents 5-7, the textual gradient of MAIC-RL: policy evaluation (where measured results
 // departed from predictions, from the replay buffer), performance-gap analysis (why), and the
 // parameter update (KB edit operations, validated against a schema and applied in one KB
-// transaction logged in the KB's update log).
+// transaction logged in the KB's update log), asked of the model as one request.
 #pragma once
 
 #include "engine/agents/agent_runner.h"
@@ -36,38 +36,24 @@ struct parameter_update {
   kb_edit_result applied;
 };
 
-std::pair<std::string, std::string> evaluation_prompts(const std::vector<kb::attempt>& attempts);
-std::pair<std::string, std::string> gap_prompts(kb::knowledge_base& kb, const policy_evaluation& eval,
-                                                const std::vector<kb::attempt>& attempts);
-std::pair<std::string, std::string> update_prompts(kb::knowledge_base& kb, const policy_evaluation& eval,
-                                                   const std::vector<gap_explanation>& gaps);
+/// The one request of the textual gradient: the iteration's attempts, and what the KB says of
+/// every state and technique they tried.
+std::pair<std::string, std::string> gradient_prompts(kb::knowledge_base& kb, const std::vector<kb::attempt>& attempts);
 
-/// Agent 5. Reads only `attempts` (an iteration's slice of the replay buffer).
-agent_result<policy_evaluation> evaluate_policy(llm::llm_client& client, const std::vector<kb::attempt>& attempts,
-                                                const agent_options& options = {});
-
-/// Agent 6. Reads the evaluation and the KB entries it names.
-agent_result<std::vector<gap_explanation>> analyse_gaps(llm::llm_client& client, kb::knowledge_base& kb,
-                                                        const policy_evaluation& eval,
-                                                        const std::vector<kb::attempt>& attempts,
-                                                        const agent_options& options = {});
-
-/// Agent 7. Asks for KB edits, validates them against the schema and the KB (retrying with the
-/// problems stated), then applies them in one transaction logged as a textual_gradient update
-/// citing the attempts. When it gives up, the KB is untouched.
-agent_result<parameter_update> update_parameters(llm::llm_client& client, kb::knowledge_base& kb,
-                                                 const policy_evaluation& eval,
-                                                 const std::vector<gap_explanation>& gaps,
-                                                 const agent_options& options = {});
-
-/// The three in a row, as the loop runs them after an iteration; stops at the first that fails.
+/// What the textual gradient produced. Agents 5-7 answer in one request (through a batch
+/// interface every request is a round that may take hours): the evaluation, its explanations and
+/// the KB edits, each checked (the evaluation against the attempts, the explanations against the
+/// departures, the edits against the schema and the KB) and the answer asked again with every
+/// problem stated until it is usable or the tries are spent. The edits are applied in one
+/// transaction logged as a textual_gradient update citing the attempts; nothing is applied when
+/// the agent gives up or the predictions held.
 struct gradient_outcome {
   std::optional<policy_evaluation> evaluation;
   std::optional<std::vector<gap_explanation>> gaps;
   std::optional<parameter_update> update;
-  std::vector<agent_trace> traces;
-  agent_status status = agent_status::ok;
+  agent_trace trace;  ///< the exchange (its status: how the update went)
 };
+/// Reads only `attempts` (an iteration's slice of the replay buffer) and the KB entries they name.
 gradient_outcome run_textual_gradient(llm::llm_client& client, kb::knowledge_base& kb,
                                       const std::vector<kb::attempt>& attempts, const agent_options& options = {});
 

@@ -6,6 +6,7 @@
 #include "engine/state/state_evidence.h"
 #include "support/hash.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -123,6 +124,16 @@ phase_seconds phases_from_json(const nlohmann::json& j) {
   p.profile = j.value("profile", 0.0);
   p.profile_export = j.value("profile_export", 0.0);
   return p;
+}
+
+evaluation without_profile(evaluation e) {
+  if (!e.profile) return e;
+  e.profile.reset();
+  e.profile_note.clear();
+  e.gpu_seconds = std::max(0.0, e.gpu_seconds - e.phases.profile);
+  e.phases.profile = 0;
+  e.phases.profile_export = 0;
+  return e;
 }
 
 nlohmann::json to_json(const evaluation& e) {

@@ -85,7 +85,7 @@ struct evaluation {
 struct evaluation_request {
   bool time = true;     ///< time against the reference once correct
   /// Profile once correct. The loop asks only for the versions whose state it needs (the input,
-  /// a step's new best); asked of a candidate already verified and timed, only the profile runs.
+  /// each version a step starts from); asked of a candidate already verified and timed, only the profile runs.
   bool profile = true;
   /// The median the candidate must beat to matter to the loop (its version's), when there is one:
   /// timing stops once the candidate is clearly slower (its fastest sample a quarter over), and
@@ -99,6 +99,10 @@ struct evaluation_request {
 
 /// True for an evaluation abandoned by a stop (see evaluation_request::stop).
 inline bool cancelled(const evaluation& e) { return e.check == "cancelled"; }
+
+/// `e` as a request without a profile would have had it: the profile, its note and its seconds
+/// taken out (a recording made with a profile, a loop's candidate profiled since).
+evaluation without_profile(evaluation e);
 
 /// Evaluates candidates. Thread-safe: the loop calls it from several trajectories; an
 /// implementation serialises work per GPU and uses every GPU it was given.

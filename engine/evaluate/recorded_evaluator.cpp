@@ -146,17 +146,10 @@ evaluation replay_evaluator::evaluate(const std::string& task_name, const std::s
       best = &r;
     }
   }
-  auto e = best->result;
-  if (!request.profile && best->request.profile && e.profile) {
-    // Recorded with its profile, wanted without: answered as the live evaluator would, so that a
-    // replayed run profiles (and counts) only what a live one does.
-    e.profile.reset();
-    e.profile_note.clear();
-    e.gpu_seconds = std::max(0.0, e.gpu_seconds - e.phases.profile);
-    e.phases.profile = 0;
-    e.phases.profile_export = 0;
-  }
-  return e;
+  // Recorded with its profile, wanted without: answered as the live evaluator would, so that a
+  // replayed run profiles (and counts) only what a live one does.
+  if (!request.profile && best->request.profile && best->result.profile) return without_profile(best->result);
+  return best->result;
 }
 
 std::string replay_evaluator::describe() const {

@@ -12,12 +12,19 @@ loop_context::loop_context(const task_spec& t, const loop_options& o, run_enviro
 
 version loop_context::evaluate(const std::string& source, std::optional<double> beat_ms) {
   const auto hash = source_hash(task.name, source);
+  // The verdict and the time, as measured; a profile only when every candidate gets one. The
+  // profile a candidate was given since (as a step's best, in another trajectory or an earlier
+  // process) stays in the cache for with_state(), but a step that meets it again records what
+  // any step meeting it would, whatever the threads' order or the rounds' (--profile-all aside).
+  const auto as_measured = [&](const version& v) {
+    return options.profile_all ? v : version{v.hash, v.source, without_profile(v.eval)};
+  };
   {
     // Two trajectories may produce the same candidate (a mechanical variant, say) at once:
     // the second waits for the first's result instead of measuring it again.
     std::unique_lock lock(mutex_);
     evaluated_.wait(lock, [&] { return cache_.count(hash) || !in_flight_.count(hash); });
-    if (auto it = cache_.find(hash); it != cache_.end()) return it->second;
+    if (auto it = cache_.find(hash); it != cache_.end()) return as_measured(it->second);
     in_flight_.insert(hash);
   }
   journal.put_source(hash, source);
@@ -57,7 +64,7 @@ version loop_context::evaluate(const std::string& source, std::optional<double> 
     cache_.emplace(hash, v);
   }
   evaluated_.notify_all();
-  return v;
+  return as_measured(v);
 }
 
 version loop_context::with_state(const version& v) {

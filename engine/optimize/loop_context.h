@@ -56,15 +56,16 @@ class loop_context {
   const std::string run_id;
   std::string arch;  ///< the KB statistics key (sm_90), set once the baseline is measured
 
-  /// Evaluates `source` (verify, then time when correct; no profile), once per hash per run:
-  /// later calls, and resumed runs, are served from the cache and the checkpoint. A caller's
+  /// Evaluates `source` (verify, then time when correct; no profile, unless profile_all), once per
+  /// hash per run: later calls, and resumed runs, are served from the cache and the checkpoint,
+  /// without the profile the version may have been given since (cached() has it). A caller's
   /// stop abandons the evaluation in flight and throws evaluation_cancelled. `beat_ms`: the
   /// median of the version the candidate is set against (evaluation_request::beat_ms), whose
   /// clearly slower candidates stop timing early.
   version evaluate(const std::string& source, std::optional<double> beat_ms = std::nullopt);
   /// `v` with its profile, the evidence its KB state is read from: taken now when `v` is correct
   /// and has none (only the profile runs; its seconds join the evaluation's). The loop profiles
-  /// only what it needs a state of: the input and each step's new best. Throws
+  /// only what it needs a state of: the input and each version a step starts from. Throws
   /// evaluation_cancelled like evaluate().
   version with_state(const version& v);
   /// Has the evaluator build `sources` in the background (the next candidates, while the GPU

@@ -130,31 +130,44 @@ bool gradient_already_applied(kb::knowledge_base& kb, const std::vector<kb::atte
 }
 
 // Counts each candidate once against the budgets, whether it was measured in this process or
-// read back from the checkpoint, and whichever trajectory met it first. Thread-safe.
+// read back from the checkpoint, and whichever trajectory met it first. Its device seconds are
+// the most that any record of it or the cache holds: a profile taken after the step that met it
+// (as another step's best, or an iteration's start) counts once, in whichever order the
+// trajectories' threads or a deferred model's rounds come. Thread-safe.
 class step_accounting {
  public:
-  step_accounting(loop_context& ctx, const std::string& baseline_hash) : ctx_(ctx), counted_{baseline_hash} {}
+  step_accounting(loop_context& ctx, const version& baseline)
+      : ctx_(ctx), counted_{{baseline.hash, baseline.eval.gpu_seconds}} {}
 
   void account(const step_record& rec) {
     int candidates = 0;
     double gpu_seconds = 0;
     std::int64_t tokens = 0;
-    {
-      std::lock_guard lock(mutex_);
-      for (const auto& c : rec.candidates)
-        if (counted_.insert(c.hash).second) {
-          ++candidates;
-          gpu_seconds += c.eval.gpu_seconds;
-        }
-    }
+    for (const auto& c : rec.candidates) gpu_seconds += see(c.hash, c.eval.gpu_seconds, candidates);
     for (const auto& [role, n] : rec.tokens) tokens += n;
     ctx_.account(candidates, gpu_seconds, tokens);
   }
+  /// A version counted before and measured again since (profiled).
+  void account(const version& v) {
+    int candidates = 0;
+    ctx_.account(0, see(v.hash, v.eval.gpu_seconds, candidates), 0);
+  }
 
  private:
+  // The seconds `hash` adds now that it is seen with `seconds` (a new candidate counted in `candidates`).
+  double see(const std::string& hash, double seconds, int& candidates) {
+    if (auto v = ctx_.cached(hash)) seconds = std::max(seconds, v->eval.gpu_seconds);
+    std::lock_guard lock(mutex_);
+    auto [it, added] = counted_.emplace(hash, 0.0);
+    if (added) ++candidates;
+    const double more = std::max(0.0, seconds - it->second);
+    it->second += more;
+    return more;
+  }
+
   loop_context& ctx_;
   std::mutex mutex_;
-  std::set<std::string> counted_;
+  std::map<std::string, double> counted_;  // hash -> device seconds counted
 };
 
 // The input, measured once per run and kept in the checkpoint; nullopt when the caller stopped
@@ -183,16 +196,39 @@ std::optional<version> measure_baseline(loop_context& ctx, run_journal& journal,
   return baseline;
 }
 
-// A resumed run: the checkpoint's evaluations fill the cache and count against the budgets.
+// The checkpoint's record of iteration k's start, profiled there (iteration_start).
+std::string start_record(int k) { return "start_" + std::to_string(k); }
+
+// A resumed run: the checkpoint's evaluations fill the cache and count against the budgets. The
+// cache takes each candidate's measurement (the journal's evaluation of it), not the step's record
+// of it, which holds that step's soft verdict: another step meeting the candidate asks its own.
 void replay_checkpoint(loop_context& ctx, run_journal& journal, const version& baseline, step_accounting& accounting) {
   if (!journal.resumed()) return;
   ctx.account(1, baseline.eval.gpu_seconds, 0);
   for (const auto& rec : journal.steps()) {
-    for (const auto& c : rec.candidates) ctx.remember(journal.source(c.hash), c.eval);
+    for (const auto& c : rec.candidates) ctx.remember(journal.source(c.hash), journal.evaluation_of(c.hash).value_or(c.eval));
     accounting.account(rec);
   }
-  for (int k = 0; k < ctx.options.iterations; ++k)
+  for (int k = 0; k < ctx.options.iterations; ++k) {
     if (auto g = journal.record("gradient_" + std::to_string(k))) ctx.account(0, 0, g->value("tokens_total", 0));
+    if (auto s = journal.record(start_record(k))) {
+      const auto e = evaluation_from_json(s->at("evaluation"));
+      ctx.remember(journal.source(e.code_hash), e);
+      accounting.account(version{e.code_hash, "", e});
+    }
+  }
+}
+
+// The version iteration k starts from, with the state its first steps choose by: the best of the
+// iterations before, profiled now when no step needed its state before (a trajectory's last step
+// leaves its best unprofiled). Kept in the checkpoint; its profile's seconds count once.
+version iteration_start(loop_context& ctx, step_accounting& accounting, const version& best, int k) {
+  if (best.eval.profile || !best.eval.correct) return best;
+  if (auto v = ctx.cached(best.hash); v && v->eval.profile) return *v;
+  const auto profiled = ctx.with_state(best);
+  ctx.journal.set_record(start_record(k), {{"evaluation", to_json(profiled.eval)}});
+  accounting.account(profiled);
+  return profiled;
 }
 
 std::string step_message(const loop_options& o, int k, int b, int t, const step_record& rec) {
@@ -208,9 +244,17 @@ void run_trajectory(loop_context& ctx, kb::knowledge_base& tkb, step_accounting&
   const auto& options = ctx.options;
   version cur = start;
   std::set<std::string> tried;
+  // A step whose soft verdict waits for a deferred model, and every step after it, assume that
+  // the verdict passes: they are not kept (resuming redoes them, their answered questions
+  // answered by content and their measured candidates taken from the journal), but the next
+  // step's question is asked in the same round as the verdict instead of the round after. A
+  // rejection costs that one question; the steps are then redone from the version before.
+  bool assuming = false;
   for (int t = 0; t < options.depth; ++t) {
     step_record rec;
-    if (auto memo = journal.find_step(k, b, t)) {
+    std::optional<step_record> memo;
+    if (!assuming) memo = journal.find_step(k, b, t);  // an assumed step's successors are never kept
+    if (memo) {
       rec = *memo;
     } else {
       if (ctx.stopped() || ctx.check_budgets()) return;
@@ -218,23 +262,28 @@ void run_trajectory(loop_context& ctx, kb::knowledge_base& tkb, step_accounting&
         rec = run_step(ctx, tkb, cur, k, b, t, tried);
       } catch (const llm::answer_pending&) {
         // A deferred model has not answered yet: this trajectory waits; the others go on
-        // until they wait too. The step is not kept: resuming redoes it, its answered
-        // questions answered by content and its measured candidates taken from the journal.
+        // until they wait too. The step is not kept: resuming redoes it.
         ctx.note_waiting();
         return;
       }
       // A step cut short by a stop is not kept: resuming redoes it whole.
       if (ctx.stopped()) return;
-      journal.append_step(rec);
-      accounting.account(rec);
+      assuming = assuming || rec.verdict_pending;
+      if (!assuming) {
+        journal.append_step(rec);
+        accounting.account(rec);
+      }
     }
     if (rec.technique) tried.insert(*rec.technique + "@" + rec.start);
     if (auto v = ctx.cached(rec.result)) cur = *v;
-    ctx.set_best_speedup(*baseline.eval.runtime_ms / cur.ms());
     const bool end = rec.end;
-    ctx.step_done(k, b, t, end ? options.depth - t : 1, step_message(options, k, b, t, rec));
+    if (!assuming) {
+      ctx.set_best_speedup(*baseline.eval.runtime_ms / cur.ms());
+      ctx.step_done(k, b, t, end ? options.depth - t : 1, step_message(options, k, b, t, rec));
+    }
     if (end) break;
   }
+  if (assuming) ctx.note_waiting();
 }
 
 // The B trajectories of iteration k on `jobs` threads, each with its own KB connection. Returns
@@ -264,7 +313,8 @@ std::string run_iteration(loop_context& ctx, step_accounting& accounting, const 
 }
 
 // `best` takes the fastest correct version iteration k found (all of it, or what finished
-// before a stop).
+// before a stop). Correct as its step recorded it: the soft verifier's rejection is in the
+// record, not in the evaluation the cache keeps.
 void take_best_of_iteration(loop_context& ctx, int k, version& best) {
   auto better = [](const version& a, const version& b) {
     return a.eval.correct && a.eval.runtime_ms && b.eval.runtime_ms && *a.eval.runtime_ms * 1.01 < *b.eval.runtime_ms;
@@ -272,7 +322,7 @@ void take_best_of_iteration(loop_context& ctx, int k, version& best) {
   for (const auto& rec : ctx.journal.steps())
     if (rec.iteration == k)
       for (const auto& c : rec.candidates)
-        if (auto v = ctx.cached(c.hash); v && better(*v, best)) best = *v;
+        if (auto v = ctx.cached(c.hash); v && c.eval.correct && better(*v, best)) best = *v;
 }
 
 // The numeric update: iteration k's attempts join the replay buffer and the statistics in one
@@ -300,15 +350,9 @@ void textual_gradient_update(loop_context& ctx, kb::knowledge_base& kb, int k) {
   if (!mine.empty() && !gradient_already_applied(kb, mine)) {
     ctx.emit({"gradient", k, 0, 0, 0, 0, 0, 1, "learning from this iteration (updating the knowledge base)"});
     auto out = agents::run_textual_gradient(*ctx.env.model, kb, mine);
-    std::int64_t tokens = 0;
-    json by_role = json::object();
-    for (const auto& tr : out.traces) {
-      const auto n = tr.prompt_tokens + tr.completion_tokens;
-      tokens += n;
-      by_role[tr.role] = by_role.value(tr.role, std::int64_t{0}) + n;
-    }
-    g["status"] = agents::to_string(out.status);
-    g["tokens"] = by_role;
+    const auto tokens = out.trace.prompt_tokens + out.trace.completion_tokens;
+    g["status"] = agents::to_string(out.trace.status);
+    g["tokens"] = {{out.trace.role, tokens}};
     g["tokens_total"] = tokens;
     if (out.evaluation) {
       g["summary"] = out.evaluation->summary;
@@ -317,7 +361,7 @@ void textual_gradient_update(loop_context& ctx, kb::knowledge_base& kb, int k) {
     if (out.gaps) g["gaps"] = out.gaps->size();
     if (out.update) g["update"] = {{"update_id", out.update->applied.update_id}, {"operations", out.update->applied.operations}};
     ctx.account(0, 0, tokens);
-    if (out.status == agents::agent_status::budget_exhausted) ctx.stop(stop_kind::budget_tokens);
+    if (out.trace.status == agents::agent_status::budget_exhausted) ctx.stop(stop_kind::budget_tokens);
   } else {
     g["status"] = mine.empty() ? "skipped: no attempts" : "already applied";
   }
@@ -354,9 +398,10 @@ optimize_result finish_run(loop_context& ctx, kb::knowledge_base& kb, const fs::
   r.wall_seconds = ctx.wall_seconds();
   std::set<std::string> seen{baseline.hash};
   r.candidate_phases.push_back(baseline.eval.phases);
+  // Each candidate's latest evaluation: a profile taken after its step (an iteration's start) included.
   for (const auto& rec : ctx.journal.steps())
     for (const auto& c : rec.candidates)
-      if (seen.insert(c.hash).second) r.candidate_phases.push_back(c.eval.phases);
+      if (seen.insert(c.hash).second) r.candidate_phases.push_back(ctx.cached(c.hash).value_or(version{c.hash, "", c.eval}).eval.phases);
   for (const auto& a : kb.attempts_of(ctx.task.name, ctx.run_id + "/")) {
     r.attempt_ids.push_back(a.id);
     if (a.correct) ++r.correct_candidates;
@@ -400,13 +445,18 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
   }
   const version baseline = *measured;
   ctx.arch = !options.arch.empty() ? options.arch : baseline.eval.arch;
-  step_accounting accounting(ctx, baseline.hash);
+  step_accounting accounting(ctx, baseline);
   replay_checkpoint(ctx, journal, baseline, accounting);
 
   version best = baseline;
   std::string error;
   const int jobs = std::max(1, std::min(options.jobs > 0 ? options.jobs : options.breadth, options.breadth));
   for (int k = 0; k < options.iterations && !ctx.stopped(); ++k) {
+    try {
+      best = iteration_start(ctx, accounting, best, k);
+    } catch (const evaluation_cancelled&) {
+      break;
+    }
     error = run_iteration(ctx, accounting, baseline, best, k, jobs);
     // Trajectories wait for a deferred model: the iteration is committed only once whole, as
     // a synchronous run commits it, so that a resumed run reaches the same KB.

@@ -47,7 +47,7 @@ struct loop_options {
   bool textual_gradient = true;     ///< run agents 5-7 after each iteration (ablation: off)
   bool cycles_only = false;         ///< ablation: agents see only cycles, not the profile
   /// Profile every correct candidate, not only the versions whose state the loop needs (the
-  /// input and each step's new best): every KB attempt then records the state it reached, at
+  /// input and each version a step starts from): every KB attempt then records the state it reached, at
   /// the price of an ncu run per candidate.
   bool profile_all = false;
   int max_repairs = 2;              ///< lowering agent's repair rounds per candidate

@@ -30,7 +30,7 @@ struct candidate_record {
   nlohmann::json parameters = nlohmann::json::object();  ///< the variant's knobs, e.g. {"block": 512}
   evaluation eval;
   std::string state_after;                ///< KB state of the candidate; empty unless correct and profiled
-                                          ///< (the loop profiles a step's new best, not every candidate)
+                                          ///< (the loop profiles the versions steps start from, not every candidate)
   std::optional<double> measured_speedup;  ///< over the step's start, when both were timed
   std::optional<soft_verdict> soft_verifier;
 };
@@ -63,6 +63,11 @@ struct step_record {
   std::optional<std::vector<std::string>> failures;  ///< what each failed attempt said
   std::optional<std::string> agent_status;
   double gpu_seconds = 0;  ///< device time of the step's candidates
+  /// The soft verifier's verdict on the step's new best waits for a deferred model: the step is
+  /// not finished and never journaled as it stands. Its trajectory goes on as if the verdict
+  /// passed, so that the next step's question joins the verdict's round (the loop's own, not
+  /// part of the checkpoint).
+  bool verdict_pending = false;
 
   /// Adds `n` tokens spent by `role`.
   void add_tokens(const std::string& role, std::int64_t n);

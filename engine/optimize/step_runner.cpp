@@ -3,6 +3,7 @@
 // evaluate every candidate, and return the step's record for the checkpoint and the KB.
 #include "engine/agents/lowering_agent.h"
 #include "engine/agents/soft_verifier.h"
+#include "engine/llm/deferred_backend.h"
 #include "engine/optimize/loop_context.h"
 #include "engine/optimize/task_brief.h"
 #include "engine/optimize/mechanical/mechanical.h"
@@ -80,7 +81,7 @@ std::vector<kb::choice> choose_techniques(loop_context& ctx, kb::knowledge_base&
 
 candidate_record record_of(const version& v, const std::string& technique, const std::string& label,
                            const nlohmann::json& parameters, const version& start, const state_of_version& after) {
-  // Only a profiled candidate has a state: the step's new best (with_state_recorded).
+  // Only a profiled candidate has a state: the step's new best, when a step starts from it (with_state_recorded).
   candidate_record c{technique, label, v.hash, parameters, v.eval, v.eval.correct && v.eval.profile ? after.name : "",
                      std::nullopt, std::nullopt};
   if (v.eval.correct && v.eval.runtime_ms && start.eval.runtime_ms && *v.eval.runtime_ms > 0)
@@ -121,11 +122,14 @@ const kb::choice* pick_choice(const loop_context& ctx, const std::vector<kb::cho
   return nullptr;
 }
 
-// The step's new best, profiled: the next step starts from its state. Only it is profiled (the
-// other candidates' verdicts and times are all the loop reads of them), and its record in the
-// step gets the profile, the state it reached and the profile's seconds.
+// The step's new best, profiled when the trajectory's next step will choose by its state (the
+// last step's best is not: nothing reads its state, unless it starts the next iteration, which
+// profiles it then). Only it is profiled (the other candidates' verdicts and times are all the
+// loop reads of them), and its record in the step gets the profile, the state it reached and
+// the profile's seconds.
 version with_state_recorded(loop_context& ctx, kb::knowledge_base& kb, const version& best, const version& start,
-                            step_record& rec) {
+                            step_record& rec, bool needs_state) {
+  if (!needs_state) return best;
   auto profiled = ctx.with_state(best);
   for (auto& c : rec.candidates)
     if (c.hash == profiled.hash) {
@@ -139,7 +143,7 @@ version with_state_recorded(loop_context& ctx, kb::knowledge_base& kb, const ver
 
 // The mechanical tier: every variant evaluated; the best that improves on `start` is returned.
 version run_mechanical(loop_context& ctx, kb::knowledge_base& kb, const version& start, const mechanical_result& variants,
-                       step_record& rec) {
+                       step_record& rec, bool needs_state) {
   rec.tier = step_tier::mechanical;
   // The CPU builds every variant while the GPU verifies them one after the other.
   std::vector<std::string> sources;
@@ -153,17 +157,25 @@ version run_mechanical(loop_context& ctx, kb::knowledge_base& kb, const version&
         record_of(v, var.technique, var.label, var.parameters, start, state_of(kb, v.eval, ctx.arch)));
     if (improves(v, best)) best = v;
   }
-  if (best.hash != start.hash) best = with_state_recorded(ctx, kb, best, start, rec);
+  if (best.hash != start.hash) best = with_state_recorded(ctx, kb, best, start, rec, needs_state);
   return best;
 }
 
 // The soft verifier reads a candidate that would become the new version, beside the task's
 // input: a second opinion on shortcuts the harness cannot see. A rejection marks it incorrect.
+// A deferred model that has not answered yet leaves the verdict pending (rec.verdict_pending):
+// the trajectory goes on as if it passed, and the step is redone once the answer is there.
 void soft_verify_candidate(loop_context& ctx, const std::string& technique, version& v, candidate_record& cand,
                            step_record& rec) {
   agents::verifier_input vin{ctx.journal.source(ctx.journal.record("baseline")->at("hash").get<std::string>()), v.source,
                              "kb_forward", technique};
-  auto verdict = agents::soft_verify(*ctx.env.model, vin);
+  agents::agent_result<agents::verifier_verdict> verdict;
+  try {
+    verdict = agents::soft_verify(*ctx.env.model, vin);
+  } catch (const llm::answer_pending&) {
+    rec.verdict_pending = true;
+    return;
+  }
   add_tokens(rec, verdict.trace);
   if (!verdict.value) return;
   cand.soft_verifier = soft_verdict{verdict.value->pass, verdict.value->summary};
@@ -179,7 +191,7 @@ void soft_verify_candidate(loop_context& ctx, const std::string& technique, vers
 // The model tier: the lowering agent writes the kernel and repairs it on the harness's
 // verdicts; the last candidate it produced is kept, if it improves on `start` once verified.
 version run_model(loop_context& ctx, kb::knowledge_base& kb, const version& start, const kb::choice& chosen,
-                  const state_of_version& before, step_record& rec) {
+                  const state_of_version& before, step_record& rec, bool needs_state) {
   rec.tier = step_tier::llm;
   agents::lowering_input in;
   in.source = start.source;
@@ -212,7 +224,7 @@ version run_model(loop_context& ctx, kb::knowledge_base& kb, const version& star
   if (improves(v, start)) soft_verify_candidate(ctx, chosen.opt.technique, v, cand, rec);
   rec.candidates.push_back(std::move(cand));
   if (!improves(v, start)) return start;
-  return with_state_recorded(ctx, kb, v, start, rec);
+  return with_state_recorded(ctx, kb, v, start, rec, needs_state);
 }
 
 }  // namespace
@@ -247,8 +259,10 @@ step_record run_step(loop_context& ctx, kb::knowledge_base& kb, const version& s
                    "trying " + *rec.technique + " in " + before.name +
                        (variants.variants.empty() ? " (the model writes it)"
                                                   : " (" + std::to_string(variants.variants.size()) + " variants)"));
-  const version best = !variants.variants.empty() ? run_mechanical(ctx, kb, start, variants, rec)
-                                                  : run_model(ctx, kb, start, *chosen, before, rec);
+  // The trajectory's next step chooses by the state of this step's best: only then is it profiled.
+  const bool needs_state = step + 1 < ctx.options.depth;
+  const version best = !variants.variants.empty() ? run_mechanical(ctx, kb, start, variants, rec, needs_state)
+                                                  : run_model(ctx, kb, start, *chosen, before, rec, needs_state);
   rec.result = best.hash;
   rec.gpu_seconds = rec.candidates_gpu_seconds();
   return rec;

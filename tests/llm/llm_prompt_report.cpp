@@ -124,15 +124,6 @@ int main() {
         a.correct = i % 4 != 3;
         attempts.push_back(a);
       }
-      policy_evaluation eval;
-      eval.summary = "Two techniques departed from their predictions in this state; the others held within noise.";
-      eval.departures = {{state, opts.at(0).technique, {1, 5, 9}, "overpredicted", "predicted 1.30x, measured 0.90-1.10x"},
-                         {state, opts.at(1).technique, {2, 6}, "underpredicted", "predicted 1.30x, measured 1.60x"}};
-      std::vector<gap_explanation> gaps;
-      for (const auto& d : eval.departures)
-        gaps.push_back({d.state, d.technique,
-                        "The technique targets a bottleneck that was not the binding one after the first step.",
-                        "DRAM throughput 77 % before and after; runtime within 3 %.", "Lower the prior to 1.05x."});
       lowering_input low{source, entry_point_of(source), state, opts.at(0), summary, "", "sm_90"};
       if (const auto task = task_of(cu)) low.task_brief = kblaster::engine::optimize::task_brief(*task, source);
       const fs::path ncu_page = fs::path(KBLASTER_SOURCE_DIR) / "tests/fixtures/ncu-h100" / (profile + ".details.csv");
@@ -142,9 +133,7 @@ int main() {
           {"planner", tokens(planner_prompts(kb, {state, summary, "sm_90", 4}))},
           {"lowering", tokens(lowering_prompts(kb, low))},
           {"soft_verifier", tokens(verifier_prompts({source, source, low.entry_point, opts.at(0).technique}))},
-          {"policy_evaluation", tokens(evaluation_prompts(attempts))},
-          {"gap_analysis", tokens(gap_prompts(kb, eval, attempts))},
-          {"parameter_update", tokens(update_prompts(kb, eval, gaps))}};
+          {"textual_gradient", tokens(gradient_prompts(kb, attempts))}};
       const std::string name = fs::relative(cu, fs::path(KBLASTER_SOURCE_DIR) / "examples").string();
       // KBLASTER_PROMPT_SHOW=tasks/row_softmax/kernel.cu prints that example's lowering prompt whole.
       if (const char* show = std::getenv("KBLASTER_PROMPT_SHOW"); show && name == show) {
@@ -161,7 +150,7 @@ int main() {
                    std::to_string(100 * n / std::max<std::int64_t>(original_tokens, 1)) + "%)";
         else if (role == "state_extractor")
           inputs = "profile " + profile + ", state " + state;
-        else if (role == "policy_evaluation")
+        else if (role == "textual_gradient")
           inputs = "12 attempts";
         std::printf("%-32s %-18s %8lld  %s\n", name.c_str(), role.c_str(), static_cast<long long>(n), inputs.c_str());
         if (role == "lowering" && n >= 12000) {

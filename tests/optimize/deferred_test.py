@@ -159,11 +159,11 @@ waited = subprocess.CompletedProcess(proc.args, proc.returncode, out_text, err_t
 check(err_text.count("answers arrived in the batch folder: resuming") >= 2, "--wait resumed by itself, round after round")
 same_run(sync, tmp / "sync.sqlite", tmp / "sync", waited, work / "kb.sqlite", work / "run", "--wait")
 
-# A book without the parameter_update answers: the synchronous replay misses, the deferred run
+# A book without the textual gradient's answers: the synchronous replay misses, the deferred run
 # is refused (HTTP 400); both count it as the model's failure and reach the same KB.
 short = tmp / "short_book.jsonl"
 short.write_text("".join(l + "\n" for l in book.read_text().splitlines()
-                         if '"role": "parameter_update"' not in l))
+                         if '"role": "textual_gradient"' not in l))
 sync_short = optimize(tmp, tmp / "sync_short.sqlite", tmp / "sync_short", "--replay", str(short))
 check(sync_short.returncode == 0, "the synchronous run on the short book finishes")
 work = tmp / "refused"

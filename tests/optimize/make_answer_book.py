@@ -5,8 +5,9 @@ chosen by what the request contains (a task's first source line, a technique, a 
 so the replay is the same whatever order parallel trajectories ask in. First match wins.
 
 Usage: make_answer_book.py [GRADIENT_JSON] > answer_book.jsonl
-GRADIENT_JSON optionally holds textual-gradient answers ({"policy_evaluation": [...], ...}) written
-after a recorded GPU run, when the attempts they must cite are known."""
+GRADIENT_JSON optionally holds textual-gradient answers ({"textual_gradient": [{match, answer}]}, each
+answer the evaluation, explanations and update of one request) written after a recorded GPU run,
+when the attempts they must cite are known."""
 import json
 import pathlib
 import sys
@@ -57,10 +58,10 @@ for task, marker in markers.items():
 lines.append(entry("soft_verifier", [], json.dumps(
     {"verdict": "pass", "issues": [], "summary": "Same computation on every element, no shortcuts."})))
 extra = json.loads(pathlib.Path(sys.argv[1]).read_text()) if len(sys.argv) > 1 else {}
-for role in ("policy_evaluation", "gap_analysis", "parameter_update"):
-    for e in extra.get(role, []):
-        lines.append(entry(role, e["match"], json.dumps(e["answer"]), e.get("reuse", False)))
-lines.append(entry("policy_evaluation", [], json.dumps(
-    {"summary": "Outcomes were within the predictions' spread; no departures to learn from.", "departures": []})))
+for e in extra.get("textual_gradient", []):
+    lines.append(entry("textual_gradient", e["match"], json.dumps(e["answer"]), e.get("reuse", False)))
+lines.append(entry("textual_gradient", [], json.dumps(
+    {"evaluation": {"summary": "Outcomes were within the predictions' spread; no departures to learn from.", "departures": []},
+     "explanations": [], "update": {"rationale": "Nothing departed from its prediction.", "operations": []}})))
 for l in lines:
     print(json.dumps(l))

@@ -1,7 +1,7 @@
-// The textual gradient over HTTP: policy evaluation (prose before the JSON is refused), gap
-// analysis, and a parameter update whose first answer breaks the schema and names unknown
-// techniques; the corrected edits are applied in one logged, revertible KB update. A run that
-// never produces valid edits leaves the KB untouched.
+// The textual gradient over HTTP, one request for its three parts: an answer with prose before
+// the JSON is refused, one whose edits break the schema and name unknown techniques too; the
+// corrected edits are applied in one logged, revertible KB update. Predictions that held edit
+// nothing, and a run that never produces valid edits leaves the KB untouched.
 #include "engine/agents/textual_gradient.h"
 #include "tests/unit/engine/llm/llm_test_support.h"
 
@@ -45,7 +45,7 @@ double prior_of(kb::knowledge_base& k, const std::string& state, const std::stri
 
 }  // namespace
 
-TEST_CASE("textual gradient: evaluation, analysis and a corrected update applied in one logged transaction") {
+TEST_CASE("textual gradient: evaluation, analysis and a corrected update in one request, applied in one logged transaction") {
   llm_test::seeded_kb k;
   const auto attempts = iteration(k.kb);
   REQUIRE(attempts[0].id == 1);
@@ -53,19 +53,19 @@ TEST_CASE("textual gradient: evaluation, analysis and a corrected update applied
   const auto updates_before = k.kb.summary().updates;
   const double tiling_before = prior_of(k.kb, "uncoalesced_global_memory", "shared_memory_tiling");
   auto g = run_textual_gradient(*s.client, k.kb, attempts);
-  REQUIRE(g.status == agent_status::ok);
-  REQUIRE(g.traces.size() == 3);
-  CHECK(g.traces[0].problems.at(0).kind == problem_kind::not_json);
+  REQUIRE(g.trace.status == agent_status::ok);
+  // One request, asked again only while the answer was unusable: prose before the JSON, then
+  // edits that break the schema (an op that does not exist; the schema is checked before the
+  // names, so the message is about the op).
+  CHECK(g.trace.calls == 3);
+  REQUIRE(g.trace.problems.size() == 2);
+  CHECK(g.trace.problems[0].kind == problem_kind::not_json);
+  CHECK(g.trace.problems[1].message.find("$.operations[1]: op must be one of") != std::string::npos);
   REQUIRE(g.evaluation);
   CHECK(g.evaluation->departures.size() == 2);
   CHECK(g.evaluation->departures[0].direction == "overpredicted");
   REQUIRE(g.gaps);
   CHECK(g.gaps->size() == 2);
-  // The first update broke the schema (an op that does not exist); the schema is checked before
-  // the names, so the message is about the op.
-  const auto& upd = g.traces[2];
-  REQUIRE(upd.problems.size() == 1);
-  CHECK(upd.problems[0].message.find("$.operations[1]: op must be one of") != std::string::npos);
   REQUIRE(g.update);
   CHECK(g.update->applied.operations == 4);
   // One update record, of the textual gradient, citing the attempts.
@@ -82,30 +82,53 @@ TEST_CASE("textual gradient: evaluation, analysis and a corrected update applied
   // The whole update reverts as one.
   k.kb.revert(rec->id);
   CHECK(prior_of(k.kb, "uncoalesced_global_memory", "shared_memory_tiling") == doctest::Approx(tiling_before));
-  // The agent roles' usage is separate.
   const auto roles = s.client->usage().by_role();
-  CHECK(roles.at("policy_evaluation").calls == 2);
-  CHECK(roles.at("gap_analysis").calls == 1);
-  CHECK(roles.at("parameter_update").calls == 2);
+  CHECK(roles.at("textual_gradient").calls == 3);
+  CHECK(roles.size() == 1);
+}
+
+TEST_CASE("textual gradient: the request shows the attempts and what the KB says of every state and technique tried") {
+  llm_test::seeded_kb k;
+  const auto attempts = iteration(k.kb);
+  const auto [system, user] = gradient_prompts(k.kb, attempts);
+  CHECK(system.find("\"evaluation\"") != std::string::npos);
+  CHECK(system.find("\"add_lesson\"") != std::string::npos);  // the edit schema, whole
+  CHECK(system.find("{{") == std::string::npos);
+  CHECK(user.find("1 | vadd | memory_bandwidth_saturated -> memory_bandwidth_saturated | vectorized_memory_access | 1.20x | 1.02x") !=
+        std::string::npos);
+  CHECK(user.find("Lessons (uncoalesced_global_memory / shared_memory_tiling)") != std::string::npos);
+  CHECK(user.find("State uncoalesced_global_memory:\n") != std::string::npos);  // its KB entries
+  CHECK(user.find("Technique vectorized_memory_access: ") != std::string::npos);
+}
+
+TEST_CASE("textual gradient: predictions that held ask for no explanation and edit nothing") {
+  llm_test::seeded_kb k;
+  const auto attempts = iteration(k.kb);
+  llm_test::served s("textual_gradient_held.jsonl");
+  const auto before = k.kb.export_json();
+  auto g = run_textual_gradient(*s.client, k.kb, attempts);
+  CHECK(g.trace.status == agent_status::ok);
+  CHECK(g.trace.calls == 1);
+  REQUIRE(g.evaluation);
+  CHECK(g.evaluation->departures.empty());
+  CHECK_FALSE(g.gaps);
+  CHECK_FALSE(g.update);
+  CHECK(k.kb.export_json() == before);
 }
 
 TEST_CASE("textual gradient: invalid edits three times: gives up and the KB is untouched") {
   llm_test::seeded_kb k;
   const auto attempts = iteration(k.kb);
-  llm_test::served s("parameter_update_gives_up.jsonl");
-  policy_evaluation eval;
-  eval.summary = "vectorization overpredicted";
-  eval.departures = {{"memory_bandwidth_saturated", "vectorized_memory_access", {1, 2}, "overpredicted", ""}};
-  std::vector<gap_explanation> gaps{{"memory_bandwidth_saturated", "vectorized_memory_access",
-                                     "already at the DRAM roofline", "77 % DRAM", "predict 1.03x"}};
+  llm_test::served s("textual_gradient_gives_up.jsonl");
   const auto before = k.kb.export_json();
   const auto history_before = k.kb.history(0).size();
-  auto r = update_parameters(*s.client, k.kb, eval, gaps);
-  CHECK(!r.ok());
-  CHECK(r.trace.status == agent_status::gave_up);
-  REQUIRE(r.trace.problems.size() == 3);
-  CHECK(r.trace.problems[1].message.find("no state named 'no_such_state'") != std::string::npos);
-  CHECK(r.trace.problems[2].kind == problem_kind::truncated);
+  auto g = run_textual_gradient(*s.client, k.kb, attempts);
+  CHECK_FALSE(g.update);
+  CHECK(g.trace.status == agent_status::gave_up);
+  REQUIRE(g.trace.problems.size() == 3);
+  CHECK(g.trace.problems[0].message.find("rejected, nothing was applied") != std::string::npos);
+  CHECK(g.trace.problems[1].message.find("no state named 'no_such_state'") != std::string::npos);
+  CHECK(g.trace.problems[2].kind == problem_kind::truncated);
   CHECK(k.kb.export_json() == before);
   CHECK(k.kb.history(0).size() == history_before);
 }
