@@ -3,7 +3,7 @@
 // kblaster optimize take the folder it prints). Ctrl-C stops the build or the run.
 #include "cli/command_registry.h"
 #include "cli/interrupt_stop.h"
-#include "cli/program_target.h"
+#include "cli/command_words.h"
 #include "engine/capture/program_capture.h"
 
 #include <nlohmann/json.hpp>
