@@ -116,6 +116,8 @@ kernel_capture read_capture(const std::string& dir_text) {
   const auto& time = field(j, "time_ms", where);
   if (!time.is_number() || time.get<double>() < 0) throw capture_error(where + ": 'time_ms' must be a non-negative number");
   c.time_ms = time.get<double>();
+  if (const auto t = j.find("timing"); t != j.end() && t->is_object())
+    c.l2_cold = t->value("l2_flushed", false) == true;
   const auto& device = field(j, "device", where);
   c.device_name = string_field(device, "name", where + ": device");
   c.compute_capability = string_field(device, "compute_capability", where + ": device");

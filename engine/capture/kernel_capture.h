@@ -66,6 +66,7 @@ struct kernel_capture {
   std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
   std::uint64_t shared_bytes = 0;
   double time_ms = 0;     // the launch's time in the program (CUDA events behind a blocking kernel: docs/capture-format.md)
+  bool l2_cold = false;   // L2 was flushed before that launch was timed, as the judge times (older captures: warm)
   std::string device_name, compute_capability;
   int sm_count = 0;
   std::vector<captured_parameter> params;
