@@ -34,7 +34,7 @@ std::string capture_line(const capture_result& r) {
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.4f ms", c.time_ms);
   return "captured " + r.provenance + origin_note(r) + ": " + c.name + ", grid " + dims_text(c.grid) + " x block " +
-         dims_text(c.block) + ", " + ms + " in the program" + (c.l2_cold ? " (L2 flushed first, as the harness times)" : "") + ", " + std::to_string(c.total_bytes()) + " bytes of memory";
+         dims_text(c.block) + ", " + ms + " in the program" + c.timing_note() + ", " + std::to_string(c.total_bytes()) + " bytes of memory";
 }
 
 // A program's kernel becomes the run's task: its launch captured at every shape it runs with.
