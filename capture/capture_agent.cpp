@@ -386,9 +386,12 @@ class agent {
     if (!settings_.repeat) return {{"measured", false}, {"reason", "repeated launches are off (KBLASTER_CAPTURE_REPEAT=0)"}};
     std::size_t free_bytes = 0, device_bytes = 0;
     cuMemGetInfo(&free_bytes, &device_bytes);
-    const std::uint64_t budget = std::min<std::uint64_t>(free_bytes / 4, 1ull << 30);
+    // As many calls as the judge would make of a short kernel, over as much memory (a quarter of
+    // what is free, 12 GiB at most): calls spread over gigabytes pay for address translation as
+    // well as for cold caches, and the two figures must be of the same thing.
+    const std::uint64_t budget = std::min<std::uint64_t>(free_bytes / 4, 12ull << 30);
     const std::uint64_t per_call = std::max<std::uint64_t>(total, 1);
-    const int calls = static_cast<int>(std::min<std::uint64_t>(budget / per_call, 64)) & ~1;
+    const int calls = static_cast<int>(std::min<std::uint64_t>(budget / per_call, 512)) & ~1;
     if (calls < 8)
       return {{"measured", false}, {"reason", "the launch's memory is too large for 8 copies; a lone launch is long enough to time"}};
     std::vector<CUdeviceptr> slots;  // calls x allocations
