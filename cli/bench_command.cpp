@@ -44,6 +44,7 @@ struct bench_cli_options {
   bool learning = false;
   std::string train, test, foreign_arch;
   std::vector<std::uint64_t> seeds{1, 2};
+  int train_breadth = 0;
 };
 
 /// `bench report` and `bench merge`.
@@ -107,6 +108,7 @@ int run_learning(const bench_cli_options& o, const bench::bench_hooks& hooks, op
   lo.test = o.test;
   lo.seeds = o.seeds;
   lo.foreign_arch = o.foreign_arch;
+  lo.train_breadth = o.train_breadth;
   lo.command = command_line();
   auto r = bench::run_learning_curve(lo, hooks);
   while (r.waiting > 0 && chosen.deferred) {
@@ -282,6 +284,9 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--train", o->train, "with --learning-curve: the training set (a selection, as --problems)");
   app->add_option("--test", o->test, "with --learning-curve: the held-out set, disjoint from --train");
   app->add_option("--seeds", o->seeds, "with --learning-curve: the held-out runs' seeds (default 1 2)")->delimiter(',');
+  app->add_option("--train-breadth", o->train_breadth,
+                  "with --learning-curve: the training arm's trajectories per iteration (default --breadth)")
+      ->check(CLI::Range(1, 256));
   app->add_option("--foreign-arch", o->foreign_arch,
                   "with --learning-curve: also run the held-out set from the learnt KB with its statistics moved "
                   "under this architecture label (e.g. sm_80)");

@@ -202,9 +202,12 @@ void require_disjoint(const std::vector<problem_ref>& train, const std::vector<p
 }
 
 learning_summary summarize_learning(const std::vector<held_out_run>& runs, int budget,
-                                    const std::map<std::string, std::set<std::string>>& kb_states) {
+                                    const std::map<std::string, std::set<std::string>>& kb_states,
+                                    const std::vector<std::string>& arms, const std::vector<std::uint64_t>& seeds) {
   learning_summary s;
   arms_and_seeds(runs, s);
+  if (!arms.empty()) s.arms = arms;
+  if (!seeds.empty()) s.seeds = seeds;
   s.budget = budget;
   if (s.budget <= 0)
     for (const auto& r : runs) s.budget = std::max(s.budget, static_cast<int>(r.attempts.size()));

@@ -109,11 +109,14 @@ struct learning_summary {
   std::optional<double> warm_over_cold;  ///< mean attempts, warm / cold; the goal is at most 0.5
 };
 
-/// Counts `runs` (arms in order of first appearance). `budget` > 0 cuts every run to its first
-/// `budget` attempts; 0 takes the longest run's length. `kb_states[arm]`: the states the arm's
-/// start KB holds statistics for (absent: no coverage for that arm).
+/// Counts `runs`. `budget` > 0 cuts every run to its first `budget` attempts; 0 takes the
+/// longest run's length. `kb_states[arm]`: the states the arm's start KB holds statistics for
+/// (absent: no coverage for that arm). `arms` and `seeds`: the experiment's, which a complete task
+/// has a run of each; empty: those of `runs` (arms in order of first appearance).
 learning_summary summarize_learning(const std::vector<held_out_run>& runs, int budget,
-                                    const std::map<std::string, std::set<std::string>>& kb_states);
+                                    const std::map<std::string, std::set<std::string>>& kb_states,
+                                    const std::vector<std::string>& arms = {},
+                                    const std::vector<std::uint64_t>& seeds = {});
 
 nlohmann::json to_json(const learning_summary& s);
 

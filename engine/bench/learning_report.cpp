@@ -151,11 +151,11 @@ std::string arch_table(const learning_context& c) {
   return o.str();
 }
 
-std::string goal_sentence(const learning_summary& s) {
+std::string goal_sentence(const learning_summary& s, const std::string& bold = "**") {
   if (!s.warm_over_cold) return "The warm and cold arms have no counted runs to compare.";
   const bool met = *s.warm_over_cold <= 0.5;
-  return "Warm / cold mean attempts to 90 % of the best: **" + fixed(*s.warm_over_cold, 2) +
-         "** (the goal: at most 0.5): " + (met ? "met." : "not met.");
+  return "Warm / cold mean attempts to 90 % of the best: " + bold + fixed(*s.warm_over_cold, 2) + bold +
+         " (the goal: at most 0.5): " + (met ? "met." : "not met.");
 }
 
 }  // namespace
@@ -169,7 +169,7 @@ nlohmann::json to_json(const learning_context& c) {
   };
   return {{"train", c.train},       {"test", c.test},
           {"gpu", c.gpu},           {"command", c.command},
-          {"foreign_arch", c.foreign_arch}, {"hyperparameters", c.hyperparameters},
+          {"foreign_arch", c.foreign_arch}, {"hyperparameters", c.hyperparameters}, {"train_breadth", c.train_breadth},
           {"start_rows", rows_json(c.start_rows)}, {"added_rows", rows_json(c.added_rows)},
           {"failed", c.failed}};
 }
@@ -183,7 +183,8 @@ std::string learning_markdown(const learning_summary& s, const learning_context&
   for (auto seed : s.seeds) seeds.push_back(std::to_string(seed));
   o << "- Seeds: " << join(seeds) << "; budget: " << s.budget << " attempts per held-out run (the input not counted)\n";
   o << "- GPU: " << (c.gpu.empty() ? "unknown" : c.gpu) << "\n";
-  o << "- Hyperparameters: `" << c.hyperparameters.dump() << "`\n";
+  o << "- Hyperparameters of the held-out runs: `" << c.hyperparameters.dump() << "`; the training arm's breadth: "
+    << c.train_breadth << "\n";
   if (!c.command.empty()) o << "- Command: `" << c.command << "`\n";
   o << "\nArms (each held-out problem starts from its own copy of its arm's KB):\n\n";
   for (const auto& arm : s.arms) o << "- **" << arm << "**: " << describe_arm(arm, c) << "\n";
@@ -228,7 +229,7 @@ std::string learning_html(const learning_summary& s, const learning_context& c, 
     << " attempts per held-out run; hyperparameters <code>" << escape_html(c.hyperparameters.dump()) << "</code></p>\n<ul>\n";
   for (const auto& arm : s.arms) o << "<li><b>" << escape_html(arm) << "</b>: " << escape_html(describe_arm(arm, c)) << "</li>\n";
   o << "</ul>\n<h2>Attempts to reach 90 % of the best speedup</h2>\n" << markdown_table_html(attempts_table(s))
-    << "<h2>Per arm</h2>\n" << markdown_table_html(totals_table(s)) << "<p>" << escape_html(goal_sentence(s))
+    << "<h2>Per arm</h2>\n" << markdown_table_html(totals_table(s)) << "<p>" << escape_html(goal_sentence(s, ""))
     << "</p>\n<div class=\"chart\"><canvas id=\"overall\"></canvas></div>\n<h2>Best speedup per attempt</h2>\n"
     << markdown_table_html(curve_table(s)) << "<h2>State coverage of the start KBs</h2>\n"
     << markdown_table_html(coverage_table(s)) << "<h2>Statistics by architecture</h2>\n"

@@ -18,7 +18,8 @@ namespace kblaster::engine::bench {
 struct learning_context {
   std::vector<std::string> train, test;  ///< problem keys
   std::string gpu, command, foreign_arch;
-  nlohmann::json hyperparameters = nlohmann::json::object();
+  nlohmann::json hyperparameters = nlohmann::json::object();  ///< the held-out arms'
+  int train_breadth = 0;                                      ///< the training arm's breadth
   /// Per arm: the statistics rows of its start KB by architecture, and what its held-out runs
   /// added to them (summed over the problems' own copies).
   std::map<std::string, std::map<std::string, arch_rows>> start_rows, added_rows;

@@ -6,6 +6,7 @@
 #include "kb/knowledge_base.h"
 #include "support/files.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -73,6 +74,7 @@ bench_options options_of(const learning_options& lo, const arm_run& arm) {
   o.shard_count = 1;
   o.loop.seed = arm.seed;
   o.loop.jobs = 1;
+  if (arm.kind == "learn" && lo.train_breadth > 0) o.loop.breadth = lo.train_breadth;
   if (arm.kind == "warm") o.warm_start = learnt_kb(lo.bench.out);
   if (arm.kind == "foreign") o.warm_start = foreign_export(lo);
   return o;
@@ -136,8 +138,11 @@ learning_summary summarize(const learning_options& lo, learning_context& c) {
     if (const auto m = store.manifest(); m && c.gpu.empty()) c.gpu = m->value("gpu", std::string());
     for (const auto& r : store.results()) {
       const auto key = result_key(r.level, r.problem);
-      if (r.status != "ok" || !r.input_ms) {
-        c.failed.push_back(arm.name + " " + key + ": " + r.status + (r.error.empty() ? "" : ": " + r.error.substr(0, 160)));
+      // A run the machinery cut short (a failed judge, a replay miss) is no measure of the search.
+      const bool cut_short = r.stop_reason.starts_with("error");
+      if (r.status != "ok" || !r.input_ms || cut_short) {
+        const auto why = cut_short ? r.stop_reason : r.error;
+        c.failed.push_back(arm.name + " " + key + ": " + (cut_short ? "stopped by an " : r.status + ": ") + why.substr(0, 200));
         continue;
       }
       if (arch.empty()) arch = r.arch;
@@ -159,7 +164,10 @@ learning_summary summarize(const learning_options& lo, learning_context& c) {
     }
   }
   const int budget = lo.bench.loop.limits.candidates > 0 ? lo.bench.loop.limits.candidates - 1 : 0;  // the input is one
-  return summarize_learning(runs, budget, kb_states);
+  std::vector<std::string> kinds;
+  for (const auto& arm : arms_of(lo))
+    if (arm.kind != "learn" && std::find(kinds.begin(), kinds.end(), arm.kind) == kinds.end()) kinds.push_back(arm.kind);
+  return summarize_learning(runs, budget, kb_states, kinds, lo.seeds);
 }
 
 void log_line(const bench_hooks& hooks, const std::string& line) {
@@ -179,7 +187,7 @@ learning_outcome run_learning_curve(const learning_options& lo, const bench_hook
   fs::create_directories(lo.bench.out, ec);
   write_json_atomic(lo.bench.out / "experiment.json",
                     {{"train", keys_of(train)}, {"test", keys_of(test)}, {"seeds", lo.seeds},
-                     {"foreign_arch", lo.foreign_arch}, {"command", lo.command},
+                     {"foreign_arch", lo.foreign_arch}, {"command", lo.command}, {"train_breadth", lo.train_breadth},
                      {"hyperparameters", hyperparameters_json(lo.bench)}});
 
   learning_outcome out;
@@ -207,6 +215,7 @@ learning_outcome run_learning_curve(const learning_options& lo, const bench_hook
   c.command = lo.command;
   c.foreign_arch = lo.foreign_arch;
   c.hyperparameters = hyperparameters_json(lo.bench);
+  c.train_breadth = lo.train_breadth > 0 ? lo.train_breadth : lo.bench.loop.breadth;
   out.summary = summarize(lo, c);
   out.report_json = lo.bench.out / "learning.json";
   out.report_markdown = lo.bench.out / "learning.md";

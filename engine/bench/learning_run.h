@@ -33,6 +33,7 @@ struct learning_options {
   std::string train, test;               ///< selections of the training and held-out sets (as --problems)
   std::vector<std::uint64_t> seeds{1, 2};  ///< the held-out runs' seeds; the training set runs with the first
   std::string foreign_arch;              ///< label for the foreign arm; empty: no foreign arm
+  int train_breadth = 0;                 ///< the training arm's trajectories per iteration (it explores); 0: bench.loop.breadth
   std::string command;                   ///< the command line, for the report
 };
 

@@ -269,3 +269,12 @@ TEST_CASE("a result's attempts survive the store's JSON") {
   CHECK(!back.attempts[1].speedup);
   CHECK(back.arch == "sm_90");
 }
+
+TEST_CASE("the experiment's arms and seeds decide what a complete task is") {
+  const std::vector<held_out_run> runs{{"A", "cold", 1, seq({2.0})}};
+  CHECK(summarize_learning(runs, 4, {}).tasks[0].complete);
+  const auto s = summarize_learning(runs, 4, {}, {"cold", "warm"}, {1, 2});
+  CHECK(s.arms == std::vector<std::string>{"cold", "warm"});
+  CHECK(!s.tasks[0].complete);
+  CHECK(s.arm_totals[0].runs == 0);
+}

@@ -54,7 +54,7 @@ def command(kblaster, src, recorded, gpu, tree, out, train, test):
            "--harness-replay", os.path.join(recorded, "measurements.jsonl"), "--timing-seconds", "0",
            "--breadth", str(h["breadth"]), "--depth", str(h["depth"]), "--iterations", str(h["iterations"]),
            "--top-k", str(h["top_k"]), "--policy", h["policy"], "--budget-candidates", str(h["budget_candidates"]),
-           "--seeds", ",".join(str(x) for x in s["seeds"])]
+           "--seeds", ",".join(str(x) for x in s["seeds"]), "--train-breadth", str(gpu["context"]["train_breadth"])]
     if gpu["context"]["foreign_arch"]:
         cmd += ["--foreign-arch", gpu["context"]["foreign_arch"]]
     return cmd

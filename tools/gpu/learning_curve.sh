@@ -9,8 +9,11 @@
 # measurement to OUT_DIR/measurements.jsonl, so that the CPU can replay the whole experiment
 # (`--harness-replay`; tests/bench_pipeline/learning_test.sh does).
 # The sets and the loop's settings: LEARN_TRAIN, LEARN_TEST (selections, as --problems), LEARN_ARGS
-# (default: breadth 2, depth 2, one iteration, 8 candidates per held-out problem, seeds 1 and 2,
-# a foreign arm labelled sm_80); options after OUT_DIR are added.
+# (default: the training arm 3 trajectories, the held-out runs 2, of one step each, one iteration,
+# 8 candidates (the input and 7 attempts) per held-out run, seeds 1 and 2, a foreign arm labelled
+# sm_80); options after OUT_DIR are added.
+# The bench is exec'd, so that a SIGINT (timeout -s INT) reaches it: it stops at once and still writes
+# the report of what was measured; the same command resumes.
 # KBLASTER: the kblaster executable (default build/cli/kblaster); KBLASTER_GPU_HARNESS: a CUDA
 # kblaster-harness (default: built by tools/gpu/build_harness.sh).
 set -uo pipefail
@@ -34,9 +37,9 @@ for task in "$root"/examples/tasks/*/; do
   [[ $name == gemm_bias_relu ]] && level=2
   ln -sfn "$task" "$out/tree/level$level/$name"
 done
-train=${LEARN_TRAIN:-19_ReLU,47_Sum,12_Gemm,row_softmax}
-test=${LEARN_TEST:-20_LeakyReLU,49_Max,76_Gemm,layer_norm}
-read -ra settings <<<"${LEARN_ARGS:---breadth 2 --depth 2 --iterations 1 --budget-candidates 8 --seeds 1,2 --foreign-arch sm_80}"
-"$kblaster" bench "$out/tree" --level 1 --level 2 --learning-curve --train "$train" --test "$test" \
+train=${LEARN_TRAIN:-21_Sigmoid,47_Sum_reduction_over_a_dimension,12_Gemm_Multiply_LeakyReLU,row_softmax}
+test=${LEARN_TEST:-22_Tanh,49_Max_reduction_over_a_dimension,76_Gemm_Add_ReLU,layer_norm}
+read -ra settings <<<"${LEARN_ARGS:---train-breadth 3 --breadth 2 --depth 1 --iterations 1 --budget-candidates 8 --seeds 1,2 --foreign-arch sm_80}"
+exec "$kblaster" bench "$out/tree" --level 1 --level 2 --learning-curve --train "$train" --test "$test" \
   --out "$out/run" --kernels "$root/tools/kernelbench_initial" --harness "$harness" --python "${PYTHON:-python3}" \
   --timing-seconds 0 --harness-record "$out/measurements.jsonl" "${settings[@]}" "$@"
