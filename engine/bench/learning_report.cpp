@@ -21,7 +21,8 @@ const color = arm => palette[arm] || '#7f7f7f';
 const steps = n => Array.from({length: n}, (_, i) => i);
 function draw(canvas, title, curves, target) {
   const datasets = Object.entries(curves).map(([arm, c]) => ({label: arm, data: c.map((y, x) => ({x, y})),
-    borderColor: color(arm), backgroundColor: color(arm), stepped: true, pointRadius: 2}));
+    borderColor: color(arm), backgroundColor: color(arm), stepped: true, pointRadius: 2,
+    borderDash: arm === 'foreign' ? [5, 4] : []}));
   if (target) {
     const n = Math.max(...Object.values(curves).map(c => c.length));
     datasets.push({label: '90 % of the best', data: steps(n).map(x => ({x, y: target})), borderDash: [6, 4],
@@ -168,7 +169,7 @@ nlohmann::json to_json(const learning_context& c) {
     return j;
   };
   return {{"train", c.train},       {"test", c.test},
-          {"gpu", c.gpu},           {"command", c.command},
+          {"gpu", c.gpu},           {"evaluator", c.evaluator}, {"command", c.command},
           {"foreign_arch", c.foreign_arch}, {"hyperparameters", c.hyperparameters}, {"train_breadth", c.train_breadth},
           {"start_rows", rows_json(c.start_rows)}, {"added_rows", rows_json(c.added_rows)},
           {"failed", c.failed}};
@@ -182,7 +183,7 @@ std::string learning_markdown(const learning_summary& s, const learning_context&
   std::vector<std::string> seeds;
   for (auto seed : s.seeds) seeds.push_back(std::to_string(seed));
   o << "- Seeds: " << join(seeds) << "; budget: " << s.budget << " attempts per held-out run (the input not counted)\n";
-  o << "- GPU: " << (c.gpu.empty() ? "unknown" : c.gpu) << "\n";
+  o << "- GPU here: " << (c.gpu.empty() ? "unknown" : c.gpu) << "; measured by: " << c.evaluator << "\n";
   o << "- Hyperparameters of the held-out runs: `" << c.hyperparameters.dump() << "`; the training arm's breadth: "
     << c.train_breadth << "\n";
   if (!c.command.empty()) o << "- Command: `" << c.command << "`\n";
@@ -225,7 +226,8 @@ std::string learning_html(const learning_summary& s, const learning_context& c, 
        "td:first-child,th{text-align:left}.chart{margin:2em 0}.small{max-width:700px}</style>\n"
     << "<script>\n" << chartjs << "\n</script>\n</head><body>\n<h1>Learning curve: what the KB is worth, in attempts, "
     << "on held-out tasks</h1>\n<p>Training set: " << escape_html(join(c.train)) << ".<br>Held-out set: "
-    << escape_html(join(c.test)) << ".<br>GPU: " << escape_html(c.gpu) << "; budget " << s.budget
+    << escape_html(join(c.test)) << ".<br>GPU here: " << escape_html(c.gpu) << "; measured by: "
+    << escape_html(c.evaluator) << ".<br>Budget " << s.budget
     << " attempts per held-out run; hyperparameters <code>" << escape_html(c.hyperparameters.dump()) << "</code></p>\n<ul>\n";
   for (const auto& arm : s.arms) o << "<li><b>" << escape_html(arm) << "</b>: " << escape_html(describe_arm(arm, c)) << "</li>\n";
   o << "</ul>\n<h2>Attempts to reach 90 % of the best speedup</h2>\n" << markdown_table_html(attempts_table(s))

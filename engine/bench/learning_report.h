@@ -18,6 +18,7 @@ namespace kblaster::engine::bench {
 struct learning_context {
   std::vector<std::string> train, test;  ///< problem keys
   std::string gpu, command, foreign_arch;
+  std::string evaluator;  ///< what measured the candidates: live on the GPU, or a replay of a recording made there
   nlohmann::json hyperparameters = nlohmann::json::object();  ///< the held-out arms'
   int train_breadth = 0;                                      ///< the training arm's breadth
   /// Per arm: the statistics rows of its start KB by architecture, and what its held-out runs

@@ -135,7 +135,10 @@ learning_summary summarize(const learning_options& lo, learning_context& c) {
     std::error_code ec;
     if (arm.kind == "learn" || !fs::exists(dir / "manifest.json", ec)) continue;
     const result_store store(dir);
-    if (const auto m = store.manifest(); m && c.gpu.empty()) c.gpu = m->value("gpu", std::string());
+    if (const auto m = store.manifest(); m && c.gpu.empty()) {
+      c.gpu = m->value("gpu", std::string());
+      c.evaluator = m->value("evaluator", std::string());
+    }
     for (const auto& r : store.results()) {
       const auto key = result_key(r.level, r.problem);
       // A run the machinery cut short (a failed judge, a replay miss) is no measure of the search.
@@ -215,6 +218,7 @@ learning_outcome run_learning_curve(const learning_options& lo, const bench_hook
   c.command = lo.command;
   c.foreign_arch = lo.foreign_arch;
   c.hyperparameters = hyperparameters_json(lo.bench);
+  c.hyperparameters.erase("seed");  // each arm has its own (--seeds)
   c.train_breadth = lo.train_breadth > 0 ? lo.train_breadth : lo.bench.loop.breadth;
   out.summary = summarize(lo, c);
   out.report_json = lo.bench.out / "learning.json";
