@@ -324,20 +324,20 @@ std::optional<problem_result> run_problem(const bench_options& o, const bench_ho
 nlohmann::json hyperparameters_json(const bench_options& o) {
   const auto& l = o.loop;
   nlohmann::json j{{"breadth", l.breadth},
-          {"depth", l.depth},
-          {"iterations", l.iterations},
-          {"top_k", l.top_k},
-          {"policy", l.policy},
-          {"seed", l.seed},
-          {"textual_gradient", l.textual_gradient},
-          {"cycles_only", l.cycles_only},
-          {"profile_all", l.profile_all},
-          {"mechanical_first", l.mechanical_first},
-          {"max_repairs", l.max_repairs},
-          {"empty_kb", o.empty_kb},
-          {"budget_tokens", l.limits.tokens},
-          {"budget_gpu_seconds", l.limits.gpu_seconds},
-          {"budget_candidates", l.limits.candidates}};
+                   {"depth", l.depth},
+                   {"iterations", l.iterations},
+                   {"top_k", l.top_k},
+                   {"policy", l.policy},
+                   {"seed", l.seed},
+                   {"textual_gradient", l.textual_gradient},
+                   {"cycles_only", l.cycles_only},
+                   {"profile_all", l.profile_all},
+                   {"mechanical_first", l.mechanical_first},
+                   {"max_repairs", l.max_repairs},
+                   {"empty_kb", o.empty_kb},
+                   {"budget_tokens", l.limits.tokens},
+                   {"budget_gpu_seconds", l.limits.gpu_seconds},
+                   {"budget_candidates", l.limits.candidates}};
   // Absent when off, so that runs made before it keep their hyperparameters (compared on resume).
   if (o.kb_per_problem) j["kb_per_problem"] = true;
   return j;
