@@ -33,7 +33,8 @@ if not os.path.exists(harness):
 
 tmp = pathlib.Path(tempfile.mkdtemp(prefix="kblaster-ctrl-c-"))
 shutil.copytree(root / "examples/tasks/vector_add", tmp / "vector_add")
-cmd = [kblaster, "optimize", str(tmp / "vector_add"), "--device", "cpu", "--harness", harness, "--no-llm",
+cmd = [kblaster, "optimize", str(tmp / "vector_add"), "--kernel", str(tmp / "vector_add" / "kernel_cpu.cpp"),
+       "--device", "cpu", "--harness", harness, "--no-llm",
        "--breadth", "1", "--depth", "1", "--iterations", "1", "--kb", str(tmp / "kb.sqlite"), "--out", str(tmp / "run")]
 proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 try:

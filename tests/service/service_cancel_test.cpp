@@ -169,6 +169,7 @@ TEST_CASE("a stop while the harness measures the input kills the harness and its
   fs::copy(fs::path(KBLASTER_SOURCE_DIR) / "examples/tasks/vector_add", s.dir / "vector_add", fs::copy_options::recursive);
   optimize_request q;
   q.file = (s.dir / "vector_add").string();
+  q.start_from = (s.dir / "vector_add" / "kernel_cpu.cpp").string();  // the host-code kernel the CPU path runs
   q.evaluator.device = "cpu";
   q.evaluator.harness = harness;
   q.model.disabled = true;
