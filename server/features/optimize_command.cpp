@@ -22,6 +22,7 @@
 #include "engine/evaluate/recorded_evaluator.h"
 #include "kb/location.h"
 #include "server/features/diagnostics.h"
+#include "server/features/refusal.h"
 #include "server/lsp_server.h"
 #include "server/work_done_progress.h"
 
@@ -106,31 +107,29 @@ std::string result_message(const std::string& kernel, const opt::optimize_result
 
 }  // namespace
 
-// The task of the document the command names; the reason as an InvalidParams error otherwise.
+// The task of the document the command names; a refusal (refusal.h) otherwise.
 engine::task_spec task_of_document(const document_snapshot& doc, const std::string& uri) {
   const auto found = engine::find_task_for(document_path(doc), doc.text());
   if (!found.task)
-    throw rpc_error(error_code::invalid_params, "kblaster.optimize: no task for " + uri +
-                                                    (found.error.empty() ? ": create one first (kblaster.createTask)"
-                                                                         : ": " + found.error));
+    refuse({found.error.empty() ? refusal_kind::no_task : refusal_kind::task_unreadable, "kblaster.optimize", "", uri, found.error});
   return *found.task;
 }
 
-// The evaluators and the model the settings ask for; what cannot be had is an InvalidParams error.
+// The evaluators and the model the settings ask for; what cannot be had is a refusal or an InvalidParams error.
 std::pair<std::unique_ptr<opt::evaluator_stack>, opt::model_choice> run_setup_of(const editor_settings& settings,
                                                                                  const engine::task_spec& task) {
   std::unique_ptr<opt::evaluator_stack> evaluators;
   try {
     evaluators = std::make_unique<opt::evaluator_stack>(evaluator_settings_of(settings), std::vector<engine::task_spec>{task});
   } catch (const opt::no_gpu_error& e) {
-    throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: ") + e.what());
+    refuse({refusal_kind::no_gpu, "kblaster.optimize", "", "", e.what()});
   } catch (const opt::evaluation_error& e) {
     throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: cannot evaluate candidates: ") + e.what());
   }
   try {
     return {std::move(evaluators), opt::choose_model(model_settings_of(settings))};
   } catch (const std::exception& e) {
-    throw rpc_error(error_code::invalid_params, std::string("kblaster.optimize: the model cannot be used: ") + e.what());
+    refuse({refusal_kind::no_model, "kblaster.optimize", "", "", e.what()});
   }
 }
 
