@@ -165,8 +165,10 @@ std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& ser
   const auto settings = read_editor_settings(server.settings());
   auto& analyzer = state.analyzer(settings);
   const std::string missing = analyzer.capabilities().missing();
+  // Said once. VS Code names the extension under every notification: no prefix there.
   if (!missing.empty() && state.first_time("capabilities"))
-    server.notify("window/showMessage", {{"type", 3}, {"message", "KernelBlaster: " + missing}});
+    server.notify("window/showMessage",
+                  {{"type", 3}, {"message", (state.editor() == client_editor::vscode ? "" : "KernelBlaster: ") + missing}});
   engine::file_analysis_options options;
   options.arch = settings.arch;
   options.profile_live = settings.profile_on_save;

@@ -121,8 +121,12 @@ async function fix(what: Fix, context?: Context): Promise<void> {
         return;
       }
       if (!result?.taskPath) return;
-      // The scaffold's reference is a stub: the user writes it, then Optimize can measure.
-      await vscode.window.showTextDocument(vscode.Uri.file(result.taskPath), { preview: false });
+      // The edit creates the file empty and its text unsaved: saved, the daemon reads the task
+      // (an empty file would be "a task that cannot be read"). Its reference is a stub: the
+      // user writes it, then Optimize can measure.
+      const task = await vscode.workspace.openTextDocument(vscode.Uri.file(result.taskPath));
+      if (task.isDirty) await task.save();
+      await vscode.window.showTextDocument(task, { preview: false });
       const choice = await vscode.window.showInformationMessage(
           `Task created: write ${kernel}'s reference where ${path.basename(result.taskPath)} says TODO, then Optimize it.`,
           `Optimize ${kernel}`);
@@ -389,7 +393,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   try {
     await client.start();
   } catch (error) {
-    reportStartFailure(life, `did not answer (${error instanceof Error ? error.message : String(error)})`);
+    output?.appendLine(`${command} serve did not answer initialize: ${error instanceof Error ? error.message : String(error)}`);
+    reportStartFailure(life, 'did not answer as the daemon (see the output)');
     return;
   }
   context.subscriptions.push({ dispose: () => void client?.stop() });

@@ -324,11 +324,13 @@ async function toasts(page) {
 function watchToasts(page) {
   const seen = [];
   let on = true;
+  let before = new Set();  // the notifications on screen at the last look
   const done = (async () => {
     while (on) {
-      for (const t of await toasts(page)) {
-        if (!seen.some((x) => x.message === t.message && x.buttons.join() === t.buttons.join())) seen.push({ ...t, at: Date.now() });
-      }
+      const now = await toasts(page);
+      const keys = new Set(now.map((t) => `${t.message}|${t.buttons.join()}`));
+      for (const t of now) if (!before.has(`${t.message}|${t.buttons.join()}`)) seen.push({ ...t, at: Date.now() });
+      before = keys;
       await sleep(100);
     }
   })();
@@ -557,8 +559,10 @@ async function main() {
     await trustButton.click();
 
     // -- t5: trusted: the lens offers Optimize within seconds, the shield goes.
-    await page.keyboard.press('Control+1');
-    await page.waitForSelector(`.tabs-container .tab.active[aria-label^="${kernelBase}"]`, { timeout: 15000 }).catch(() => {});
+    await waitFor('the Workspace Trust editor says the folder is trusted', async () => /You trust this folder/.test(await trustEditor.innerText()),
+      15000, async () => short(squash(await trustEditor.innerText())));
+    await page.locator(`.tabs-container .tab[aria-label^="${kernelBase}"]`).first().click();
+    await page.waitForSelector(`.tabs-container .tab.active[aria-label^="${kernelBase}"]`, { timeout: 15000 });
     const trustedLens = await waitFor('the lens says "Optimize" once the folder is trusted', async () => {
       const l = (await lensTexts(page)).flat();
       return l.includes('Optimize') ? l : null;
@@ -571,7 +575,19 @@ async function main() {
       return item && !item.icons.includes('codicon-shield') ? item : null;
     }, 15000, async () => JSON.stringify(await kblasterStatus(page)));
     log(`status bar: ${JSON.stringify(trustedStatus)}`);
-    await shot('t5-trusted', `trusted: ${trustedLens.join(' | ')}`);
+    // Its tooltip says what the machine lacks (the daemon's kblaster/machineStatus), once, where
+    // the user can always look.
+    await page.locator('.statusbar-item', { hasText: 'KernelBlaster' }).first().hover();
+    const tooltip = await waitFor('the status item\'s tooltip', async () => {
+      const t = await page.$$eval('.workbench-hover, .monaco-hover:not(.hidden)', (els) => els.map((e) => e.innerText).join('\n')).catch(() => '');
+      return /KernelBlaster: ready/.test(t) ? t : null;
+    }, 10000, async () => JSON.stringify(await kblasterStatus(page)));
+    log(`status tooltip: ${squash(tooltip)}`);
+    check(/GPU: (none on this machine|sm_\d+)/.test(tooltip) && /Nsight Compute/.test(tooltip) && /nvcc/.test(tooltip),
+      'the status tooltip says what the machine offers: GPU, Nsight Compute, nvcc', squash(tooltip));
+    if (/GPU: none/.test(tooltip)) check(/no GPU/.test(trustedStatus.text), 'no GPU: said in the status item itself', trustedStatus.text);
+    await shot('t5-trusted', `trusted: ${trustedLens.join(' | ')}; the status tooltip`);
+    await page.mouse.move(700, 400);
     await clearToasts();
 
     // -- 01: code lenses above the kernel, once the daemon has analysed it (on open, and again
@@ -797,11 +813,11 @@ async function main() {
       throw new CheckFailed(`FAIL [Create a Task] opens add_one.task.json\n     seen: ${await workbenchState(page)}`);
     });
     const created = await toastMatching('the note on the task just created', /^Task created: write add_one's reference/, t0);
+    await shot('n2-task-created', 'the task created by [Create a Task], open, with what is left to write');
     const taskText = await editorText(page);
     check(/"kernel": "add_one\.cu"/.test(taskText) && created.buttons.includes('Optimize add_one'),
       'Create a Task: add_one.task.json open (its kernel add_one.cu), "Task created: write ..." with [Optimize add_one]',
       `${short(taskText, 200)} / ${JSON.stringify(created)}`);
-    await shot('n2-task-created', 'the task created by [Create a Task], open, with what is left to write');
     await clearToasts();
 
     // -- n3: [Set the Program to Run] on another such kernel: asked for the program, the setting
@@ -811,7 +827,7 @@ async function main() {
     t0 = Date.now();
     await clickLens(noTask);
     await toastMatching('the no-task refusal on scale_half', /^Optimize scale_half needs a reference/, t0);
-    await clickToast(/^Optimize scale_half needs a reference/, 'Set the Program to Run');
+    await clickToast(/Optimize scale_half needs a reference/, 'Set the Program to Run');
     const programInput = page.locator('.quick-input-widget input');
     await programInput.waitFor({ state: 'visible', timeout: 15000 });
     await shot('n3-program-asked', 'Set the Program to Run: the program asked for');
