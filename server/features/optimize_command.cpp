@@ -7,9 +7,11 @@
 #include "server/features/commands.h"
 #include "server/features/diagnostics.h"
 #include "server/features/optimize_request.h"
+#include "server/features/refusal.h"
 #include "server/lsp_server.h"
 #include "server/work_done_progress.h"
 
+#include <filesystem>
 #include <mutex>
 
 namespace kblaster::server {
@@ -33,12 +35,24 @@ bool apply_best(lsp_server& server, const document_snapshot& doc, const std::str
   return answer && answer->is_object() && answer->value("applied", false);
 }
 
-// A refusal as the JSON-RPC error the client shows; `data.refusal` names its kind for buttons.
-rpc_error error_of(const opt::optimize_refusal& e) {
-  static const char* const names[] = {"not_optimizable", "needs_kernel", "not_saved", "unreadable_task", "capture_failed",
-                                      "no_gpu",          "evaluator",    "model",     "bad_option"};
-  return rpc_error(e.before_start() ? error_code::invalid_params : error_code::request_failed,
-                   std::string("kblaster.optimize: ") + e.what(), {{"refusal", names[static_cast<int>(e.kind())]}});
+// The engine's refusal as the client sees it: a typed refusal (refusal.h: each client words it
+// with the button that removes it) where one fits, else an error with the engine's sentence.
+rpc_error error_of(const opt::optimize_refusal& e, const command_args& args, const std::string& file) {
+  const std::string command = args.technique.empty() ? "kblaster.optimize" : "kblaster.applyTechnique";
+  const auto typed = [&](refusal_kind kind, std::string detail) { return refusal{kind, command, args.kernel, args.uri, std::move(detail)}.error(); };
+  switch (e.kind()) {
+    case opt::refusal_kind::not_optimizable:
+    case opt::refusal_kind::needs_kernel: return typed(refusal_kind::no_task, "");
+    case opt::refusal_kind::unreadable_task: return typed(refusal_kind::task_unreadable, e.what());
+    case opt::refusal_kind::not_saved: return typed(refusal_kind::not_saved, std::filesystem::path(file).filename().string());
+    case opt::refusal_kind::no_gpu: return typed(refusal_kind::no_gpu, e.what());
+    case opt::refusal_kind::model: return typed(refusal_kind::no_model, e.what());
+    case opt::refusal_kind::capture_failed:
+    case opt::refusal_kind::evaluator:
+    case opt::refusal_kind::bad_option: break;
+  }
+  return rpc_error(e.kind() == opt::refusal_kind::bad_option ? error_code::invalid_params : error_code::request_failed,
+                   command + ": " + e.what());
 }
 
 }  // namespace
@@ -69,7 +83,7 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   try {
     o = opt::optimize_file(request, events, ctx.stop_token());
   } catch (const opt::optimize_refusal& e) {
-    throw error_of(e);
+    throw error_of(e, args, request.file);
   }
   ctx.check_cancelled();
   const bool edited_meanwhile = !unchanged();
