@@ -117,8 +117,9 @@ edited = program.read_text()
 check(edited != original and "__shfl_down_sync" in edited and "int main(" in edited and "kb_forward" not in edited,
       "--apply wrote the rewrite into the program: main kept, no launcher")
 check((out / "spmv_csr.cu.orig").read_text() == original, "the original is kept in --out")
-check(not any(l.startswith("  spmv_csr<<<(rows + threads - 1) / threads, threads>>>") for l in edited.splitlines()),
-      "the call site no longer launches a thread per row")
+check("spmv_csr<<<(rows + 127) / 128, 128>>>" in original and "spmv_csr<<<(rows + 127) / 128, 128>>>" not in edited
+      and "+ 7) / 8" in edited and "dim3(256, 1, 1)>>>" in edited,
+      "the call site no longer launches a thread per row, but a warp per row: rows / 8 blocks of 256")
 
 if not failures:
     shutil.rmtree(tmp, ignore_errors=True)

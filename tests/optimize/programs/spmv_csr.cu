@@ -53,8 +53,7 @@ int main(int argc, char** argv) {
   cudaMemcpy(d_x, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice);
   cudaMemset(d_y, 0, rows * sizeof(float));
 
-  const int threads = 128;
-  spmv_csr<<<(rows + threads - 1) / threads, threads>>>(d_row_ptr, d_col, d_val, d_x, d_y, rows);
+  spmv_csr<<<(rows + 127) / 128, 128>>>(d_row_ptr, d_col, d_val, d_x, d_y, rows);
 
   std::vector<float> y(rows);
   cudaMemcpy(y.data(), d_y, y.size() * sizeof(float), cudaMemcpyDeviceToHost);
