@@ -1,6 +1,7 @@
 // The editor's analysis service: debouncing, supersession, the content-hash cache, and the
 // static-then-live sequence.
 #include "engine/analysis/file_analysis.h"
+#include "engine/analysis/file_role.h"
 #include "engine/capture/capture_profile.h"
 #include "engine/source/program_entry.h"
 #include "support/time.h"
@@ -267,7 +268,9 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
     if (d.file == copy || fs::path(d.file).filename() == fs::path(copy).filename()) d.file = path;
   if (stale()) return nullptr;
 
-  result->task = find_task_for(path, text);
+  // Without a way to capture its launches, a program is profiled whole, which needs its main().
+  const auto role = role_of(path, text, options.program_capture ? options.program_capture->run : program_run{});
+  result->task = role.task;
   if (!options.profile_live) {
     result->live_skipped = "live profiling on save is off (profileOnSave)";
   } else if (!caps.can_profile_live()) {
@@ -278,8 +281,7 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
     result->live_refused = true;
   } else if (!result->static_profile.error.empty()) {
     result->live_skipped = "the file does not compile";
-  } else if (!result->task.task && !live_ &&
-             !(options.program_capture ? runs_as_program(text, options.program_capture->run) : defines_main(text))) {
+  } else if (!result->task.task && !live_ && !role.is_program()) {
     result->live_skipped = "no task for this file (create one: kblaster.createTask)";
   } else {
     std::error_code ec;
@@ -287,7 +289,7 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
       result->live_skipped = "the file is not saved";
     } else if (live_) {
       result->live_profile = live_(path, result->task.task, options, mine.get_token());
-    } else if (!result->task.task && options.program_capture && runs_as_program(text, options.program_capture->run)) {
+    } else if (!result->task.task && options.program_capture && role.is_program()) {
       optimize::harness_evaluator_options evaluator;
       evaluator.harness = options.harness;
       evaluator.ncu = caps.ncu.value_or("");

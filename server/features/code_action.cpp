@@ -2,6 +2,8 @@
 // three strategies in its state, and "Create a task for `k`" when it has none and is not in a
 // program (a file with main: Optimize captures the kernel's launch from the program's own run).
 // Optimize and the techniques run code: in an untrusted workspace they are disabled with the reason.
+#include "engine/analysis/file_role.h"
+#include "server/features/diagnostics.h"
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
 #include "server/features/kernel_text.h"
@@ -45,19 +47,18 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
     const auto k = lookup_kernel(state, settings, *doc, kernel->name);
     const json args = {{"uri", uri}, {"kernel", kernel->name}};
     const std::string& name = kernel->name;  // titles are plain text: no Markdown backticks
-    const bool has_task = k.analysis && k.analysis->task.task;
     // A program (main, no task): Optimize captures the kernel's launch from its own run.
-    const bool runnable = !has_task && (!k.analysis || k.analysis->task.error.empty()) &&
-                          engine::runs_as_program(doc->text(), program_run_of(settings).run);
+    const auto role = engine::role_of(document_path(*doc), doc->text(), program_run_of(settings).run);
+    const bool has_task = role.is_task(), runnable = role.is_program();
 
     // Why Optimize cannot run here, empty when it can. Never silently absent: the editor shows
     // why, or offers the step that unblocks it.
     std::string why_not;
     if (!state.workspace_trusted()) why_not = untrusted_message("Optimize is off");
     else if (!has_task && !runnable)
-      why_not = k.analysis && !k.analysis->task.error.empty() ? "the task cannot be read: " + k.analysis->task.error
-                                                              : "no task for this file and no main(): create a task, or set "
-                                                                "kblaster.run.command to the program your build makes";
+      why_not = !role.task.error.empty() ? "the task cannot be read: " + role.task.error
+                                         : "no task for this file and no main(): create a task, or set "
+                                           "kblaster.run.command to the program your build makes";
     if (why_not.empty()) {
       actions.push_back(command_action("Optimize " + name, "kblaster.optimize", args, "refactor.rewrite"));
     } else if (state.code_action_disabled_support()) {
