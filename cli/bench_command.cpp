@@ -1,9 +1,11 @@
 // `kblaster bench KERNELBENCH_DIR --level N`: the KernelBench evaluation pipeline (import, initial
 // kernel, optimization loop, result store, report), with `bench report` and `bench merge` for
-// runs split over GPUs or Slurm array tasks. The work is in engine/bench/.
+// runs split over GPUs or Slurm array tasks, and `--learning-curve` for what a learnt KB is worth on
+// held-out problems (engine/bench/learning_run.h). The work is in engine/bench/.
 #include "cli/command_registry.h"
 #include "support/text.h"
 #include "cli/interrupt_stop.h"
+#include "engine/bench/learning_run.h"
 #include "engine/bench/recorded_outcomes.h"
 #include "engine/bench/report_files.h"
 #include "engine/bench/runner.h"
@@ -38,6 +40,11 @@ struct bench_cli_options {
   std::string replay;  // --replay BOOK: answers from a cassette or answer book (tests, reproducing a run)
   bool wait = false;
   double poll_seconds = 30;
+  // --learning-curve: learn on --train, run --test from the learnt KB and from the seed KB
+  bool learning = false;
+  std::string train, test, foreign_arch;
+  std::vector<std::uint64_t> seeds{1, 2};
+  int train_breadth = 0;
 };
 
 /// `bench report` and `bench merge`.
@@ -77,7 +84,65 @@ optimize::model_settings model_settings_of(const bench_cli_options& o) {
   return m;
 }
 
+// Why the learning curve refuses an option of the plain bench: each arm sets it itself.
+std::string learning_conflict(const bench_cli_options& o) {
+  if (!o.bench.selection.empty()) return "--problems (the sets are --train and --test)";
+  if (!o.shard.empty() || o.gpus > 1) return "--shard and --gpus (the arms run one after the other)";
+  if (!o.bench.warm_start.empty() || !o.bench.kb.empty() || o.bench.empty_kb)
+    return "--warm-start, --kb and --empty-kb (the arms' KBs are the experiment's)";
+  return "";
+}
+
+std::string command_line() {
+  std::string line;
+  for (const auto& a : bench::own_arguments()) line += (line.empty() ? "" : " ") + a;
+  return line;
+}
+
+// The learning-curve experiment, resumed round after round while a deferred model answers (--wait).
+int run_learning(const bench_cli_options& o, const bench::bench_hooks& hooks, optimize::model_choice& chosen,
+                 const kblaster::cli::interrupt_stop& ctrl_c) {
+  bench::learning_options lo;
+  lo.bench = o.bench;
+  lo.train = o.train;
+  lo.test = o.test;
+  lo.seeds = o.seeds;
+  lo.foreign_arch = o.foreign_arch;
+  lo.train_breadth = o.train_breadth;
+  lo.command = command_line();
+  auto r = bench::run_learning_curve(lo, hooks);
+  while (r.waiting > 0 && chosen.deferred) {
+    const auto handed = chosen.deferred->hand_over();
+    say(std::to_string(r.waiting) + " problem(s) wait for the model: " + handed.description);
+    if (!o.wait || !llm::await_answers(*chosen.deferred, handed, o.poll_seconds, ctrl_c.token())) break;
+    r = bench::run_learning_curve(lo, hooks);
+  }
+  std::cout << "learning curve: " << r.report_markdown.string() << "\n";
+  if (!r.report_html.empty()) std::cout << "                " << r.report_html.string() << "\n";
+  else say(r.html_note);
+  for (const auto& a : r.summary.arm_totals)
+    std::cout << "  " << a.arm << ": " << a.runs << " runs counted, " << a.reached << " reached 90 % of the best, mean "
+              << a.mean_attempts << " attempts\n";
+  if (r.summary.warm_over_cold) std::cout << "  warm / cold mean attempts: " << *r.summary.warm_over_cold << "\n";
+  if (ctrl_c.interrupted()) {
+    std::cout << "interrupted: run the same command again to resume\n";
+    return 130;
+  }
+  if (r.waiting > 0) return 75;  // EX_TEMPFAIL
+  return r.complete ? 0 : 1;
+}
+
 int run(bench_cli_options o) {
+  if (o.learning) {
+    if (const auto conflict = learning_conflict(o); !conflict.empty()) {
+      say("--learning-curve sets " + conflict + " itself");
+      return 2;
+    }
+    if (o.train.empty() || o.test.empty()) {
+      say("--learning-curve needs --train and --test (selections, as --problems)");
+      return 2;
+    }
+  }
   if (!o.shard.empty()) {
     if (auto err = bench::parse_shard(o.shard, o.bench.shard_index, o.bench.shard_count); !err.empty()) {
       say(err);
@@ -128,6 +193,7 @@ int run(bench_cli_options o) {
     o.bench.manifest_extra["gpu"] = bench::gpu_description();
     o.bench.manifest_extra["git"] = bench::git_version();
     say(model_note + "; results in " + o.bench.out.string());
+    if (o.learning) return run_learning(o, hooks, chosen, ctrl_c);
     auto s = bench::run_bench(o.bench, hooks);
     // A deferred model: hand the round's questions over at once; with --wait, poll and resume.
     while (s.waiting > 0 && chosen.deferred) {
@@ -211,6 +277,19 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--poll-seconds", o->poll_seconds, "with --wait: seconds between looks for answers (default 30)")
       ->check(CLI::Range(0.1, 86400.0));
   o->evaluator.add_to(*app, "seconds one harness request may take beyond timing (KernelBench inputs reach gigabytes; default 120)");
+  app->add_flag("--learning-curve", o->learning,
+                "learn a KB on --train, then run --test from it and from the seed KB alone with each --seed (and "
+                "with --foreign-arch, from it relabelled): OUT/learning.md and learning.html count the attempts each "
+                "needs to reach 90 % of the best speedup");
+  app->add_option("--train", o->train, "with --learning-curve: the training set (a selection, as --problems)");
+  app->add_option("--test", o->test, "with --learning-curve: the held-out set, disjoint from --train");
+  app->add_option("--seeds", o->seeds, "with --learning-curve: the held-out runs' seeds (default 1 2)")->delimiter(',');
+  app->add_option("--train-breadth", o->train_breadth,
+                  "with --learning-curve: the training arm's trajectories per iteration (default --breadth)")
+      ->check(CLI::Range(1, 256));
+  app->add_option("--foreign-arch", o->foreign_arch,
+                  "with --learning-curve: also run the held-out set from the learnt KB with its statistics moved "
+                  "under this architecture label (e.g. sm_80)");
   app->add_option("--recorded", o->recorded, "replay whole-problem outcomes recorded earlier (DIR/L1_NAME.json)");
   app->add_option("--import-device", o->bench.import_device, "where problems are exported and timed (default cuda)")
       ->check(CLI::IsMember({"cpu", "cuda"}));

@@ -3,7 +3,7 @@
 // kblaster optimize take the folder it prints). Ctrl-C stops the build or the run.
 #include "cli/command_registry.h"
 #include "cli/interrupt_stop.h"
-#include "cli/program_target.h"
+#include "cli/command_words.h"
 #include "engine/capture/program_capture.h"
 
 #include <nlohmann/json.hpp>
@@ -27,7 +27,7 @@ void print_human(const kblaster::engine::capture_result& r) {
             << "  kernel " << c.name << " on " << c.device_name << " (sm " << c.compute_capability << ", " << c.sm_count
             << " SMs)\n"
             << "  grid " << kblaster::engine::dims_text(c.grid) << ", block " << kblaster::engine::dims_text(c.block) << ", " << c.shared_bytes
-            << " B dynamic shared memory; " << c.time_ms << " ms in the program\n";
+            << " B dynamic shared memory; " << c.time_ms << " ms in the program" << c.timing_note() << "\n";
   for (std::size_t a = 0; a < r.task.views.size(); ++a) {
     const auto& v = r.task.views[a];
     std::cout << "  allocation " << a << ": " << v.name << ", " << v.dtype << "[" << v.elements << "], "
@@ -47,7 +47,7 @@ void print_json(const kblaster::engine::capture_result& r) {
                            {"written", v.output >= 0}});
   }
   nlohmann::json j{{"kernel", c.name},        {"launch", c.launch},       {"grid", c.grid},
-                   {"block", c.block},        {"shared_bytes", c.shared_bytes}, {"time_ms", c.time_ms},
+                   {"block", c.block},        {"shared_bytes", c.shared_bytes}, {"time_ms", c.time_ms}, {"lone_launch_ms", c.lone_launch_ms}, {"batch_calls", c.batch_calls},
                    {"device", c.device_name}, {"allocations", allocations},   {"task", r.task.dir},
                    {"capture", c.dir},        {"cached", r.cached},       {"replayed", r.replayed}, {"notes", r.task.notes},
                    {"build_seconds", r.build_seconds}, {"run_seconds", r.run_seconds},

@@ -2,29 +2,20 @@
 // stop (the KB stays consistent; rerunning the same command resumes from the checkpoint), and
 // at the end the best kernel, its diff and the run report in --out.
 #include "cli/command_registry.h"
-#include "support/text.h"
-#include "cli/interrupt_stop.h"
-#include "cli/program_target.h"
-#include "engine/capture/capture_shapes.h"
-#include "engine/llm/llm_client.h"
-#include "engine/llm/llm_config.h"
-#include "engine/toolchain/nvcc_driver.h"
-#include "engine/evaluate/harness_evaluator.h"
-#include "engine/optimize/optimize.h"
+#include "cli/command_words.h"
 #include "cli/evaluator_flags.h"
-#include "engine/optimize/run_setup.h"
-#include "engine/task/task.h"
-#include "kb/location.h"
+#include "cli/interrupt_stop.h"
+#include "cli/optimize_summary.h"
+#include "engine/analysis/file_role.h"
+#include "engine/llm/deferred_backend.h"
+#include "engine/optimize/service.h"
 
 #include <unistd.h>
 
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <sstream>
-#include <thread>
 
 namespace {
 using namespace kblaster::engine;
@@ -75,169 +66,75 @@ class progress_line {
   bool quiet_, tty_;
 };
 
-// The command line's side of a run's set-up: its flags as the engine's configuration.
-optimize::model_settings model_settings_of(const optimize_options& o, const std::string& task) {
-  optimize::model_settings m;
-  m.disabled = o.no_llm;
-  m.disabled_reason = "no model (--no-llm): the mechanical tier only";
-  m.replay = o.replay;
-  m.deferred = o.batch;
-  m.config_file = o.llm_config;
-  m.flags = o.llm_flags;
-  m.budget_tokens = o.loop.limits.tokens;
-  m.record = o.record;
-  m.record_note = "kblaster optimize " + task;
-  m.log = [](const std::string& line) { std::cerr << "kblaster optimize: " << line << "\n"; };
-  return m;
+// --cancel-batches: the provider's jobs still running are cancelled; nothing runs.
+int cancel_batches(const optimize::model_settings& model) {
+  if (model.deferred.empty()) {
+    std::cerr << "kblaster optimize: --cancel-batches needs --batch PROVIDER:DIR\n";
+    return 2;
+  }
+  try {
+    const auto chosen = optimize::choose_model(model);
+    std::cout << "cancelled " << chosen.deferred->cancel_jobs() << " batch job(s) still running; what they answered "
+              << "comes back with the next run, the rest is asked again\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "kblaster optimize: " << e.what() << "\n";
+    return 1;
+  }
 }
 
-int run_optimize(optimize_options o) {
-  task_spec task;
-  std::optional<kblaster::cli::program_target> program;
-  program_run run;
-  run.args = o.program_args;
-  run.command = kblaster::cli::command_words(o.run_line);
-  run.build = kblaster::cli::command_words(o.build_line);
-  for (const auto& line : o.shape_lines) run.shapes.push_back(kblaster::cli::command_words(line));
-  if (kblaster::cli::is_program_source(o.task, run)) {
-    // The user's own program: its kernel's captured launch is the task.
-    if (o.kernel.empty()) {
-      std::cerr << "kblaster optimize: " << o.task << " is a program (it defines main): name the kernel to optimize with --kernel NAME\n";
-      return 2;
-    }
-    capture_request request;
-    request.source = o.task;
-    request.kernel = o.kernel;
-    request.launch = o.launch;
-    request.run = run;
-    try {
-      program = kblaster::cli::capture_target(request);
-    } catch (const capture_error& e) {
-      std::cerr << "kblaster optimize: " << e.what() << "\n";
-      return 2;
-    }
-    o.task = program->captured.task.dir;
-    o.kernel.clear();
-    if (o.out.empty()) o.out = (fs::path("kblaster-runs") / (fs::path(request.source).stem().string() + "-" + request.kernel)).string();
-  }
-  try {
-    task = load_task(o.task);
-  } catch (const task_error& e) {
-    std::cerr << "kblaster optimize: " << e.what() << "\n";
-    return 2;
-  }
-  try {
-    const auto chosen = optimize::choose_model(model_settings_of(o, task.name));
-    const std::string& model_note = chosen.note;
-    std::unique_ptr<optimize::evaluator_stack> evaluators;
-    try {
-      evaluators = std::make_unique<optimize::evaluator_stack>(o.evaluator.settings(), std::vector<task_spec>{task});
-    } catch (const optimize::no_gpu_error& e) {
-      std::cerr << "kblaster optimize: " << e.what() << ".\n";
-      return 3;
-    }
-    if (o.cancel_batches) {
-      if (!chosen.deferred) {
-        std::cerr << "kblaster optimize: --cancel-batches needs --batch PROVIDER:DIR\n";
-        return 2;
-      }
-      std::cout << "cancelled " << chosen.deferred->cancel_jobs() << " batch job(s) still running; what they answered "
-                << "comes back with the next run, the rest is asked again\n";
-      return 0;
-    }
-    optimize::evaluator* eval = &evaluators->top();
-    // A program captured at several shapes: every candidate is verified on each of them.
-    std::optional<shape_checking_evaluator> shape_checked;
-    if (program && !program->shapes.empty()) {
-      for (const auto& s : program->shapes) evaluators->add_task(load_task(s.task.dir));
-      shape_checked.emplace(*eval, shape_check_of(program->captured, program->shapes));
-      eval = &*shape_checked;
-    }
+// The command line's side of a run: its flags as the service's request.
+optimize::optimize_request request_of(const optimize_options& o) {
+  optimize::optimize_request q;
+  q.file = o.task;
+  q.program.launch = o.launch;
+  q.program.run.args = o.program_args;
+  q.program.run.command = kblaster::cli::command_words(o.run_line);
+  q.program.run.build = kblaster::cli::command_words(o.build_line);
+  for (const auto& line : o.shape_lines) q.program.run.shapes.push_back(kblaster::cli::command_words(line));
+  // --kernel: a program's kernel to capture, or a task's kernel source to start from.
+  const bool program = role_of(o.task, q.program.run).is_program();
+  (program ? q.kernel : q.start_from) = o.kernel;
+  q.loop = o.loop;
+  q.evaluator = o.evaluator.settings();
+  q.model.disabled = o.no_llm;
+  q.model.disabled_reason = "no model (--no-llm): the mechanical tier only";
+  q.model.replay = o.replay;
+  q.model.deferred = o.batch;
+  q.model.config_file = o.llm_config;
+  q.model.flags = o.llm_flags;
+  q.model.budget_tokens = o.loop.limits.tokens;
+  q.model.record = o.record;
+  q.model.record_note = "kblaster optimize " + o.task;
+  q.model.log = [](const std::string& line) { std::cerr << "kblaster optimize: " << line << "\n"; };
+  q.kb_path = o.kb;
+  q.out_dir = o.out;
+  q.runs_base = "kblaster-runs";
+  q.wait_for_model = o.wait;
+  q.poll_seconds = o.poll_seconds;
+  q.apply = o.apply;
+  return q;
+}
 
-    optimize::run_environment env;
-    env.kb_path = o.kb.empty() ? kblaster::kb::default_kb_path() : fs::path(o.kb);
-    env.input = o.kernel;
-    env.eval = eval;
-    env.model = chosen.client.get();
-    env.out_dir = o.out.empty() ? fs::path("kblaster-runs") / task.name : fs::path(o.out);
-    progress_line line(o.quiet || o.json);
-    env.progress = [&](const optimize::progress_event& e) { line(e); };
-    kblaster::cli::interrupt_stop ctrl_c("kblaster optimize");
-    env.stop = ctrl_c.token();
-
-    if (!o.quiet && !o.json) {
-      std::cerr << "kblaster optimize: " << task.name << ": " << model_note << "\n";
-      std::cerr << "kblaster optimize: evaluator: " << eval->describe() << "\n";
-      std::cerr << "kblaster optimize: KB " << env.kb_path.string() << ", run directory " << env.out_dir.string() << "\n";
-    }
-    auto r = optimize::run_optimization(task, o.loop, env);
-    // A deferred model: every trajectory waits for an answer. Hand the questions over at once;
-    // with --wait, poll for the answers and resume (the journal keeps everything done).
-    std::string waiting_for;
-    while (r.stop_reason == optimize::stop_kind::waiting && chosen.deferred) {
-      const auto handed = chosen.deferred->hand_over();
-      waiting_for = handed.description;
-      if (!o.quiet)
-        std::cerr << "kblaster optimize: waiting for the model: " << waiting_for
-                  << (o.wait ? "; looking for them every " + kblaster::support::seconds_text(o.poll_seconds) + " (--wait)"
-                             : "; then run the same command again")
-                  << "\n";
-      if (!o.wait) break;
-      if (!llm::await_answers(*chosen.deferred, handed, o.poll_seconds, ctrl_c.token())) break;
-      if (!o.quiet) std::cerr << "kblaster optimize: answers arrived in the batch folder: resuming\n";
-      r = optimize::run_optimization(task, o.loop, env);
-    }
-    if (o.json) {
-      nlohmann::json j = r.report;
-      j["diff"] = r.diff;
-      std::cout << j.dump(2) << "\n";
-    } else if (r.stop_reason == optimize::stop_kind::cancelled && !r.input_ms) {
-      std::cout << task.name << ": interrupted before the input kernel was measured; run the same command again.\n";
-    } else {
-      std::cout << task.name << ": " << std::fixed << std::setprecision(2) << r.best_speedup << "x over the input";
-      if (r.input_ms && r.best_ms) std::cout << " (" << std::setprecision(4) << *r.input_ms << " ms -> " << *r.best_ms << " ms)";
-      // A capture's reference is the input kernel itself, timed in the judge rather than the
-      // runner: no comparison worth printing.
-      if (r.reference_ms && r.best_ms && !program)
-        std::cout << ", " << std::setprecision(2) << *r.reference_ms / *r.best_ms << "x over the reference";
-      std::cout << "\n  " << r.candidates << " candidates, " << r.attempt_ids.size() << " attempts recorded in the KB, "
-                << r.tokens << " tokens, " << std::setprecision(1) << r.gpu_seconds << " GPU s; stopped: " << r.stop_reason.to_string() << "\n";
-      if (r.report.value("replayed", false)) std::cout << "  (a REPLAY: GPU results came from " << eval->describe() << ")\n";
-      std::cout << "  best kernel: " << (env.out_dir / ("best" + fs::path(task.kernel).extension().string())).string()
-                << "\n  diff:        " << (env.out_dir / "best.diff").string()
-                << "\n  report:      " << (env.out_dir / "report.md").string() << "\n";
-      if (r.stop_reason == optimize::stop_kind::cancelled)
-        std::cout << "  interrupted: run the same command again to resume (the unfinished iteration's candidates wait "
-                     "in the checkpoint and go into the KB once it is whole).\n";
-      if (r.stop_reason == optimize::stop_kind::waiting)
-        std::cout << "  waiting for the model: " << waiting_for << " (nothing done is lost: the same command resumes)\n";
-    }
-    // Exit status 75 (EX_TEMPFAIL): the run waits for a deferred model's answers.
-    if (r.stop_reason == optimize::stop_kind::waiting) return 75;
-    if (program && !o.json && r.best_source != r.input_source && r.stop_reason != optimize::stop_kind::error) {
-      try {
-        if (!kblaster::cli::carry_back(*program, r.best_source, env.out_dir.string(), o.apply, std::cout)) return 1;
-      } catch (const capture_error& e) {
-        std::cerr << "kblaster optimize: carrying the rewrite back into the program: " << e.what() << "\n";
-        return 1;
-      }
-    }
-    if (r.stop_reason == optimize::stop_kind::error) {
-      std::cerr << "kblaster optimize: " << r.stop_reason.to_string() << "\n";
-      return 1;
-    }
-    return 0;
-  } catch (const llm::llm_error& e) {
-    std::cerr << "\nkblaster optimize: model: " << e.what() << "\n";
-  } catch (const optimize::evaluation_error& e) {
-    std::cerr << "\nkblaster optimize: " << e.what() << "\n";
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "\nkblaster optimize: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "\nkblaster optimize: " << e.what() << "\n";
+int run_optimize(const optimize_options& o) {
+  const auto request = request_of(o);
+  if (o.cancel_batches) return cancel_batches(request.model);
+  optimize::service_events events;
+  events.say = [&](const std::string& line) { if (!o.quiet) std::cerr << "kblaster optimize: " << line << "\n"; };
+  progress_line line(o.quiet || o.json);
+  events.progress = [&](const optimize::progress_event& e) { line(e); };
+  kblaster::cli::interrupt_stop ctrl_c("kblaster optimize");
+  try {
+    const auto outcome = optimize::optimize_file(request, events, ctrl_c.token());
+    if (!o.json) return kblaster::cli::print_optimize_summary(outcome, std::cout);
+    nlohmann::json j = outcome.result.report;
+    j["diff"] = outcome.result.diff;
+    std::cout << j.dump(2) << "\n";
+    return outcome.result.stop_reason == optimize::stop_kind::waiting ? 75 : 0;
+  } catch (const optimize::optimize_refusal& e) {
+    std::cerr << "\nkblaster optimize: " << e.what() << (e.kind() == optimize::refusal_kind::needs_kernel ? " with --kernel NAME" : "") << "\n";
+    return e.kind() == optimize::refusal_kind::no_gpu ? 3 : e.before_start() ? 2 : 1;
   }
-  return 1;
 }
 
 const bool registered = kblaster::cli::register_command([](CLI::App& root) {

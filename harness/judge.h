@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -48,6 +49,17 @@ class judge {
   std::string runner_program_;
   std::unique_ptr<runner_process> spare_;  // started after each request, ready for the next
   std::map<std::string, std::unique_ptr<reference_model>> references_;
+  // The reference's timing of a task, kept for the next candidates of the same task and batch
+  // size: the reference does not change between candidates, and timing it again cost as much as
+  // timing the candidate (about a second of a bench's 2.3 s a candidate). Kept only when its
+  // samples converged, and for ten minutes at most, so that a GPU whose clocks moved is timed
+  // afresh; the reply says which figure was reused.
+  struct reference_timing {
+    timing_stats stats;
+    std::string how;
+    std::chrono::steady_clock::time_point when;
+  };
+  std::map<std::string, reference_timing> reference_timings_;
   std::uint64_t requests_ = 0;
   std::uint64_t profiles_ = 0;
 

@@ -1,6 +1,7 @@
 // Kernel evidence and the technique preconditions read from the embedded seed KB.
 #include "kb/evidence.h"
 
+#include "kb/note_needs.h"
 #include "kb/seed.h"
 
 #include <nlohmann/json.hpp>
@@ -50,16 +51,7 @@ const std::map<std::string, technique_needs, std::less<>>& seed_needs() {
     if (!doc.is_object() || !doc.contains("$techniques") || !doc["$techniques"].is_object()) return out;
     for (const auto& [name, t] : doc["$techniques"].items()) {
       if (!t.is_object() || !t.contains("needs") || !t["needs"].is_array()) continue;
-      technique_needs n;
-      for (const auto& clause : t["needs"]) {
-        std::vector<std::string> any;
-        if (clause.is_string()) any.push_back(clause.get<std::string>());
-        else if (clause.is_array())
-          for (const auto& x : clause)
-            if (x.is_string()) any.push_back(x.get<std::string>());
-        if (!any.empty()) n.all_of_any_of.push_back(std::move(any));
-      }
-      out.emplace(name, std::move(n));
+      out.emplace(name, technique_needs{clauses_from_json(t["needs"])});
     }
     return out;
   }();

@@ -2,6 +2,7 @@
 #include "kb/change_log.h"
 #include "support/time.h"
 #include "kb/knowledge_base.h"
+#include "kb/note_needs.h"
 #include "kb/stats_math.h"
 
 #include <algorithm>
@@ -165,7 +166,7 @@ std::int64_t knowledge_base::put_technique(const technique& t, const update_caus
 
 void knowledge_base::put_optimization(const std::string& state_name, const std::string& technique_name,
                                       double prior_speedup, const std::string& note,
-                                      const update_cause& cause) {
+                                      const update_cause& cause, const std::vector<std::vector<std::string>>& note_needs) {
   require_writable();
   if (!(prior_speedup > 0))
     throw kb_error(error_kind::invalid_argument, "prior speedup must be positive");
@@ -175,9 +176,10 @@ void knowledge_base::put_optimization(const std::string& state_name, const std::
   const auto tid = technique_id(technique_name);
   log.track("optimizations", {{"state_id", sid}, {"technique_id", tid}}, [&] {
     auto& s = db_->cached(
-        "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note) VALUES(?, ?, ?, ?) "
-        "ON CONFLICT DO UPDATE SET prior_speedup = excluded.prior_speedup, note = excluded.note");
-    s.bind(1, sid).bind(2, tid).bind(3, prior_speedup).bind(4, note).run();
+        "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note, note_needs) VALUES(?, ?, ?, ?, ?) "
+        "ON CONFLICT DO UPDATE SET prior_speedup = excluded.prior_speedup, note = excluded.note, "
+        "note_needs = excluded.note_needs");
+    s.bind(1, sid).bind(2, tid).bind(3, prior_speedup).bind(4, note).bind(5, nlohmann::json(note_needs).dump()).run();
   });
   log.commit(cause);
   tx.commit();
@@ -194,7 +196,7 @@ std::vector<optimization> knowledge_base::optimizations(const std::string& state
       "  coalesce(x.attempts, g.attempts, 0), coalesce(x.compile_failures, g.compile_failures, 0), "
       "  coalesce(x.incorrect, g.incorrect, 0), coalesce(x.successes, g.successes, 0), "
       "  coalesce(x.n_measured, g.n_measured, 0), coalesce(x.mean_log_speedup, g.mean_log_speedup, 0), "
-      "  coalesce(x.m2_log_speedup, g.m2_log_speedup, 0), coalesce(x.last_used, g.last_used) "
+      "  coalesce(x.m2_log_speedup, g.m2_log_speedup, 0), coalesce(x.last_used, g.last_used), o.note_needs "
       "FROM optimizations o JOIN techniques t ON t.id = o.technique_id "
       "LEFT JOIN opt_stats g ON g.state_id = o.state_id AND g.technique_id = o.technique_id AND g.arch = 'all' "
       "LEFT JOIN opt_stats x ON x.state_id = o.state_id AND x.technique_id = o.technique_id "
@@ -212,6 +214,7 @@ std::vector<optimization> knowledge_base::optimizations(const std::string& state
     o.prior_speedup = s.get_double(4);
     o.arch = s.get_text(5);
     o.statistics = stats_from(s, 6);
+    o.note_needs = clauses_from_json(nlohmann::json::parse(s.get_text(14), nullptr, false));
     o.predicted_speedup = predicted_speedup(o.statistics, o.prior_speedup);
     o.confidence = confidence(o.statistics);
     out.push_back(std::move(o));

@@ -6,9 +6,11 @@
 #include "kb/change_log.h"
 #include "support/time.h"
 #include "kb/knowledge_base.h"
+#include "kb/note_needs.h"
 #include "kb/stats_math.h"
 #include "kb/stats_store.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -193,6 +195,27 @@ void merge_stats_rows(import_context& cx, std::int64_t sid, std::int64_t tid,
   }
 }
 
+// An optimization's 'note_needs' (kb/note_needs.h) as stored: clauses of operation names, each
+// one the engine can see in a kernel's source. Absent: the note fits every kernel.
+std::string note_needs_of(const json& o, const std::string& where) {
+  if (!o.contains("note_needs")) return "[]";
+  const json& n = o["note_needs"];
+  if (!n.is_array()) bad(where, "'note_needs' must be an array of clauses (arrays of operation names)");
+  for (const auto& clause : n) {
+    const json names = clause.is_string() ? json::array({clause}) : clause;
+    if (!names.is_array() || names.empty()) bad(where, "each clause of 'note_needs' must be a name or a non-empty array of names");
+    for (const auto& name : names) {
+      const auto& known = note_operations();
+      if (!name.is_string() || std::find(known.begin(), known.end(), name.get<std::string>()) == known.end()) {
+        std::string list;
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        bad(where, "'note_needs' names " + name.dump() + ", which is not an operation (known: " + list + ")");
+      }
+    }
+  }
+  return json(clauses_from_json(n)).dump();
+}
+
 // One optimization of a state: its technique, its prior and note (replaced), its statistics (pooled).
 void import_optimization(import_context& cx, std::int64_t sid, const json& o, const std::string& where) {
   const std::string tname = o.is_object() ? str(o, "technique", where) : "";
@@ -204,9 +227,10 @@ void import_optimization(import_context& cx, std::int64_t sid, const json& o, co
   const json okey{{"state_id", sid}, {"technique_id", tid}};
   cx.log.track("optimizations", okey, [&] {
     auto& q = cx.db.cached(
-        "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note) VALUES(?, ?, ?, ?) "
-        "ON CONFLICT DO UPDATE SET prior_speedup = excluded.prior_speedup, note = excluded.note");
-    q.bind(1, sid).bind(2, tid).bind(3, prior).bind(4, str(o, "note", owhere)).run();
+        "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note, note_needs) VALUES(?, ?, ?, ?, ?) "
+        "ON CONFLICT DO UPDATE SET prior_speedup = excluded.prior_speedup, note = excluded.note, "
+        "note_needs = excluded.note_needs");
+    q.bind(1, sid).bind(2, tid).bind(3, prior).bind(4, str(o, "note", owhere)).bind(5, note_needs_of(o, owhere)).run();
   });
   ++cx.sum.optimizations;
   merge_stats_rows(cx, sid, tid, stats_rows(o, owhere));
@@ -297,7 +321,7 @@ json knowledge_base::export_json() {
   doc["$techniques"] = techs;
 
   auto opt_q = db_->prepare(
-      "SELECT t.id, t.name, t.category, t.description, o.prior_speedup, o.note FROM optimizations o "
+      "SELECT t.id, t.name, t.category, t.description, o.prior_speedup, o.note, o.note_needs FROM optimizations o "
       "JOIN techniques t ON t.id = o.technique_id WHERE o.state_id = ? ORDER BY t.name");
   auto stats_q = db_->prepare(
       "SELECT arch, attempts, compile_failures, incorrect, successes, n_measured, mean_log_speedup, "
@@ -316,6 +340,8 @@ json knowledge_base::export_json() {
       const double prior = opt_q.get_double(4);
       json o = {{"technique", opt_q.get_text(1)}, {"category", opt_q.get_text(2)},
                 {"description", opt_q.get_text(3)}, {"prior_speedup", prior}, {"note", opt_q.get_text(5)}};
+      if (const auto needs = clauses_from_json(json::parse(opt_q.get_text(6), nullptr, false)); !needs.empty())
+        o["note_needs"] = needs;
       o.update(stats_json(stats{}, prior));
       json by_arch = json::object();
       stats_q.bind(1, st.id).bind(2, opt_q.get_int(0));

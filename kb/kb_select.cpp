@@ -114,9 +114,10 @@ std::string knowledge_base::adopt_discovered(const state_match& match, const ker
     const auto tid = technique_id(o.technique);
     log.track("optimizations", {{"state_id", sid}, {"technique_id", tid}}, [&] {
       auto& s = db_->cached(
-          "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note) VALUES(?, ?, ?, ?) "
+          "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note, note_needs) VALUES(?, ?, ?, ?, ?) "
           "ON CONFLICT DO NOTHING");
-      s.bind(1, sid).bind(2, tid).bind(3, o.prior_speedup).bind(4, o.note).run();
+      s.bind(1, sid).bind(2, tid).bind(3, o.prior_speedup).bind(4, o.note).bind(5, nlohmann::json(o.note_needs).dump());
+      s.run();
     });
   }
   log.commit(cause);

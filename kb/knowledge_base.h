@@ -57,9 +57,11 @@ class knowledge_base {
   std::int64_t put_state(const state& s, const update_cause& cause);
   /// Inserts or replaces a technique by name; returns its id.
   std::int64_t put_technique(const technique& t, const update_cause& cause);
-  /// Lists a technique for a state (or updates its prior and note).
+  /// Lists a technique for a state (or updates its prior, note and the operations the note
+  /// speaks of: kb/note_needs.h).
   void put_optimization(const std::string& state, const std::string& technique, double prior_speedup,
-                        const std::string& note, const update_cause& cause);
+                        const std::string& note, const update_cause& cause,
+                        const std::vector<std::vector<std::string>>& note_needs = {});
   /// Optimizations of a state with statistics for `arch` (falling back to all architectures
   /// where that architecture has no attempts), best predicted first.
   std::vector<optimization> optimizations(const std::string& state, const std::string& arch = "");

@@ -3,6 +3,7 @@
 #include "kb/schema.h"
 
 #include "kb/log_format.h"
+#include "kb/note_needs.h"
 
 #include <array>
 #include <string>
@@ -149,13 +150,19 @@ DROP INDEX attempts_state;
 DROP INDEX attempts_task;
 )sql";
 
+// Version 5: the operations a note speaks of (kb/note_needs.h), as JSON clauses; a KB seeded
+// before gets the seed's rewritten notes and their needs (upgrade_seed_notes).
+constexpr const char* v5 = R"sql(
+ALTER TABLE optimizations ADD COLUMN note_needs TEXT NOT NULL DEFAULT '[]';
+)sql";
+
 struct migration {
   const char* sql;
   void (*convert)(sql::database&);  // data conversion after the SQL, or null
 };
 
 constexpr std::array migrations{migration{v1, nullptr}, migration{v2, nullptr}, migration{v3, nullptr},
-                                migration{v4, convert_v3_log}};
+                                migration{v4, convert_v3_log}, migration{v5, upgrade_seed_notes}};
 
 }  // namespace
 

@@ -23,7 +23,8 @@ const std::vector<std::string>& secondary_characteristics() {
       "warp_divergence",                    "occupancy_limited_by_registers",
       "occupancy_limited_by_shared_memory", "occupancy_limited_by_block_size",
       "register_spills",                    "atomic_contention",
-      "launch_bound",                       "tensor_cores_unused"};
+      "launch_bound",                       "tensor_cores_unused",
+      "integer_overhead"};
   return names;
 }
 
@@ -108,9 +109,19 @@ std::vector<std::string> components_of(const std::vector<state_signature>& cache
 
 }  // namespace
 
+bool names_tensor_cores(const state_signature& s) {
+  return std::binary_search(s.secondary.begin(), s.secondary.end(), std::string(tensor_cores_unused));
+}
+
 std::optional<double> match_score(const state_signature& s, const kernel_evidence& e, const std::string& arch) {
   if (!scope_fits(s, arch)) return std::nullopt;
-  if (family_of(s.primary) != family_of(e.primary)) return std::nullopt;
+  const bool product_on_fma = e.weight_of(tensor_cores_unused) >= tensor_core_precedence_weight;
+  if (family_of(s.primary) != family_of(e.primary) && !(product_on_fma && names_tensor_cores(s))) return std::nullopt;
+  // An undersized grid is a measured fact of the launch (under one wave), not a degree of
+  // latency: a state that says the grid cannot fill the GPU never explains a kernel whose grid
+  // does (a warp-per-row SpMV of 12,500 blocks is not an undersized grid), and a full grid's
+  // latency states never explain an undersized one.
+  if ((s.primary == "small_grid") != (e.primary == "small_grid")) return std::nullopt;
   // The same primary in full; another memory level of the same bound (L1 for DRAM) at 3/4;
   // another primary of the family (memory_heavy for memory_bound_dram) at half.
   const bool both_levels = s.primary.rfind("memory_bound_", 0) == 0 && e.primary.rfind("memory_bound_", 0) == 0;
@@ -191,6 +202,25 @@ std::optional<state_match> state_matcher::best(sql::database& db, const kernel_e
     if (sc && *sc > best_score + 1e-12) best_score = *sc, best_sig = &sig;  // ties keep the first name
   }
   state_match m;
+  // A matrix product that spends most of its instructions on FP32 FMAs belongs to the tensor-core
+  // states, whatever else its profile shows: moving it to tensor cores replaces the inner loop
+  // whose bank conflicts, occupancy and latency the other characteristics describe.
+  if (e.weight_of(tensor_cores_unused) >= tensor_core_precedence_weight) {
+    const state_signature* product = nullptr;
+    double product_score = -1.0;
+    for (const auto& sig : cache_) {
+      if (!names_tensor_cores(sig)) continue;
+      const auto sc = match_score(sig, e, arch);
+      if (sc && *sc > product_score + 1e-12) product_score = *sc, product = &sig;
+    }
+    if (product) {
+      m.state = product->name;
+      m.score = std::min(product_score, 1.0);
+      m.exact = product->primary == e.primary && product->secondary == names;
+      m.nearest_known = product->name;
+      return m;
+    }
+  }
   if (best_sig) {
     m.nearest_known = best_sig->name;
     if (best_score >= min_explained_share) {

@@ -61,9 +61,20 @@ inline constexpr double minor_characteristic_weight = 0.15;
 /// state is returned instead.
 inline constexpr double min_explained_share = 0.6;
 
+/// The characteristic of a matrix product done on the FP32 FMA pipes with the tensor cores idle.
+inline constexpr const char* tensor_cores_unused = "tensor_cores_unused";
+
+/// tensor_cores_unused weighing this much (the engine weighs it by the FFMA share of the executed
+/// instructions: a register-blocked SGEMM 0.69, a naive or shared-memory-tiled GEMM, whose
+/// instructions are mostly loads, 0.23-0.37) puts the kernel in a state that names it, of any
+/// primary family, before any other: tensor cores are the step, and they change the whole inner
+/// loop that the other characteristics describe.
+inline constexpr double tensor_core_precedence_weight = 0.5;
+
 /// The share of `e`'s evidence that state `s` explains, or nullopt when `s` may not be matched:
-/// its scope is another architecture, its primary is of another family, or it names a
-/// characteristic `e` does not show. The primary counts with its weight (in full when equal, half
+/// its scope is another architecture, its primary is of another family (unless it names
+/// tensor_cores_unused and `e` shows it at tensor_core_precedence_weight), one of the two is an
+/// undersized grid (small_grid) and the other not, or it names a characteristic `e` does not show. The primary counts with its weight (in full when equal, half
 /// within a family), each characteristic the state names with its weight; a state scoped to
 /// `arch` gets 0.02 more, so that it wins over an all-architecture twin.
 std::optional<double> match_score(const state_signature& s, const kernel_evidence& e, const std::string& arch);

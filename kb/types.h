@@ -58,6 +58,9 @@ struct optimization {
   std::string category;
   std::string description;
   std::string note;             ///< state-specific advice
+  /// The operations the note speaks of, as clauses (every clause must hold, any name of one):
+  /// a note is not shown for a kernel whose source lacks them (kb/note_needs.h). Empty: always.
+  std::vector<std::vector<std::string>> note_needs;
   double prior_speedup = 1.1;   ///< belief before evidence; set by seed or update agents
   std::string arch = all_archs; ///< which statistics row was used
   stats statistics;

@@ -1,6 +1,7 @@
 // Compact renderings of KB entries for prompts.
 #include "engine/agents/kb_context.h"
 
+#include "kb/note_needs.h"
 #include "kb/state_match.h"
 
 #include <algorithm>
@@ -42,7 +43,8 @@ std::vector<kb::state> nearby_states(kb::knowledge_base& kb, const std::string& 
   return out;
 }
 
-std::string render_optimizations(const std::vector<kb::optimization>& opts, std::size_t limit) {
+std::string render_optimizations(const std::vector<kb::optimization>& opts, std::size_t limit,
+                                 const std::optional<std::set<std::string>>& operations) {
   if (opts.empty()) return "(none known for this state)\n";
   std::string out = "technique | prior | predicted | confidence | attempts (ok/fail) | note\n";
   for (std::size_t i = 0; i < opts.size() && i < limit; ++i) {
@@ -50,7 +52,8 @@ std::string render_optimizations(const std::vector<kb::optimization>& opts, std:
     out += o.technique + " | " + fixed(o.prior_speedup) + "x | " + fixed(o.predicted_speedup) + "x | " +
            fixed(o.confidence) + " | " + std::to_string(o.statistics.attempts) + " (" +
            std::to_string(o.statistics.successes) + "/" +
-           std::to_string(o.statistics.compile_failures + o.statistics.incorrect) + ") | " + o.note + "\n";
+           std::to_string(o.statistics.compile_failures + o.statistics.incorrect) + ") | " +
+           kb::shown_note(o, operations) + "\n";
   }
   if (opts.size() > limit) out += "(" + std::to_string(opts.size() - limit) + " more with lower predictions)\n";
   return out;

@@ -4,6 +4,9 @@
 
 #include "kb/knowledge_base.h"
 
+#include <optional>
+#include <set>
+
 #include <string>
 #include <vector>
 
@@ -17,8 +20,11 @@ std::string render_state(const kb::state& s);
 std::vector<kb::state> nearby_states(kb::knowledge_base& kb, const std::string& matched, const std::string& primary,
                                      const std::vector<std::string>& secondary, std::size_t limit = 6);
 
-/// A table of a state's optimizations with prior, prediction, confidence and record.
-std::string render_optimizations(const std::vector<kb::optimization>& opts, std::size_t limit = 12);
+/// A table of a state's optimizations with prior, prediction, confidence and record. With the
+/// operations of the kernel at hand (engine::kernel_operations), a note that speaks of one it
+/// lacks is left out (kb::shown_note); without them (no kernel), every note is shown.
+std::string render_optimizations(const std::vector<kb::optimization>& opts, std::size_t limit = 12,
+                                 const std::optional<std::set<std::string>>& operations = std::nullopt);
 
 /// The technique catalogue as "name (category)" items on a few lines, without descriptions.
 std::string render_catalogue(const std::vector<kb::technique>& techniques);

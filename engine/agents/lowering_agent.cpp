@@ -3,13 +3,18 @@
 
 #include "engine/agents/kb_context.h"
 #include "engine/agents/prompt_library.h"
+#include "engine/source/kernel_operations.h"
+#include "kb/note_needs.h"
 
 namespace kblaster::engine::agents {
 namespace {
 
-std::string technique_block(const kb::optimization& o) {
+// The technique as the model is shown it: its note only where it speaks of what this kernel
+// does (a softmax's "max and sum across the lanes" is no hint for a transpose).
+std::string technique_block(const kb::optimization& o, const std::string& source) {
   std::string out = o.technique + " (" + o.category + "): " + o.description + "\n";
-  if (!o.note.empty()) out += "For this state: " + o.note + "\n";
+  const auto operations = source.empty() ? std::nullopt : std::optional(kernel_operations(source));
+  if (const auto note = kb::shown_note(o, operations); !note.empty()) out += "For this state: " + note + "\n";
   out += "KB prediction: " + fixed(o.predicted_speedup) + "x (confidence " + fixed(o.confidence) + ", " +
          std::to_string(o.statistics.attempts) + " attempts, " + std::to_string(o.statistics.compile_failures) +
          " compile failures, " + std::to_string(o.statistics.incorrect) + " incorrect)\n";
@@ -23,7 +28,7 @@ std::pair<std::string, std::string> lowering_prompts(kb::knowledge_base& kb, con
       {"entry_point", in.entry_point},
       {"arch", in.arch.empty() ? "unknown" : in.arch},
       {"state", in.state},
-      {"technique", technique_block(in.technique)},
+      {"technique", technique_block(in.technique, in.source)},
       {"lessons", render_lessons(kb, in.state, in.technique.technique, 5)},
       {"profile_summary", in.profile_summary},
       {"task", in.task_brief.empty() ? "" : in.task_brief + "\n"},

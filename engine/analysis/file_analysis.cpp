@@ -1,6 +1,7 @@
 // The editor's analysis service: debouncing, supersession, the content-hash cache, and the
 // static-then-live sequence.
 #include "engine/analysis/file_analysis.h"
+#include "engine/analysis/file_role.h"
 #include "engine/capture/capture_profile.h"
 #include "engine/source/program_entry.h"
 #include "support/time.h"
@@ -204,6 +205,11 @@ bool file_analyzer::superseded(const std::string& path, std::uint64_t generation
   return it == generation_.end() || it->second != generation;
 }
 
+bool file_analyzer::pending(const std::string& path) const {
+  std::lock_guard lock(mutex_);
+  return queued_.count(path) > 0 || running_.count(path) > 0;
+}
+
 std::shared_ptr<const file_analysis> file_analyzer::latest(const std::string& path) const {
   std::lock_guard lock(mutex_);
   const auto it = latest_.find(path);
@@ -214,12 +220,14 @@ void file_analyzer::forget(const std::string& path) {
   std::lock_guard lock(mutex_);
   if (auto it = running_.find(path); it != running_.end()) it->second.request_stop();
   running_.erase(path);
+  queued_.erase(path);
   latest_.erase(path);
   ++generation_[path];
 }
 
 std::uint64_t file_analyzer::reserve(const std::string& path) {
   std::lock_guard lock(mutex_);
+  queued_.insert(path);
   return ++generation_[path];
 }
 
@@ -234,6 +242,7 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
     std::lock_guard lock(mutex_);
     if (ticket && *ticket != generation_[path]) return nullptr;  // a newer request was reserved
     generation = ticket ? *ticket : ++generation_[path];
+    queued_.erase(path);  // the newest reservation is this one: it is running, not waiting
     if (auto it = running_.find(path); it != running_.end()) it->second.request_stop();
     running_[path] = mine;
     if (auto hit = cache_.find(cache_key); hit != cache_.end()) {
@@ -242,6 +251,17 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
       return hit->second;
     }
   }
+  // However this analysis ends (superseded, stopped, thrown), it is no longer running: pending()
+  // must not say "analysing" for a file nothing analyses.
+  struct leave_running {
+    file_analyzer& self;
+    const std::string& path;
+    const std::stop_source& mine;
+    ~leave_running() {
+      std::lock_guard lock(self.mutex_);
+      if (const auto it = self.running_.find(path); it != self.running_.end() && it->second == mine) self.running_.erase(it);
+    }
+  } left{*this, path, mine};
   std::stop_callback forward(stop, [&mine] { mine.request_stop(); });
   const auto stale = [&] { return mine.stop_requested() || superseded(path, generation); };
   if (!wait_unless(options.debounce, stale)) return nullptr;
@@ -267,27 +287,34 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
     if (d.file == copy || fs::path(d.file).filename() == fs::path(copy).filename()) d.file = path;
   if (stale()) return nullptr;
 
-  result->task = find_task_for(path, text);
+  // Without a way to capture its launches, a program is profiled whole, which needs its main().
+  const auto role = role_of(path, text, options.program_capture ? options.program_capture->run : program_run{});
+  result->task = role.task;
   if (!options.profile_live) {
     result->live_skipped = "live profiling on save is off (profileOnSave)";
+    result->skipped = live_skip::off;
   } else if (!caps.can_profile_live()) {
     result->live_skipped = caps.gpu_arch.empty() ? "no GPU on this machine" : "ncu not found";
+    result->skipped = caps.gpu_arch.empty() ? live_skip::no_gpu : live_skip::no_ncu;
   } else if (!options.live_refusal.empty()) {
     // After the machine's limits: where no GPU could profile anyway, trust is not the reason.
     result->live_skipped = options.live_refusal;
     result->live_refused = true;
+    result->skipped = live_skip::refused;
   } else if (!result->static_profile.error.empty()) {
     result->live_skipped = "the file does not compile";
-  } else if (!result->task.task && !live_ &&
-             !(options.program_capture ? runs_as_program(text, options.program_capture->run) : defines_main(text))) {
+    result->skipped = live_skip::does_not_compile;
+  } else if (!result->task.task && !live_ && !role.is_program()) {
     result->live_skipped = "no task for this file (create one: kblaster.createTask)";
+    result->skipped = live_skip::no_task;
   } else {
     std::error_code ec;
     if (!fs::exists(path, ec)) {
       result->live_skipped = "the file is not saved";
+      result->skipped = live_skip::not_saved;
     } else if (live_) {
       result->live_profile = live_(path, result->task.task, options, mine.get_token());
-    } else if (!result->task.task && options.program_capture && runs_as_program(text, options.program_capture->run)) {
+    } else if (!result->task.task && options.program_capture && role.is_program()) {
       optimize::harness_evaluator_options evaluator;
       evaluator.harness = options.harness;
       evaluator.ncu = caps.ncu.value_or("");
@@ -297,6 +324,7 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
       result->live_profile = profile_live(path, build);
     } else {
       result->live_skipped = "live profiling of a task kernel needs the harness";
+      result->skipped = live_skip::needs_harness;
     }
   }
   if (stale()) return nullptr;

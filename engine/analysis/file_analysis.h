@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -77,6 +78,19 @@ task_lookup find_task_for(const std::string& cu_path, const std::string& text);
 using live_profiler = std::function<profile_outcome(const std::string& path, const std::optional<task_spec>& task,
                                                     const file_analysis_options& options, std::stop_token stop)>;
 
+/// Why an analysis made no live profile, for callers that act on the reason rather than show it.
+enum class live_skip {
+  none,              ///< a live profile was made
+  off,               ///< profile_live is false (the profileOnSave setting)
+  no_gpu,            ///< this machine has no GPU
+  no_ncu,            ///< Nsight Compute was not found
+  refused,           ///< the caller's live_refusal (an untrusted workspace)
+  does_not_compile,
+  no_task,           ///< no task, and the file is not a program
+  not_saved,         ///< the file is not on disk
+  needs_harness,     ///< a task kernel, and no live profiler that can run one
+};
+
 /// The outcome of analysing one version of one file. Immutable once published.
 struct file_analysis {
   std::string path;            ///< the file as the caller named it
@@ -86,6 +100,7 @@ struct file_analysis {
   task_lookup task;
   std::string live_skipped;    ///< why no live profile was made (empty when one was)
   bool live_refused = false;   ///< live_skipped is the caller's live_refusal: it alone stood in the way
+  live_skip skipped = live_skip::none;  ///< live_skipped's reason, typed
   std::string analysed_at;     ///< ISO 8601 UTC
   double seconds = 0;          ///< wall time of the analysis
 
@@ -118,6 +133,9 @@ class file_analyzer {
   /// ticket's analysis never replaces a newer one's.
   std::uint64_t reserve(const std::string& path);
 
+  /// True while an analysis of `path` is reserved and not started yet, or running (a file just
+  /// opened: its first analysis is under way).
+  bool pending(const std::string& path) const;
   /// The latest finished analysis of `path`, or nullptr.
   std::shared_ptr<const file_analysis> latest(const std::string& path) const;
   /// Stops a running analysis of `path` and forgets its latest result.
@@ -136,6 +154,7 @@ class file_analyzer {
   mutable std::mutex mutex_;
   std::map<std::string, std::uint64_t> generation_;               // by path
   std::map<std::string, std::stop_source> running_;                // by path
+  std::set<std::string> queued_;                                   // reserved, not started yet
   std::map<std::string, std::shared_ptr<const file_analysis>> latest_;  // by path
   std::map<std::string, std::shared_ptr<const file_analysis>> cache_;   // by path|hash|options
   std::vector<std::string> cache_order_;                          // oldest first

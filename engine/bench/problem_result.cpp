@@ -54,6 +54,11 @@ nlohmann::json to_json(const problem_result& r) {
   for (const auto& p : r.candidate_phases) phases.push_back(optimize::to_json(p));
   auto& t = j["techniques"] = nlohmann::json::array();
   for (const auto& u : r.techniques) t.push_back({{"technique", u.technique}, {"success", u.success}});
+  auto& a = j["attempts"] = nlohmann::json::array();
+  for (const auto& p : r.attempts)
+    a.push_back({{"technique", p.technique}, {"state", p.state},
+                 {"speedup", p.speedup ? nlohmann::json(*p.speedup) : nlohmann::json(nullptr)}});
+  j["arch"] = r.arch;
   const auto s = speedups_of(r);
   // Derived, for readers of the file; problem_result_from_json ignores them.
   j["speedup"] = {{"eager", s.eager ? nlohmann::json(*s.eager) : nlohmann::json(nullptr)},
@@ -90,6 +95,9 @@ problem_result problem_result_from_json(const nlohmann::json& j) {
       r.candidate_phases.push_back(optimize::phases_from_json(p));
     for (const auto& t : j.value("techniques", nlohmann::json::array()))
       r.techniques.push_back({t.at("technique").get<std::string>(), t.value("success", false)});
+    for (const auto& a : j.value("attempts", nlohmann::json::array()))
+      r.attempts.push_back({a.at("technique").get<std::string>(), a.value("state", ""), get_ms(a, "speedup")});
+    r.arch = j.value("arch", "");
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(std::string("result of '") + j.value("problem", "?") + "' has a mistyped field: " + e.what());
   }

@@ -20,6 +20,13 @@ struct technique_use {
   bool success = false;
 };
 
+/// One candidate the loop measured, as the learning curve counts it (learning_curve.h).
+struct attempt_point {
+  std::string technique;
+  std::string state;               ///< the KB state of the version it was made from ("" when unknown)
+  std::optional<double> speedup;   ///< over the input (input_ms / its time), when correct and timed
+};
+
 /// The stored result of one problem.
 struct problem_result {
   std::string problem;   ///< KernelBench file stem, e.g. "23_Softmax"
@@ -45,6 +52,11 @@ struct problem_result {
   std::vector<optimize::phase_seconds> candidate_phases;  ///< where each candidate's seconds went
   std::vector<technique_use> techniques;
   std::vector<std::string> states_visited;  ///< KB states of the versions profiled, in order
+  /// Every distinct candidate after the input, in the loop's order: iteration, trajectory, step
+  /// (the order a run with one job measures them in); a kernel met twice counts once, as the
+  /// budgets count it. What the learning curve's attempts are.
+  std::vector<attempt_point> attempts;
+  std::string arch;            ///< the architecture the KB's statistics were kept under, e.g. sm_90
   std::string initial_kernel;  ///< where the initial CUDA came from: task | kernels_dir | model
   std::string stop_reason, run_id, worker;
   std::string finished_at;     ///< ISO 8601 UTC

@@ -38,7 +38,13 @@ std::vector<problem_ref> find_problems(const fs::path& kernelbench_dir, int leve
     if (!fs::is_directory(dir, ec)) continue;
     std::vector<problem_ref> out;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
-      if (e.path().extension() != ".py" || e.path().filename().string().starts_with("_")) continue;
+      if (e.path().filename().string().starts_with("_")) continue;
+      if (fs::is_regular_file(e.path() / "task.json", ec)) {
+        const auto name = e.path().filename().string();
+        out.push_back({level, leading_id(name), name, e.path(), true});
+        continue;
+      }
+      if (e.path().extension() != ".py") continue;
       const auto stem = e.path().stem().string();
       out.push_back({level, leading_id(stem), stem, e.path()});
     }

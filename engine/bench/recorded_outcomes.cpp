@@ -53,6 +53,9 @@ void use_recorded_outcomes(bench_hooks& hooks, const fs::path& dir) {
     for (const auto& t : j.value("techniques", nlohmann::json::array()))
       r.techniques.push_back({t.value("technique", ""), t.value("success", false)});
     r.states_visited = j.value("states_visited", std::vector<std::string>{});
+    for (const auto& a : j.value("attempts", nlohmann::json::array()))
+      r.attempts.push_back({a.value("technique", ""), a.value("state", ""), opt(a, "speedup")});
+    r.arch = j.value("arch", "");
   };
 }
 

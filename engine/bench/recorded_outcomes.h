@@ -4,8 +4,9 @@
 // machine without a GPU, with figures that can be checked by hand; and to rebuild a report.
 // A file: {"$source": "...", "eager_ms", "compile_ms", "reference_ms", "input_ms", "best_ms",
 // "tokens", "gpu_seconds", "candidates", "techniques": [{"technique","success"}], "states_visited",
-// "degenerate": "why" (the reference probe's summary), "input_failed": "why"} (every field
-// optional; "input_failed" makes the input unusable).
+// "degenerate": "why" (the reference probe's summary), "input_failed": "why", "attempts":
+// [{"technique","state","speedup"}] (problem_result::attempts), "arch"} (every field optional;
+// "input_failed" makes the input unusable).
 #pragma once
 
 #include "engine/bench/runner.h"

@@ -55,6 +55,8 @@ new Chart(document.getElementById('tokens'), {type: 'scatter', data: {datasets: 
 // Upper edges of the histogram's bins; the last bin is open.
 const double bin_edges[] = {0.5, 0.8, 0.95, 1.05, 1.25, 1.5, 2, 3, 5};
 
+}  // namespace
+
 std::string escape_html(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -69,7 +71,6 @@ std::string escape_html(const std::string& s) {
   return out;
 }
 
-// A Markdown pipe table (as table3_markdown writes it) as an HTML table.
 std::string markdown_table_html(const std::string& md) {
   std::istringstream in(md);
   std::ostringstream o;
@@ -93,8 +94,6 @@ std::string markdown_table_html(const std::string& md) {
   o << "</table>\n";
   return o.str();
 }
-
-}  // namespace
 
 std::string find_chartjs() {
   namespace fs = std::filesystem;

@@ -17,6 +17,12 @@ namespace kblaster::engine::bench {
 /// (Debian's libjs-chart.js); empty when neither exists.
 std::string find_chartjs();
 
+/// `s` with <, >, & and " escaped for HTML text and attributes.
+std::string escape_html(const std::string& s);
+
+/// A Markdown pipe table (as table3_markdown writes it; other lines are skipped) as an HTML table.
+std::string markdown_table_html(const std::string& md);
+
 /// The data the charts draw, per run (also written as metrics.json and read by tools/bench_plot.py).
 nlohmann::json report_data(const std::vector<report_run>& runs);
 

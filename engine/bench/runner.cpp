@@ -1,5 +1,6 @@
 // The bench driver: import, initial kernel, loop, store; one problem at a time, failures recorded.
 #include "engine/bench/runner.h"
+#include "engine/bench/learning_curve.h"
 #include "engine/llm/deferred_backend.h"
 #include "support/files.h"
 #include "support/time.h"
@@ -7,11 +8,13 @@
 #include "kb/knowledge_base.h"
 #include "kblaster_version.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace fs = std::filesystem;
 
@@ -65,8 +68,7 @@ void prepare_kb(const bench_options& o, const fs::path& kb_path) {
     auto kb = kb::knowledge_base::open(kb_path, opts);
     kb.import_json(read_json_file(o.warm_start), kb::update_cause{"import", "bench --warm-start " + o.warm_start.string(), {}});
   } else {
-    fs::copy_file(o.warm_start, kb_path, ec);
-    if (ec) throw store_error("cannot copy --warm-start " + o.warm_start.string() + ": " + ec.message());
+    copy_kb(o.warm_start, kb_path);
   }
 }
 
@@ -80,21 +82,27 @@ void make_empty_kb(const fs::path& kb_path) {
   kb.db().exec("INSERT OR REPLACE INTO meta(key, value) VALUES('seeded_at', 'never: kblaster bench --empty-kb')");
 }
 
-// Techniques tried (success: correct and faster than the version it started from) and states
-// visited (distinct, in order), read back from the KB's attempts of this run.
+// Techniques tried (success: correct and faster than the version it started from), states
+// visited (distinct, in order) and the attempts in the loop's order, read back from the KB's
+// attempts of this run.
 void fill_from_kb(problem_result& r, const fs::path& kb_path, const std::vector<std::int64_t>& ids) {
   if (ids.empty()) return;
   kb::open_options opts;
   opts.seed = false;
   auto kb = kb::knowledge_base::open(kb_path, opts);
-  const std::set<std::int64_t> mine(ids.begin(), ids.end());
+  const std::set<std::int64_t> wanted(ids.begin(), ids.end());
+  std::vector<kb::attempt> mine;
+  for (auto& a : kb.attempts())
+    if (wanted.count(a.id)) mine.push_back(std::move(a));
+  std::reverse(mine.begin(), mine.end());  // attempts() is newest first
   std::set<std::string> seen;
-  for (const auto& a : kb.attempts()) {
-    if (!mine.count(a.id)) continue;
+  for (const auto& a : mine) {
     r.techniques.push_back({a.technique, a.correct && a.measured_speedup && *a.measured_speedup > 1});
     for (const auto* s : {&a.state_before, &a.state_after})
       if (!s->empty() && seen.insert(*s).second) r.states_visited.push_back(*s);
+    if (r.arch.empty()) r.arch = a.arch;
   }
+  r.attempts = attempts_in_loop_order(std::move(mine), r.input_ms);
 }
 
 // --- run_bench's steps ---
@@ -203,15 +211,16 @@ fs::path write_input(const fs::path& work, const std::string& source) {
   return input;
 }
 
-// The loop's environment: the shared KB, or under --empty-kb the problem's own (made empty once).
+// The loop's environment: the shared KB, or the problem's own: made empty once under --empty-kb,
+// copied once from the run's KB with kb_per_problem.
 optimize::run_environment loop_environment(const bench_options& o, const bench_hooks& hooks, const fs::path& kb_path,
                                            const fs::path& work, const fs::path& input) {
   optimize::run_environment env;
   env.kb_path = kb_path;
-  if (o.empty_kb) {
+  if (o.empty_kb || o.kb_per_problem) {
     env.kb_path = work / "kb.sqlite";
     std::error_code ec;
-    if (!fs::exists(env.kb_path, ec)) make_empty_kb(env.kb_path);
+    if (!fs::exists(env.kb_path, ec)) o.empty_kb ? make_empty_kb(env.kb_path) : copy_kb(kb_path, env.kb_path);
   }
   env.input = input;
   env.out_dir = work / "run";
@@ -242,8 +251,10 @@ enum class problem_end { done, cancelled, waiting };
 // deferred model's answer still to come).
 problem_end optimize_problem(const bench_options& o, const bench_hooks& hooks, const result_store& store,
                       const fs::path& kb_path, const problem_ref& p, const std::string& key, problem_result& r) {
-  const auto task_dir = store.task_dir(key);
-  import_once(o, hooks, p, key, task_dir);
+  // A task folder is run as is; a KernelBench file is imported once, into the run's tasks or
+  // into the folder several runs share.
+  const auto task_dir = p.task_folder ? p.file : o.tasks_dir.empty() ? store.task_dir(key) : o.tasks_dir / key;
+  if (!p.task_folder) import_once(o, hooks, p, key, task_dir);
   read_exporter_times(r, task_dir);
   const auto task = load_task(task_dir.string());
   probe_problem(hooks, key, task, r);
@@ -312,21 +323,41 @@ std::optional<problem_result> run_problem(const bench_options& o, const bench_ho
 
 nlohmann::json hyperparameters_json(const bench_options& o) {
   const auto& l = o.loop;
-  return {{"breadth", l.breadth},
-          {"depth", l.depth},
-          {"iterations", l.iterations},
-          {"top_k", l.top_k},
-          {"policy", l.policy},
-          {"seed", l.seed},
-          {"textual_gradient", l.textual_gradient},
-          {"cycles_only", l.cycles_only},
-          {"profile_all", l.profile_all},
-          {"mechanical_first", l.mechanical_first},
-          {"max_repairs", l.max_repairs},
-          {"empty_kb", o.empty_kb},
-          {"budget_tokens", l.limits.tokens},
-          {"budget_gpu_seconds", l.limits.gpu_seconds},
-          {"budget_candidates", l.limits.candidates}};
+  nlohmann::json j{{"breadth", l.breadth},
+                   {"depth", l.depth},
+                   {"iterations", l.iterations},
+                   {"top_k", l.top_k},
+                   {"policy", l.policy},
+                   {"seed", l.seed},
+                   {"textual_gradient", l.textual_gradient},
+                   {"cycles_only", l.cycles_only},
+                   {"profile_all", l.profile_all},
+                   {"mechanical_first", l.mechanical_first},
+                   {"max_repairs", l.max_repairs},
+                   {"empty_kb", o.empty_kb},
+                   {"budget_tokens", l.limits.tokens},
+                   {"budget_gpu_seconds", l.limits.gpu_seconds},
+                   {"budget_candidates", l.limits.candidates}};
+  // Absent when off, so that runs made before it keep their hyperparameters (compared on resume).
+  if (o.kb_per_problem) j["kb_per_problem"] = true;
+  return j;
+}
+
+void copy_kb(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (fs::exists(to, ec)) throw store_error("cannot copy the KB " + from.string() + " to " + to.string() + ": it exists");
+  fs::create_directories(to.parent_path(), ec);
+  try {
+    kb::open_options opts;
+    opts.access = kb::open_options::access_mode::read_only;
+    opts.seed = false;
+    auto kb = kb::knowledge_base::open(from, opts);
+    std::string quoted;
+    for (char c : to.string()) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+    kb.db().exec("VACUUM INTO '" + quoted + "'");
+  } catch (const std::exception& e) {
+    throw store_error("cannot copy the KB " + from.string() + " to " + to.string() + ": " + e.what());
+  }
 }
 
 bench_summary run_bench(const bench_options& o, const bench_hooks& hooks) {
@@ -334,6 +365,8 @@ bench_summary run_bench(const bench_options& o, const bench_hooks& hooks) {
   result_store store(o.out);
   const fs::path kb_path = o.kb.empty() ? o.out / "kb.sqlite" : o.kb;
   if (!o.empty_kb) prepare_kb(o, kb_path);
+  std::error_code ec;
+  if (o.kb_per_problem && !fs::exists(kb_path, ec)) kb::knowledge_base::open(kb_path);  // the seed KB, the problems' start
   store.ensure_manifest(bench_manifest(o, kb_path));
 
   bench_summary summary;

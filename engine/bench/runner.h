@@ -32,6 +32,11 @@ struct bench_options {
   std::filesystem::path kb;           ///< the shared KB; empty: OUT/kb.sqlite
   std::filesystem::path warm_start;   ///< a KB learnt elsewhere (.sqlite copied, .json imported) for a new KB
   bool empty_kb = false;              ///< ablation: each problem starts from an empty, unseeded KB of its own
+  /// Each problem starts from its own copy of the run's KB (OUT/kb.sqlite, made from --warm-start
+  /// or the seed), which itself never changes: every problem sees the same KB, as the learning
+  /// curve's held-out runs need (learning_run.h).
+  bool kb_per_problem = false;
+  std::filesystem::path tasks_dir;    ///< imported tasks, shared by several runs; empty: OUT/tasks
   std::filesystem::path kernels_dir;  ///< initial kernels: DIR/levelN/NAME.cu or DIR/NAME.cu
   int shard_index = 0, shard_count = 1;
   std::string worker = "local";       ///< recorded in each result: which worker ran it
@@ -71,6 +76,10 @@ struct bench_summary {
 
 /// The hyperparameters as stored in the manifest (and compared on resume).
 nlohmann::json hyperparameters_json(const bench_options& o);
+
+/// Copies a KB file whole, with what its write-ahead log still holds (SQLite's VACUUM INTO), to
+/// `to`, which must not exist. Throws store_error.
+void copy_kb(const std::filesystem::path& from, const std::filesystem::path& to);
 
 /// Runs this shard. Throws problem_set_error / store_error for an unusable checkout, selection
 /// or run directory (before any problem runs); never for one problem's failure.

@@ -3,6 +3,7 @@
 #include "engine/capture/kernel_capture.h"
 #include "support/files.h"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -79,6 +80,15 @@ std::uint64_t kernel_capture::total_bytes() const {
   return n;
 }
 
+std::string kernel_capture::timing_note() const {
+  char lone[64];
+  std::snprintf(lone, sizeof lone, "%.4f ms", lone_launch_ms);
+  if (batch_calls > 0)
+    return " (a call among " + std::to_string(batch_calls) + " back to back on fresh memory, as the harness times; " + lone +
+           " launched alone)";
+  return l2_cold ? " (launched alone, L2 flushed first)" : "";
+}
+
 std::string dims_text(const std::array<unsigned, 3>& d) {
   return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + ")";
 }
@@ -116,6 +126,17 @@ kernel_capture read_capture(const std::string& dir_text) {
   const auto& time = field(j, "time_ms", where);
   if (!time.is_number() || time.get<double>() < 0) throw capture_error(where + ": 'time_ms' must be a non-negative number");
   c.time_ms = time.get<double>();
+  if (const auto t = j.find("timing"); t != j.end() && t->is_object())
+    c.l2_cold = t->value("l2_flushed", false) == true;
+  c.lone_launch_ms = c.time_ms;
+  if (const auto b = j.find("batch_timing"); b != j.end() && b->is_object() && b->value("measured", false) == true) {
+    const auto per_call = b->find("per_call_ms");
+    const auto calls = b->find("calls");
+    if (per_call == b->end() || !per_call->is_number() || per_call->get<double>() <= 0 || calls == b->end() || !calls->is_number_integer())
+      throw capture_error(where + ": 'batch_timing' must have a positive 'per_call_ms' and 'calls'");
+    c.time_ms = per_call->get<double>();
+    c.batch_calls = calls->get<int>();
+  }
   const auto& device = field(j, "device", where);
   c.device_name = string_field(device, "name", where + ": device");
   c.compute_capability = string_field(device, "compute_capability", where + ": device");

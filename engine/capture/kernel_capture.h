@@ -66,6 +66,14 @@ struct kernel_capture {
   std::array<unsigned, 3> grid{1, 1, 1}, block{1, 1, 1};
   std::uint64_t shared_bytes = 0;
   double time_ms = 0;     // the launch's time in the program (CUDA events behind a blocking kernel: docs/capture-format.md)
+  // time_ms is the kernel's time a call as the judge measures a candidate when the agent could
+  // time it so (calls back to back on fresh copies of its memory, cold: capture.json's
+  // batch_timing), else the lone launch's; both are kept.
+  double lone_launch_ms = 0;  // the program's own launch, timed alone
+  int batch_calls = 0;        // > 0: time_ms is the batch's figure a call, from this many calls
+  bool l2_cold = false;       // L2 was flushed before the lone launch was timed (older captures: warm)
+  /// How time_ms was measured, for the user: " (…)".
+  std::string timing_note() const;
   std::string device_name, compute_capability;
   int sm_count = 0;
   std::vector<captured_parameter> params;

@@ -36,13 +36,19 @@ inline constexpr const char* register_spills = "register_spills";
 inline constexpr const char* atomic_contention = "atomic_contention";
 inline constexpr const char* launch_bound = "launch_bound";
 inline constexpr const char* tensor_cores_unused = "tensor_cores_unused";
+/// The SM side leads, but the kernel does no floating-point work to speak of: its issue slots go
+/// to integer index arithmetic, division and modulo (on the XU) and memory instructions.
+inline constexpr const char* integer_overhead = "integer_overhead";
 }  // namespace secondary
 
 /// One secondary characteristic and why it was assigned.
 struct characteristic {
   std::string name;
   std::string evidence;  // metric values and rule figures, in words an engineer reads
-  std::optional<double> estimated_speedup;  // ncu's estimate (percent) where a rule gave one
+  // The share of the time it costs (percent): ncu's estimate where a rule gave one, or the
+  // classifier's own where it has a better figure (the idle lanes of a warp-divergent kernel whose
+  // SM issue is the limit; the FFMA share of a matrix product that leaves its tensor cores idle).
+  std::optional<double> estimated_speedup;
 };
 
 /// A rule finding worth showing: ncu's OPT/WRN rules ordered by estimated speedup.
@@ -98,6 +104,12 @@ struct performance_signature {
   /// each replay, so DRAM reads are the data's first touches): about 1 when every byte is read
   /// once, far above 1 when the kernel re-reads what it loaded. Absent without memory tables.
   std::optional<double> global_load_reuse;
+  /// Executed thread instructions that are FP32 FMAs, and FP32 adds, multiplies and FMAs
+  /// together, as shares of every executed thread instruction. Absent without the counts.
+  std::optional<double> ffma_share, fp32_share;
+  /// The kernel computes a matrix product: its name says so, or its profile does (mostly FP32
+  /// FMAs on re-read data: classifier_thresholds::product_ffma_share and product_reuse).
+  bool matrix_product = false;
   bool static_only = false;
 
   /// True when `name` is among the secondary characteristics.

@@ -205,6 +205,9 @@ nlohmann::json to_json(const kernel_view& v) {
                  {"static_shared_bytes", opt(s.launch.static_shared_bytes)},
                  {"dynamic_shared_bytes", opt(s.launch.dynamic_shared_bytes)}};
   if (s.global_load_reuse) j["global_load_reuse"] = *s.global_load_reuse;
+  if (s.ffma_share) j["ffma_share"] = *s.ffma_share;
+  if (s.fp32_share) j["fp32_share"] = *s.fp32_share;
+  if (s.matrix_product) j["matrix_product"] = true;
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : s.findings)
     findings.push_back({{"rule", f.rule}, {"type", f.type}, {"estimated_speedup", opt(f.estimated_speedup)},

@@ -110,7 +110,7 @@ void classify_primary(const kernel_instance& k, const classifier_thresholds& t, 
                                    fmt(waves, 2) + " waves: it cannot fill the GPU's " + fmt(sms, 0) + " SMs");
     else
       s.primary_evidence.push_back(fmt(waves, 1) + " waves per SM: enough work, but warps wait (latency)");
-  } else if (top - other >= t.heavy_gap_pct) {
+  } else if (top - other >= t.heavy_gap_pct || other < t.low_pct) {
     const bool one_sided = other < t.low_pct;
     s.sol_band = one_sided ? "one_sided" : "heavy";
     if (memory_side) {
@@ -121,7 +121,7 @@ void classify_primary(const kernel_instance& k, const classifier_thresholds& t, 
     }
     s.primary_evidence.push_back(figures + ": " + (memory_side ? "memory" : "compute") + " leads by " +
                                  fmt(top - other) + " points" +
-                                 (one_sided ? " and the other side is under " + fmt(t.low_pct, 0) + "%"
+                                 (one_sided ? " and the other side is under " + fmt(t.low_pct, 0) + "% (not busy)"
                                             : std::string(" with both sides busy")));
   } else {
     s.sol_band = "balanced";
@@ -133,6 +133,30 @@ void classify_primary(const kernel_instance& k, const classifier_thresholds& t, 
   if (!s.memory_level.empty())
     s.primary_evidence.push_back("busiest memory level: " + s.memory_level + " (DRAM " + fmt(f.dram_pct.value_or(0)) +
                                  "%, L2 " + fmt(f.l2_pct.value_or(0)) + "%, L1/TEX " + fmt(f.l1_pct.value_or(0)) + "%)");
+}
+
+// The SM side leads the Speed-of-Light figures (compute-bound, compute-heavy or balanced).
+bool compute_side(const performance_signature& s) {
+  return s.primary == primary::compute_bound || s.primary == primary::compute_heavy || s.primary == primary::balanced;
+}
+
+// FFMA and all FP32 thread instructions as shares of every executed thread instruction: the rates
+// default_ncu_metrics() asks for (per elapsed cycle, summed over the SM sub-partitions) times the
+// elapsed cycles, over the warp instructions times their average active threads.
+void fill_instruction_mix(const kernel_instance& k, performance_signature& s) {
+  const auto cycles = first_value(k, {{nullptr, "smsp__cycles_elapsed.avg"}});
+  const auto warp_instructions = first_value(k, {{nullptr, "smsp__inst_executed.sum"}});
+  const auto threads = first_value(k, {{nullptr, "smsp__thread_inst_executed_per_inst_executed.ratio"}});
+  if (!cycles || !warp_instructions || !threads || *warp_instructions <= 0 || *threads <= 0) return;
+  auto fma = first_value(k, {{nullptr, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed"}});
+  if (!fma)
+    if (const auto x2 = first_value(k, {{nullptr, "derived__smsp__sass_thread_inst_executed_op_ffma_pred_on_x2"}})) fma = *x2 / 2;
+  const auto add = first_value(k, {{nullptr, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed"}});
+  const auto mul = first_value(k, {{nullptr, "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed"}});
+  if (!fma || !add || !mul) return;
+  const double all = *warp_instructions * *threads;
+  s.ffma_share = std::clamp(*fma * *cycles / all, 0.0, 1.0);
+  s.fp32_share = std::clamp((*fma + *add + *mul) * *cycles / all, 0.0, 1.0);
 }
 
 void occupancy_characteristic(performance_signature& s, occupancy_limiter limiter, const std::string& why) {
@@ -174,7 +198,18 @@ void classify_secondary(const kernel_instance& k, const classify_context& ctx, p
     std::string ev = active ? "average active threads per warp " + fmt(*active, 2) + " of 32" : std::string();
     if (auto be = first_value(k, {{nullptr, "Branch Efficiency"}})) ev += "; branch efficiency " + fmt(*be) + "%";
     if (div) ev += "; " + rule_evidence(*div);
-    add(s, secondary::warp_divergence, ev, div ? div->estimated_speedup : std::nullopt);
+    std::optional<double> cost = div ? div->estimated_speedup : std::nullopt;
+    // ncu estimates the time divergence costs from the stalls it sees; when the SM's issue is
+    // the limit, every idle lane of an issued instruction is issue time lost, and the share of
+    // idle lanes is the better figure (a reduction's divergent tree: ncu says 8 %).
+    if (active && *active < t.divergence_active_threads && compute_side(s)) {
+      const double idle = (1.0 - *active / 32.0) * 100.0;
+      if (!cost || idle > *cost) {
+        cost = idle;
+        ev += "; " + fmt(idle, 0) + "% of the lanes idle while the SM's issue is the limit";
+      }
+    }
+    add(s, secondary::warp_divergence, ev, cost);
   }
 
   // Occupancy limiters: ncu's block limits, ties resolved towards the block size.
@@ -253,11 +288,38 @@ void classify_secondary(const kernel_instance& k, const classify_context& ctx, p
   if (const auto inst = first_value(k, {{nullptr, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed"}});
       !ffma && inst)
     ffma = 2 * *inst;
-  if (tensor && *tensor < t.tensor_pipe_idle_pct && looks_like_matrix_product(k.function) &&
-      ffma.value_or(1) > 0)
-    add(s, secondary::tensor_cores_unused,
-        "tensor pipe active " + fmt(*tensor, 2) + "% while the kernel (" + k.function +
-            ") is a matrix product done with FP32 FMA" + (ffma ? " (" + fmt(*ffma, 0) + " FFMA ops/cycle)" : std::string()));
+  if (tensor && *tensor < t.tensor_pipe_idle_pct && s.matrix_product && ffma.value_or(1) > 0) {
+    std::string ev = "tensor pipe active " + fmt(*tensor, 2) + "% while the kernel (" + k.function +
+                     ") is a matrix product done with FP32 FMA" + (ffma ? " (" + fmt(*ffma, 0) + " FFMA ops/cycle)" : std::string());
+    // What tensor cores would take over: the FMAs' share of everything the kernel executes.
+    std::optional<double> cost;
+    if (s.ffma_share) {
+      cost = *s.ffma_share * 100.0;
+      ev += "; FFMA are " + fmt(*cost, 0) + "% of the executed instructions";
+    }
+    add(s, secondary::tensor_cores_unused, ev, cost);
+  }
+
+  // Integer overhead: the SM side leads, yet the kernel does no floating-point work to speak of.
+  if (compute_side(s) && s.fp32_share && *s.fp32_share < t.fp_work_share) {
+    const auto pipe = [&](const char* name) {
+      return first_value(k, {{nullptr, name}}).value_or(0);
+    };
+    const double fp16 = pipe("sm__inst_executed_pipe_fma_type_fp16.avg.pct_of_peak_sustained_active");
+    const double fp64 = pipe("sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active");
+    const double tensor_pct = tensor.value_or(0);
+    if (fp16 < t.fp_pipe_pct && fp64 < t.fp_pipe_pct && tensor_pct < t.fp_pipe_pct) {
+      std::string ev = "SM busy (" + fmt(s.sol.compute_pct.value_or(0)) + "%) with FP32 adds, multiplies and FMAs only " +
+                       fmt(*s.fp32_share * 100.0, 1) + "% of the executed instructions and no FP16, FP64 or tensor work";
+      std::string pipes;
+      for (const auto& [label, metric] : {std::pair{"ALU", "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active"},
+                                          {"XU (division, modulo, conversions)", "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active"},
+                                          {"LSU", "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active"}})
+        if (const double v = pipe(metric); v >= 10) pipes += (pipes.empty() ? "" : ", ") + std::string(label) + " " + fmt(v, 0) + "%";
+      if (!pipes.empty()) ev += ": the issue slots go to integer index arithmetic and memory instructions (" + pipes + ")";
+      add(s, secondary::integer_overhead, ev);
+    }
+  }
 }
 
 void collect_findings(const kernel_instance& k, performance_signature& s) {
@@ -352,6 +414,11 @@ performance_signature classify(const kernel_instance& k, const classify_context&
   const auto global_ld = first_value(k, {{nullptr, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"}});
   const auto dram_rd = first_value(k, {{nullptr, "dram__sectors_read.sum"}});
   if (global_ld && dram_rd && *dram_rd > 0) s.global_load_reuse = *global_ld / *dram_rd;
+  fill_instruction_mix(k, s);
+  const auto& t = ctx.thresholds;
+  s.matrix_product = looks_like_matrix_product(k.function) ||
+                     (s.ffma_share && *s.ffma_share >= t.product_ffma_share && s.global_load_reuse &&
+                      *s.global_load_reuse >= t.product_reuse);
 
   classify_primary(k, ctx.thresholds, s);
   classify_secondary(k, ctx, s);

@@ -6,12 +6,13 @@
 //   1. max(SM, MEM) >= 80           → saturated: compute_bound, or memory_bound_<level>.
 //   2. SM < 60 and MEM < 60         → small_grid when the grid is under one wave (waves per
 //                                      SM < 1 or fewer blocks than SMs), else latency_bound.
-//   3. |SM - MEM| >= 10             → the larger side dominates. When the other side is below
-//                                      60 (only one unit is really in use, the case ncu's rule
-//                                      sends you to that unit for) it is <side>_bound
-//                                      ("one_sided": vadd at DRAM 77 % / SM 41 % is DRAM-bound);
-//                                      when both sides are at 60 or more it is <side>_heavy.
-//   4. otherwise                    → balanced.
+//   3. the other side under 60      → the larger side is the only unit really in use, the case
+//                                      ncu's rule sends you to that unit for: <side>_bound
+//                                      ("one_sided": vadd at DRAM 77 % / SM 41 % is DRAM-bound,
+//                                      and so is a tiled transpose at DRAM 62 % / SM 54 %, though
+//                                      within 10 points: an SM at 54 % is not a busy one).
+//   4. |SM - MEM| >= 10             → both at 60 or more, the larger leads: <side>_heavy.
+//   5. otherwise                    → balanced (both at 60 % or more, within 10 points).
 // The memory level is the busiest of DRAM, L2 and L1/TEX ("L1/TEX Cache Throughput", which
 // includes shared memory). Every threshold is in classifier_thresholds below.
 #pragma once
@@ -46,6 +47,18 @@ struct classifier_thresholds {
   // A grid of at least this many blocks per SM is larger than a grid-stride loop would launch (it
   // caps the grid at 8-64 blocks per SM): below it, such a loop launches the same grid.
   double many_blocks_per_sm = 8;
+  // No floating-point work to speak of: FP32 adds, multiplies and FMAs under this share of the
+  // executed thread instructions, and the FP16, FP64 and tensor pipes each under fp_pipe_pct.
+  // An SM side that leads then is busy with index arithmetic and memory instructions
+  // (integer_overhead): an interleaved reduction at SM 78 % runs 0.4 % FP32 instructions.
+  double fp_work_share = 0.05;
+  double fp_pipe_pct = 5;
+  // A matrix product by its profile, whatever its name: FP32 FMAs at least this share of the
+  // executed thread instructions, on data each global load re-reads at least product_reuse times
+  // (a register-blocked SGEMM: 69 % FFMA, reuse 12; an FMA chain on registers loads nothing; a
+  // naive or shared-memory-tiled GEMM spends most of its instructions on loads, 23-37 % FFMA).
+  double product_ffma_share = 0.5;
+  double product_reuse = 8;
 };
 
 /// What the classifier may know beside the instance itself.
@@ -60,7 +73,8 @@ struct classify_context {
 double primary_weight_of(const performance_signature& s, std::optional<double> launch_configuration_pct);
 
 /// True when a kernel's name says it computes a matrix product (gemm, matmul, bmm, conv,
-/// attention, linear): the only evidence of one that a profile gives.
+/// attention, linear). A profile says so too (performance_signature::matrix_product), by its
+/// instruction mix and data reuse, for a kernel whose name says nothing.
 bool looks_like_matrix_product(const std::string& function);
 
 /// Classifies one profiled kernel instance.

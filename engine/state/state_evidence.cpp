@@ -24,7 +24,8 @@ kb::kernel_evidence kb_evidence(const performance_signature& s) {
   if (!e.measured) return e;  // static: only what ptxas and occupancy say; no run, no launch facts
   if (s.launches_in_run > 1) e.facts.insert(kb::fact::several_launches);
   if (s.sol.duration_us && *s.sol.duration_us < t.launch_bound_us) e.facts.insert(kb::fact::short_launch);
-  if (looks_like_matrix_product(s.function.empty() ? s.name : s.function)) e.facts.insert(kb::fact::matrix_product);
+  if (s.matrix_product || looks_like_matrix_product(s.function.empty() ? s.name : s.function))
+    e.facts.insert(kb::fact::matrix_product);
   if (s.global_load_reuse && *s.global_load_reuse >= t.data_reuse_ratio) e.facts.insert(kb::fact::data_reuse);
   const auto sms = s.launch.sm_count ? s.launch.sm_count : s.device.sm_count;
   if (sms && *sms > 0 && static_cast<double>(s.launch.grid.total()) >= t.many_blocks_per_sm * *sms)

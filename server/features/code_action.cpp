@@ -1,11 +1,12 @@
 // textDocument/codeAction on a kernel: "Optimize `k`", "Apply `technique`" for the KB's top
 // three strategies in its state, and "Create a task for `k`" when it has none and is not in a
 // program (a file with main: Optimize captures the kernel's launch from the program's own run).
-// Optimize and the techniques run code: in an untrusted workspace they are disabled with the reason.
+// Optimize is always there; when it cannot run yet (optimize_gate.h) its title says what to do
+// first ("Optimize k: trust this folder first") and the techniques are left out.
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
-#include "server/features/kernel_text.h"
-#include "server/features/workspace_trust.h"
+#include "server/features/diagnostics.h"
+#include "server/features/optimize_gate.h"
 #include "server/lsp_server.h"
 
 #include <cstdio>
@@ -42,48 +43,29 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
     json actions = json::array();
     if (!kernel || kernel->kind != engine::cuda_symbol_kind::global_kernel) return actions;
     const auto settings = read_editor_settings(server.settings());
-    const auto k = lookup_kernel(state, settings, *doc, kernel->name);
     const json args = {{"uri", uri}, {"kernel", kernel->name}};
     const std::string& name = kernel->name;  // titles are plain text: no Markdown backticks
-    const bool has_task = k.analysis && k.analysis->task.task;
-    // A program (main, no task): Optimize captures the kernel's launch from its own run.
-    const bool runnable = !has_task && (!k.analysis || k.analysis->task.error.empty()) &&
-                          engine::runs_as_program(doc->text(), program_run_of(settings).run);
-
-    // Why Optimize cannot run here, empty when it can. Never silently absent: the editor shows
-    // why, or offers the step that unblocks it.
-    std::string why_not;
-    if (!state.workspace_trusted()) why_not = untrusted_message("Optimize is off");
-    else if (!has_task && !runnable)
-      why_not = k.analysis && !k.analysis->task.error.empty() ? "the task cannot be read: " + k.analysis->task.error
-                                                              : "no task for this file and no main(): create a task, or set "
-                                                                "kblaster.run.command to the program your build makes";
-    if (why_not.empty()) {
-      actions.push_back(command_action("Optimize " + name, "kblaster.optimize", args, "refactor.rewrite"));
-    } else if (state.code_action_disabled_support()) {
-      json a = command_action("Optimize " + name, "kblaster.optimize", args, "refactor.rewrite");
-      a["disabled"] = {{"reason", why_not}};
-      actions.push_back(std::move(a));
-    } else if (!has_task && !runnable) {
-      actions.push_back(command_action("Create a task for " + name + " first", "kblaster.createTask", args, "refactor"));
-    } else {
-      // The command answers with the whole reason and how to trust the workspace.
-      actions.push_back(command_action("Optimize " + name + " (off: workspace not trusted)", "kblaster.optimize", args,
-                                       "refactor.rewrite"));
-    }
-    if (k.view && (state.workspace_trusted() || state.code_action_disabled_support())) {
-      for (const auto& s : k.insight.strategies) {
+    // Optimize is always offered, never `disabled` (VS Code leaves a disabled action out of the
+    // Quick Fix list and shows no reason): when it cannot run yet, its title says what to do
+    // first, and its command answers with a refusal whose button does it (refusal.h).
+    const auto blocked = optimize_blocker(state, settings, *doc, "kblaster.optimize", name, gate_scope::document);
+    actions.push_back(command_action(blocked ? "Optimize " + name + ": " + first_step(blocked->kind, state.editor())
+                                             : "Optimize " + name,
+                                     "kblaster.optimize", args, "refactor.rewrite"));
+    if (!blocked) {
+      const auto k = lookup_kernel(state, settings, *doc, name);
+      for (const auto& s : k.view ? k.insight.strategies : std::vector<engine::strategy>{}) {
         char predicted[32];
         std::snprintf(predicted, sizeof predicted, "%.2f", s.predicted_speedup);
         json a = args;
         a["technique"] = s.technique;
-        json action = command_action("Apply " + s.technique + " (predicted " + predicted + "×)", "kblaster.applyTechnique",
-                                     a, "refactor.rewrite");
-        if (!state.workspace_trusted()) action["disabled"] = {{"reason", untrusted_message("Optimize is off")}};
-        actions.push_back(std::move(action));
+        actions.push_back(command_action("Apply " + s.technique + " (predicted " + predicted + "×)", "kblaster.applyTechnique",
+                                         a, "refactor.rewrite"));
       }
     }
-    if (!has_task && !runnable && state.code_action_disabled_support())
+    // Creating a task proposes an edit and runs nothing: offered whatever the trust.
+    if (!engine::find_task_for(document_path(*doc), doc->text()).task &&
+        !engine::runs_as_program(doc->text(), program_run_of(settings).run))
       actions.push_back(command_action("Create a task for " + name, "kblaster.createTask", args, "refactor"));
     return actions;
   });

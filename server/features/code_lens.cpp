@@ -1,9 +1,11 @@
-// textDocument/codeLens above each kernel: its state and last runtime, and "Optimize" (which
-// says so when the workspace is not trusted: a lens cannot be disabled, only titled).
+// textDocument/codeLens above each kernel: its state and last runtime (or why it has none:
+// "analysing…" while the analysis runs, "not profiled (no GPU)"), and "Optimize", titled with
+// what to do first when it cannot run yet (optimize_gate.h).
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
 #include "server/features/kernel_text.h"
-#include "server/features/workspace_trust.h"
+#include "server/features/diagnostics.h"
+#include "server/features/optimize_gate.h"
 #include "server/lsp_server.h"
 
 namespace kblaster::server {
@@ -16,7 +18,7 @@ void register_code_lens(feature_registry& registry, lsp_server& server, editor_s
                       [&server, &state](const lsp::document_uri_params& p, request_context& ctx) -> json {
     const auto doc = ctx.watch_document(p.uri);
     const auto settings = read_editor_settings(server.settings());
-    const std::string optimize_title = state.workspace_trusted() ? "Optimize" : "Optimize (off: workspace not trusted)";
+    auto& analyzer = state.analyzer(settings);
     json lenses = json::array();
     for (const auto& s : doc->symbols()) {
       ctx.check_cancelled();
@@ -24,11 +26,18 @@ void register_code_lens(feature_registry& registry, lsp_server& server, editor_s
       const json range = doc->to_range(s.name_range);
       const json args = json::array({{{"uri", doc->uri()}, {"kernel", s.name}}});
       const auto k = lookup_kernel(state, settings, *doc, s.name);
-      std::string title = k.view ? performance_line(*k.view, k.insight)
-                                 : k.analysis ? (k.analysis->static_profile.error.empty()
-                                                     ? std::string("not analysed: ptxas reported nothing for this kernel")
-                                                     : std::string("does not compile: see Problems"))
-                                              : "not analysed yet (save to analyse)";
+      std::string title = k.view ? performance_line(*k.view, k.insight, live_skip_words(*k.analysis))
+                          : k.analysis ? (k.analysis->static_profile.error.empty()
+                                              ? std::string("not analysed: ptxas reported nothing for this kernel")
+                                              : std::string("does not compile: see Problems"))
+                          // The analysis starts by itself on open: say so while it runs.
+                          : analyzer.pending(document_path(*doc)) ? "analysing…"
+                          : settings.analyze ? "not analysed yet (save to analyse)"
+                                             : "not analysed: analysis is off (analysis.enabled)";
+      // A lens cannot be disabled, only titled: when Optimize cannot run yet, the title says
+      // what to do first, and the command answers with the refusal and its remedy.
+      const auto blocked = optimize_blocker(state, settings, *doc, "kblaster.optimize", s.name, gate_scope::document);
+      const std::string optimize_title = blocked ? "Optimize: " + first_step(blocked->kind, state.editor()) : "Optimize";
       lenses.push_back({{"range", range}, {"command", {{"title", title}, {"command", "kblaster.profile"}, {"arguments", args}}}});
       lenses.push_back({{"range", range}, {"command", {{"title", optimize_title}, {"command", "kblaster.optimize"}, {"arguments", args}}}});
     }

@@ -24,7 +24,11 @@ constexpr std::chrono::seconds apply_timeout{60};
 }  // namespace
 
 json create_task_command(const command_args& args, request_context& ctx, editor_state& state) {
-  const auto doc = ctx.watch_document(args.uri);
+  // Not watched: the edit this proposes changes the document (the kb_forward stub), and that
+  // change must not cancel the request that made it (the client would lose the task's path);
+  // the edit names the version it was made for, which the client checks instead.
+  const auto doc = ctx.server().documents().get(args.uri);
+  if (!doc) throw rpc_error(error_code::invalid_params, "invalid params: document " + args.uri + " is not open");
   const auto path = uri_to_path(args.uri);
   if (!path) throw rpc_error(error_code::invalid_params, "kblaster.createTask: save the file first (" + args.uri + " is not a file)");
   const engine::cuda_symbol* kernel = nullptr;

@@ -5,7 +5,7 @@
 
 #include "server/features/cuda_symbol_text.h"
 #include "server/features/uri_path.h"
-#include "server/features/workspace_trust.h"
+#include "server/features/refusal.h"
 #include "server/lsp_server.h"
 
 #include <cstdio>
@@ -165,13 +165,15 @@ std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& ser
   const auto settings = read_editor_settings(server.settings());
   auto& analyzer = state.analyzer(settings);
   const std::string missing = analyzer.capabilities().missing();
+  // Said once. VS Code names the extension under every notification: no prefix there.
   if (!missing.empty() && state.first_time("capabilities"))
-    server.notify("window/showMessage", {{"type", 3}, {"message", "KernelBlaster: " + missing}});
+    server.notify("window/showMessage",
+                  {{"type", 3}, {"message", (state.editor() == client_editor::vscode ? "" : "KernelBlaster: ") + missing}});
   engine::file_analysis_options options;
   options.arch = settings.arch;
   options.profile_live = settings.profile_on_save;
   // Profiling runs the workspace's program: not before the user trusts the workspace.
-  if (!state.workspace_trusted()) options.live_refusal = untrusted_message("profiling is off");
+  if (!state.workspace_trusted()) options.live_refusal = untrusted_note("Profiling is off", state.editor());
   // A program's kernels are profiled from their captured launches, the program run as Optimize
   // runs it (run.*).
   options.program_capture = program_run_of(settings);
@@ -183,8 +185,9 @@ std::shared_ptr<const engine::file_analysis> analyze_and_publish(lsp_server& ser
   // the request's own cancel.
   auto result = analyzer.analyze(document_path(*doc), doc->text(), options, std::move(stop), ticket);
   if (!result) return nullptr;  // a newer save took over, or the request was cancelled
-  // Said once, and only where trust is what stands between this file and a profile.
-  if (result->live_refused && state.first_time("untrusted"))
+  // Said once, and only where trust is what stands between this file and a profile. Not to VS
+  // Code: its Restricted Mode says so, and the extension's status bar item with the remedy.
+  if (result->live_refused && state.editor() != client_editor::vscode && state.first_time("untrusted"))
     server.notify("window/showMessage", {{"type", 3}, {"message", "KernelBlaster: " + result->live_skipped}});
   // A document closed meanwhile keeps no diagnostics.
   if (!server.documents().get(doc->uri())) return result;

@@ -120,6 +120,9 @@ editor_settings read_editor_settings(const json& settings, std::vector<std::stri
   r.get("llm.model", s.llm_model);
   r.get("llm.apiKeyEnv", s.llm_key_env);
   r.get("llm.replay", s.llm_replay);
+  r.get("llm.batch", s.llm_batch);
+  r.get("llm.batchWait", s.llm_batch_wait);
+  r.get("llm.batchPollSeconds", s.llm_batch_poll_s, 0.1, 86400);
   if (s.arch.size() && s.arch.rfind("sm_", 0) != 0 && problems) {
     problems->push_back("setting kblaster.arch must look like sm_90 (got \"" + s.arch + "\")");
     s.arch.clear();

@@ -45,6 +45,9 @@ struct editor_settings {
   // llm.*
   std::string llm_provider, llm_endpoint, llm_model, llm_key_env;
   std::string llm_replay;       // llm.replay: a cassette served instead of the model
+  std::string llm_batch;        // llm.batch: files:DIR, openai:DIR or anthropic:DIR, a model that answers later
+  bool llm_batch_wait = true;   // llm.batchWait: keep the run open and look for the answers (else: Optimize again)
+  double llm_batch_poll_s = 60; // llm.batchPollSeconds: how often to look
 };
 
 /// Reads `settings`; a value of the wrong type or out of range keeps the default and adds a

@@ -54,6 +54,23 @@ bool editor_state::can_create_files() const {
          caps.value("/workspace/workspaceEdit/documentChanges"_json_pointer, false);
 }
 
+client_editor client_editor_of(const protocol::json& params) {
+  if (!params.is_object()) return client_editor::other;
+  const auto options = params.find("initializationOptions");
+  if (options != params.end() && options->is_object()) {
+    const auto said = options->find(std::string(editor_key));
+    if (said != options->end() && *said == "vscode") return client_editor::vscode;
+    if (said != options->end() && *said == "neovim") return client_editor::neovim;
+  }
+  const auto ptr = "/clientInfo/name"_json_pointer;
+  const std::string name = params.contains(ptr) && params[ptr].is_string() ? params[ptr].get<std::string>() : "";
+  if (name.find("Neovim") != std::string::npos || name.find("nvim") != std::string::npos) return client_editor::neovim;
+  if (name.find("Code") != std::string::npos || name.find("code-server") != std::string::npos ||
+      name.find("VSCodium") != std::string::npos)
+    return client_editor::vscode;
+  return client_editor::other;
+}
+
 bool editor_state::first_time(const std::string& what) {
   std::lock_guard lock(mutex_);
   if (std::find(shown_.begin(), shown_.end(), what) != shown_.end()) return false;

@@ -12,10 +12,23 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string_view>
 
 namespace kblaster::server {
 
 class lsp_server;
+
+/// The editor on the other end, so that what the daemon writes itself names the remedy in that
+/// editor's terms (refusal.h); `other` gets editor-neutral words.
+enum class client_editor { other, vscode, neovim };
+
+/// The key in initializationOptions by which a client names its editor ("vscode", "neovim").
+inline constexpr std::string_view editor_key = "editor";
+
+/// From initialize's params: initializationOptions.editor when it is "vscode" or "neovim", else
+/// clientInfo.name (Neovim's "Neovim"; VS Code's application name: "Visual Studio Code",
+/// "Code - OSS", "code-server", ...), else other.
+client_editor client_editor_of(const protocol::json& initialize_params);
 
 /// Shared by the diagnostics, hover, code lens, code action and command features.
 class editor_state {
@@ -40,6 +53,10 @@ class editor_state {
   bool workspace_trusted() const { return trusted_.load(); }
   void set_workspace_trusted(bool trusted) { trusted_.store(trusted); }
 
+  /// Which editor the client is (set by initialize).
+  client_editor editor() const { return editor_.load(); }
+  void set_editor(client_editor editor) { editor_.store(editor); }
+
   /// True the first time it is called for `what`: for messages shown once per session.
   bool first_time(const std::string& what);
 
@@ -52,6 +69,7 @@ class editor_state {
   protocol::json client_caps_ = protocol::json::object();
   std::vector<std::string> shown_;
   std::atomic<bool> trusted_{false};
+  std::atomic<client_editor> editor_{client_editor::other};
 };
 
 }  // namespace kblaster::server

@@ -1,10 +1,12 @@
 // workspace/executeCommand: kblaster.selfTest (a cancellable job that reports progress, for
 // editors and tests), and the kernel commands (profile, createTask, optimize, applyTechnique),
 // each implemented in its own file. The commands that run the workspace's code (profile,
-// optimize, applyTechnique) wait for workspace trust (workspace_trust.h); createTask only
-// proposes an edit and runs nothing.
+// optimize, applyTechnique) wait for workspace trust (workspace_trust.h), and Optimize for what
+// else it needs (optimize_gate.h): each refused with a typed refusal (refusal.h) before any
+// progress begins. createTask only proposes an edit and runs nothing.
 #include "server/features/commands.h"
 #include "server/features/features.h"
+#include "server/features/optimize_gate.h"
 #include "server/features/workspace_trust.h"
 #include "server/lsp_server.h"
 #include "server/work_done_progress.h"
@@ -93,13 +95,19 @@ void register_execute_command(feature_registry& registry, lsp_server&, editor_st
     if (command == "kblaster.selfTest") return self_test(arguments, ctx);
     if (command == "kblaster.profile") {
       const auto args = command_args::from(command, arguments, false);
-      require_trust(state, "profiling is off");
+      require_trust(state, command, args.uri, args.kernel);
       return profile_command(args, ctx, state);
     }
     if (command == "kblaster.createTask") return create_task_command(command_args::from(command, arguments, true), ctx, state);
     if (command == "kblaster.optimize" || command == "kblaster.applyTechnique") {
       const auto args = command_args::from(command, arguments, true, command == "kblaster.applyTechnique");
-      require_trust(state, "Optimize is off");
+      require_trust(state, command, args.uri, args.kernel);
+      // Refused before anything runs and before any progress begins, so that the editor shows
+      // the refusal alone (optimize_command.cpp says what the document's absence means).
+      if (const auto doc = ctx.server().documents().get(args.uri))
+        if (auto r = optimize_blocker(state, read_editor_settings(ctx.server().settings()), *doc, command, args.kernel,
+                                      gate_scope::run))
+          refuse(*r);
       return optimize_command(args, ctx, state);
     }
     throw rpc_error(error_code::invalid_params, "invalid params: unknown command '" + command + "'");

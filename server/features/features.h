@@ -20,6 +20,7 @@ void register_code_lens(feature_registry& registry, lsp_server& server, editor_s
 void register_code_action(feature_registry& registry, lsp_server& server, editor_state& state);
 void register_execute_command(feature_registry& registry, lsp_server& server, editor_state& state);
 void register_workspace_trust(feature_registry& registry, lsp_server& server, editor_state& state);
+void register_machine_status(feature_registry& registry, lsp_server& server, editor_state& state);
 
 /// Registers every feature. The shared editor state lives as long as the registry: a handler
 /// keeps it alive (the server joins its workers before the registry goes).
@@ -36,6 +37,7 @@ inline void register_all_features(feature_registry& registry, lsp_server& server
   register_code_action(registry, server, *state);
   register_execute_command(registry, server, *state);
   register_workspace_trust(registry, server, *state);
+  register_machine_status(registry, server, *state);
 }
 
 }  // namespace kblaster::server

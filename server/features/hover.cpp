@@ -7,7 +7,7 @@
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
 #include "server/features/kernel_text.h"
-#include "server/features/workspace_trust.h"
+#include "server/features/refusal.h"
 #include "server/lsp_server.h"
 
 namespace kblaster::server {
@@ -36,7 +36,7 @@ void register_hover(feature_registry& registry, lsp_server& server, editor_state
                                           engine::launch_configurations(doc->text(), symbol->name));
       else if (k.analysis && !k.analysis->static_profile.error.empty())
         md += "\n---\n\n_No performance figures: " + k.analysis->static_profile.error + "_\n";
-      if (!state.workspace_trusted()) md += "\n---\n\n_" + untrusted_message("Profiling and Optimize are off") + "_\n";
+      if (!state.workspace_trusted()) md += "\n---\n\n_" + untrusted_note("Profiling and Optimize are off", state.editor()) + "_\n";
     }
     return lsp::hover(md, doc->to_range({begin, end}));
   });

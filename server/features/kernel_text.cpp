@@ -47,12 +47,27 @@ std::string occupancy_limiter(const engine::performance_signature& s) {
 }
 }  // namespace
 
-std::string performance_line(const engine::kernel_view& v, const engine::kernel_insight& insight) {
+std::string live_skip_words(const engine::file_analysis& a) {
+  switch (a.skipped) {
+    case engine::live_skip::no_gpu: return "no GPU";
+    case engine::live_skip::no_ncu: return "no ncu";
+    case engine::live_skip::refused: return "not trusted";
+    case engine::live_skip::off: return "profileOnSave is off";
+    case engine::live_skip::no_task: return "no task";
+    case engine::live_skip::not_saved: return "not saved";
+    case engine::live_skip::needs_harness: return "no harness";
+    case engine::live_skip::none:
+    case engine::live_skip::does_not_compile: break;
+  }
+  return "";
+}
+
+std::string performance_line(const engine::kernel_view& v, const engine::kernel_insight& insight, const std::string& why_not) {
   std::string line;
   if (v.signature.static_only) {
     // Without a profile no bottleneck is known: the lens says what ptxas and the occupancy
     // calculator do know, and claims no state.
-    line = "not profiled";
+    line = why_not.empty() ? "not profiled" : "not profiled (" + why_not + ")";
     if (v.signature.sol.theoretical_occupancy_pct) {
       line += " · occupancy " + fixed(*v.signature.sol.theoretical_occupancy_pct, 0) + "% (theoretical";
       const std::string limiter = occupancy_limiter(v.signature);

@@ -22,8 +22,14 @@ std::string state_in_words(const std::string& key);
 /// An ISO 8601 UTC timestamp as "2026-11-23 21:14 UTC".
 std::string utc_in_words(const std::string& iso);
 
-/// One line for a code lens: "memory bound dram · 1.23 ms".
-std::string performance_line(const engine::kernel_view& v, const engine::kernel_insight& insight);
+/// One line for a code lens: "memory bound dram · 1.23 ms"; without a profile, "not profiled
+/// (`why_not`) · occupancy ...".
+std::string performance_line(const engine::kernel_view& v, const engine::kernel_insight& insight,
+                             const std::string& why_not = "");
+
+/// Why `a` has no live profile, in the few words a lens has room for ("no GPU", "no ncu", "not
+/// trusted"); empty when it has one or the reason is not the machine's or the user's to change.
+std::string live_skip_words(const engine::file_analysis& a);
 
 /// The last runtime: the KB's when it has one, else the live profile's kernel duration.
 std::optional<engine::measured_runtime> last_runtime(const engine::file_analysis& a, const engine::kernel_view& v,

@@ -32,12 +32,14 @@ void register_lifecycle(feature_registry& registry, lsp_server& server, editor_s
     state.set_client_capabilities(params.value("capabilities", json::object()));
     const json options = params.value("initializationOptions", json::object());
     apply_initial_trust(server, state, options);
+    state.set_editor(client_editor_of(params));
     if (options.is_object()) {
       // Accept our section ({"kblaster": {...}}) or the settings themselves, as for
-      // workspace/didChangeConfiguration; trust sits beside the settings and is not one.
+      // workspace/didChangeConfiguration; trust and the editor's name sit beside the settings.
       const auto ours = options.find("kblaster");
       json settings = ours != options.end() && ours->is_object() ? *ours : options;
       settings.erase(std::string(workspace_trusted_key));
+      settings.erase(std::string(editor_key));
       server.merge_settings(settings);
       apply_settings(server);
     }

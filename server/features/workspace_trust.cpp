@@ -1,7 +1,8 @@
-// kblaster/setTrust and the trust gate's words.
+// kblaster/setTrust and the trust gate (its words are refusal.cpp's).
 #include "server/features/workspace_trust.h"
 
 #include "protocol/lsp_types.h"
+#include "server/features/refusal.h"
 #include "server/lsp_server.h"
 
 namespace kblaster::server {
@@ -22,16 +23,8 @@ struct set_trust_params {
 
 }  // namespace
 
-std::string untrusted_message(std::string_view what_is_off) {
-  return std::string(what_is_off) +
-         ": this workspace is not trusted, and KernelBlaster builds and runs a workspace's programs only once "
-         "you trust it (compiler diagnostics, registers, occupancy and hovers work meanwhile). Trust it in VS Code "
-         "(Manage Workspace Trust) or in Neovim (:KblasterTrust).";
-}
-
-void require_trust(const editor_state& state, std::string_view what_is_off) {
-  if (!state.workspace_trusted())
-    throw protocol::rpc_error(protocol::error_code::request_failed, untrusted_message(what_is_off));
+void require_trust(const editor_state& state, const std::string& command, const std::string& uri, const std::string& kernel) {
+  if (!state.workspace_trusted()) refuse({refusal_kind::untrusted, command, kernel, uri, ""});
 }
 
 void apply_initial_trust(lsp_server& server, editor_state& state, const json& initialization_options) {

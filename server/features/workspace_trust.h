@@ -22,13 +22,9 @@ class lsp_server;
 /// The key in initializationOptions.
 inline constexpr std::string_view workspace_trusted_key = "workspaceTrusted";
 
-/// "`what_is_off` (e.g. "profiling is off"): this workspace is not trusted, ..." with what still
-/// works and how to trust it in each editor.
-std::string untrusted_message(std::string_view what_is_off);
-
-/// Throws RequestFailed with untrusted_message(what_is_off) unless the workspace is trusted: the
-/// one gate in front of every command that runs the workspace's code.
-void require_trust(const editor_state& state, std::string_view what_is_off);
+/// Refuses `command` on `uri` (and `kernel`) with refusal_kind::untrusted (refusal.h) unless the
+/// workspace is trusted: the one gate in front of every command that runs the workspace's code.
+void require_trust(const editor_state& state, const std::string& command, const std::string& uri, const std::string& kernel);
 
 /// Reads initializationOptions.workspaceTrusted into `state` (a value that is not a boolean is
 /// logged, naming the field, and counts as not trusted).

@@ -354,11 +354,11 @@ local function main()
     local name = target.name  -- titles are plain text
     local has_optimize = false
     for _, t in ipairs(titles) do
-      if t:find('Optimize ' .. name, 1, true) or t:find('Create a task for ' .. name .. ' first', 1, true) then
+      if t:find('Optimize ' .. name, 1, true) then
         has_optimize = true
       end
     end
-    check(has_optimize, 'no Optimize (or "create a task first") action among %s', vim.inspect(titles))
+    check(has_optimize, 'no Optimize action among %s', vim.inspect(titles))
     check(commands['kblaster.createTask'] == true, 'no kblaster.createTask action among %s', vim.inspect(titles))
   end
 
@@ -367,14 +367,19 @@ local function main()
   check(#asked == 1 and asked[1].prompt:find(project, 1, true) ~= nil and vim.tbl_contains(asked[1].items, 'Trust'),
     'the trust question was asked %d times (%s), expected once about %s', #asked, vim.inspect(asked), project)
   check(require('kblaster.trust').decision(project) == nil, '"Not now" was remembered')
+  -- In Neovim's words: the daemon knows the client is Neovim (initializationOptions.editor).
   local said = messages[1] and messages[1].message or ''
-  check(said:find('profiling is off: this workspace is not trusted', 1, true) ~= nil,
-    'no message that profiling waits for trust: %s', vim.inspect(messages))
+  check(said:find('Profiling is off until you trust this project', 1, true) ~= nil and said:find(':KblasterTrust', 1, true) ~= nil
+    and said:find('Manage Workspace Trust', 1, true) == nil,
+    'no message in Neovim\'s words that profiling waits for trust: %s', vim.inspect(messages))
+  -- The refusal is typed; the plugin words it with the command that removes the cause.
   local perr = request('workspace/executeCommand', { command = 'kblaster.profile', arguments = { { uri = uri } } })
-  local refusal = perr and perr.message or ''
-  out('\nuntrusted kblaster.profile: %s', refusal)
-  check(refusal:find('not trusted', 1, true) ~= nil and refusal:find(':KblasterTrust', 1, true) ~= nil,
+  local refusal = require('kblaster.refusals').message(perr) or ''
+  out('\nuntrusted kblaster.profile: %s (%s)', refusal, perr and perr.message or '')
+  check(perr ~= nil and perr.data ~= nil and perr.data.refusal == 'untrusted' and perr.data.command == 'kblaster.profile',
     'kblaster.profile in an untrusted project answered %s', vim.inspect(perr))
+  check(refusal:find('needs a trusted project', 1, true) ~= nil and refusal:find(':KblasterTrust', 1, true) ~= nil,
+    'the plugin words the refusal as %q', refusal)
 
   -- :KblasterTrust: remembered (vim.secure's database where it holds directories), told to the
   -- daemon; the next save profiles.

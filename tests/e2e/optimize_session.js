@@ -217,7 +217,7 @@ async function optimizeSession(spec, args, h) {
     console.log(`     diagnostic: ${final ? final.message : 'none'}`);
     check(final && final.message.includes(`optimized ${kernel}`) && final.message.includes(r.reportPath)
       && (args.live || final.message.startsWith('[REPLAYED]'))
-      && (!target.program || r.bestSpeedup <= 1 || final.message.includes('re-captured with the rewrite reproduces the verified outputs')),
+      && (!target.program || r.bestSpeedup <= 1 || final.message.includes('the same outputs')),
       `${label}: a diagnostic names the speedup and the report${target.program ? ', and the re-capture that checked the program' : ''}`,
       JSON.stringify(final));
 
@@ -232,11 +232,13 @@ async function optimizeSession(spec, args, h) {
 
     if (target.program && r.applied) {
       // The applied edit is not saved yet: a program is built from the file on disk, so Optimize
-      // asks for the save instead of capturing what the user does not see.
+      // is refused (typed: not_saved, for the client's [Save and Retry]) instead of capturing
+      // what the user does not see.
       const unsaved = await withTimeout(errorOf(connection.sendRequest('workspace/executeCommand',
         { command: 'kblaster.optimize', arguments: [{ uri, kernel }] })), 'optimize on the unsaved edit');
-      check(unsaved && unsaved.code === -32602 && unsaved.message.includes(`save ${path.basename(file)} first`),
-        `${label}: Optimize on the unsaved edit -> -32602 asking to save first`, JSON.stringify(unsaved));
+      check(unsaved && unsaved.code === -32803 && unsaved.data && unsaved.data.refusal === 'not_saved'
+        && unsaved.message.startsWith(`Save ${path.basename(file)} first`),
+        `${label}: Optimize on the unsaved edit -> a not_saved refusal asking to save first`, JSON.stringify(unsaved));
     } else if (!args.live) {
       // Recordings that are not there: a clear error naming the file, not a crash.
       const missing = path.join(workspace, 'no-such-recordings.jsonl');

@@ -101,7 +101,7 @@ async function errorOf(promise) {
     await promise;
     return undefined;
   } catch (e) {
-    return { code: e.code, message: e.message };
+    return { code: e.code, message: e.message, data: e.data };
   }
 }
 
@@ -271,7 +271,7 @@ async function session() {
 
     // --- errors -------------------------------------------------------------------------------
     // --- analysis: diagnostics on open, code lenses, code actions, performance hover ---------
-    await analysisChecks(connection, uri, caps, notes, expected);
+    await analysisChecks(connection, uri, caps, notes, expected, progress);
 
     const unknown = await withTimeout(errorOf(connection.sendRequest('kblaster/noSuchMethod', {})), 'unknown method');
     check(unknown && unknown.code === -32601, 'unknown method -> -32601', JSON.stringify(unknown));
@@ -395,9 +395,11 @@ async function selfTestChecks(connection, uri, created, progress) {
 }
 
 /** Diagnostics from nvcc on open, one message at most about what the machine lacks, a state
- *  lens and an Optimize lens per kernel, code actions that never hide Optimize, and the
- *  performance section of the hover, all with VS Code's real client capabilities. */
-async function analysisChecks(connection, uri, caps, notes, expected) {
+ *  lens and an Optimize lens per kernel (the example has no task and no main: titled with what
+ *  to do first), code actions that never hide Optimize, Optimize refused with a typed refusal
+ *  before any progress, and the performance section of the hover, all with VS Code's real
+ *  client capabilities. */
+async function analysisChecks(connection, uri, caps, notes, expected, progress) {
   const commands = (caps.executeCommandProvider || {}).commands || [];
   check(['kblaster.optimize', 'kblaster.applyTechnique', 'kblaster.createTask', 'kblaster.profile'].every((c) => commands.includes(c)),
     'executeCommandProvider lists optimize, applyTechnique, createTask, profile', JSON.stringify(commands));
@@ -419,7 +421,9 @@ async function analysisChecks(connection, uri, caps, notes, expected) {
   const kernels = expected.filter((e) => e.qualifier === '__global__');
   const lenses = await withTimeout(connection.sendRequest('textDocument/codeLens', { textDocument: { uri } }), 'codeLens') || [];
   for (const l of lenses) console.log(`     lens line ${l.range.start.line + 1}: ${l.command.title} (${l.command.command})`);
-  const optimizeLenses = lenses.filter((l) => l.command && l.command.command === 'kblaster.optimize' && l.command.title === 'Optimize');
+  const firstStep = 'create a task or set the program first';
+  const optimizeLenses = lenses.filter((l) => l.command && l.command.command === 'kblaster.optimize'
+    && l.command.title === `Optimize: ${firstStep}`);
   const stateLenses = lenses.filter((l) => l.command && l.command.command === 'kblaster.profile' && !/not analysed/.test(l.command.title));
   check(kernels.length > 0 && optimizeLenses.length === kernels.length && stateLenses.length === kernels.length,
     `an Optimize lens and a state lens on each of ${kernels.length} kernels`, JSON.stringify(lenses).slice(0, 400));
@@ -431,12 +435,21 @@ async function analysisChecks(connection, uri, caps, notes, expected) {
     context: { diagnostics: [], triggerKind: 1 },
   }), 'codeAction') || [];
   for (const a of actions) console.log(`     action: ${a.title}${a.disabled ? ` (disabled: ${a.disabled.reason})` : ''}`);
-  const optimize = actions.find((a) => a.title === `Optimize ${kernel.name}`);
-  check(optimize !== undefined && optimize.command.command === 'kblaster.optimize', `code action "Optimize ${kernel.name}" is offered`,
-    JSON.stringify(actions).slice(0, 400));
+  const optimize = actions.find((a) => a.title === `Optimize ${kernel.name}: ${firstStep}`);
+  check(optimize !== undefined && optimize.command.command === 'kblaster.optimize' && optimize.disabled === undefined,
+    `code action "Optimize ${kernel.name}: ${firstStep}" is offered, not disabled (VS Code would hide it)`, JSON.stringify(actions).slice(0, 400));
   const create = actions.find((a) => a.command && a.command.command === 'kblaster.createTask');
-  check(optimize && (!optimize.disabled || (create && optimize.disabled.reason.length > 0)),
-    'without a task, Optimize is disabled with a reason and "Create a task" is offered', JSON.stringify(actions).slice(0, 400));
+  check(create !== undefined, 'without a task, "Create a task" is offered too', JSON.stringify(actions).slice(0, 400));
+  // Picking it: refused at once with a typed refusal, and no progress begins (no toast to flash).
+  const token = 'refused-optimize';
+  const refused = await withTimeout(errorOf(connection.sendRequest('workspace/executeCommand',
+    { command: 'kblaster.optimize', arguments: [{ uri, kernel: kernel.name }], workDoneToken: token })), 'the refused Optimize');
+  console.log(`     refused: ${JSON.stringify(refused)}`);
+  check(refused && refused.code === -32803 && refused.data && refused.data.refusal === 'no_task' && refused.data.kernel === kernel.name
+    && refused.data.file === uri && !/kblaster\.|file:/.test(refused.message),
+    'Optimize without a task: RequestFailed, data {refusal: "no_task", kernel, file}, a plain message', JSON.stringify(refused));
+  check(!progress.some((p) => p.token === token), 'no progress for a command refused before it starts',
+    JSON.stringify(progress.filter((p) => p.token === token)));
   const hover = await withTimeout(connection.sendRequest('textDocument/hover',
     { textDocument: { uri }, position: { line: kernel.line, character: kernel.col + 1 } }), 'hover after analysis');
   const value = (hover && hover.contents && hover.contents.value) || '';

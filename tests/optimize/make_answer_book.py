@@ -31,6 +31,9 @@ markers = {  # the first line every version of the task's kernel keeps
     "histogram": "// A 256-bin histogram of bytes with global atomics (kblaster capture test program).",
     "row_reduce": "// Row sums of a rows x cols matrix, one block per row, a shared-memory tree (kblaster capture test program).",
     "transpose": "// A tiled matrix transpose through shared memory (kblaster capture test program).",
+    # The model session of issue 36 (tests/optimize/programs/spmv_csr.cu, run as `12288`): the
+    # answer keeps the launcher generated from its capture, with a warp per row (rows / 8 blocks).
+    "spmv_csr": "// spmv_csr: y = A x for a sparse matrix in CSR form, one thread per row (kblaster model-session test program).",
 }
 
 

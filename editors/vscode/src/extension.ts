@@ -1,23 +1,36 @@
 // KernelBlaster for VS Code: starts `kblaster serve` for CUDA files and wires it to VS Code
 // through vscode-languageclient (diagnostics, hover, code lenses, code actions, edits, progress
 // and cancellation come from the library; this file finds the daemon, passes settings and the
-// workspace's trust, shows the daemon and its jobs in the status bar, and adds commands).
+// workspace's trust, shows the daemon, the machine and its jobs in the status bar, and adds
+// commands). Whatever cannot run is said in VS Code's terms with the button that removes the
+// cause (refusals.ts words it; fix() below does what the button says).
 // In an untrusted workspace (package.json: untrustedWorkspaces "limited") the daemon is told so
 // and runs nothing of the workspace's until the user grants trust, which it is then told too.
+import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import {
+  CloseAction,
+  ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
+  ResponseError,
   RevealOutputChannelOn,
   ServerOptions,
   State,
   TransportKind,
   WorkDoneProgress,
 } from 'vscode-languageclient/node';
-import { daemonSettings as mapSettings, initializationOptions, setTrustNotification, StatusInput, statusText } from './settings';
+import {
+  Advice, crashAdvice, Fix, profileAdvice, ProfileResult, refusalAdvice, refusalOf, SettingScope, splitCommandLine,
+  startFailureAdvice,
+} from './refusals';
+import {
+  daemonSettings as mapSettings, initializationOptions, MachineStatus, machineStatusRequest, setTrustNotification, StatusInput,
+  statusText,
+} from './settings';
 
 const section = 'kblaster';
 let client: LanguageClient | undefined;
@@ -25,6 +38,16 @@ let output: vscode.OutputChannel | undefined;
 let statusItem: vscode.StatusBarItem | undefined;
 const status: StatusInput = { daemon: 'stopped' };
 let nextJob = 1;
+
+/** vscode-languageclient forces a notification of its own when the daemon cannot start or stops
+ *  ("couldn't create connection to server", "crashed 5 times"): it names no setting and offers
+ *  only the output. The extension says it instead, naming kblaster.path, with the button that
+ *  fixes it; the library's words still go to the output channel. */
+class KblasterClient extends LanguageClient {
+  override error(message: string, data?: unknown, showNotification: boolean | 'force' = true): void {
+    super.error(message, data, showNotification === 'force' ? false : showNotification);
+  }
+}
 
 /** The settings the daemon reads, as sent in initializationOptions and on every change. */
 function daemonSettings(): Record<string, unknown> {
@@ -37,81 +60,271 @@ function showStatus(): void {
   const { text, tooltip } = statusText(status);
   statusItem.text = text;
   statusItem.tooltip = tooltip;
-  statusItem.command = status.daemon === 'stopped' ? 'kblaster.restartServer' : 'kblaster.showOutput';
+  // The click leads to what the item says is missing.
+  statusItem.command = status.daemon === 'stopped' ? 'kblaster.restartServer'
+    : status.trusted === false && !status.job ? 'workbench.trust.manage' : 'kblaster.showOutput';
   statusItem.show();
 }
 
+/** Asks the daemon what this machine offers, for the status bar (once per daemon). */
+async function refreshMachineStatus(): Promise<void> {
+  if (!client || client.state !== State.Running) return;
+  try {
+    status.machine = await client.sendRequest<MachineStatus>(machineStatusRequest);
+    showStatus();
+  } catch {
+    // An older daemon without the request: the status bar says less.
+  }
+}
+
+// ---- what the buttons do ----
+
+/** The command a notification is about, so that a button can retry it or act on its kernel. */
+interface Context {
+  command: string;
+  args: { uri?: string; kernel?: string; technique?: string };
+}
+
+/** Shows `advice` and performs the fix of the button the user picks. */
+async function showAdvice(advice: Advice, context?: Context): Promise<void> {
+  const show = advice.severity === 'error' ? vscode.window.showErrorMessage
+    : advice.severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  const choice = await show(advice.message, ...advice.buttons.map((b) => b.title));
+  const button = advice.buttons.find((b) => b.title === choice);
+  if (button) await fix(button.fix, context);
+}
+
+/** The workspace folder of `uri`, else the first one. */
+function folderOf(uri: string | undefined): vscode.WorkspaceFolder | undefined {
+  const folder = uri ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(uri)) : undefined;
+  return folder ?? vscode.workspace.workspaceFolders?.[0];
+}
+
+/** Runs the context's command again (through the middleware: progress, refusals). */
+async function retry(context: Context | undefined): Promise<void> {
+  if (context) await vscode.commands.executeCommand(context.command, context.args);
+}
+
+async function fix(what: Fix, context?: Context): Promise<void> {
+  const kernel = context?.args.kernel;
+  switch (what) {
+    case 'manageTrust':
+      await vscode.commands.executeCommand('workbench.trust.manage');
+      return;
+    case 'createTask': {
+      if (!context?.args.uri || !kernel) return;
+      let result: { taskPath?: string; applied?: boolean } | undefined;
+      try {
+        result = await vscode.commands.executeCommand('kblaster.createTask', { uri: context.args.uri, kernel });
+      } catch (error) {
+        void vscode.window.showErrorMessage(`Could not create a task for ${kernel}: ${error instanceof Error ? error.message : String(error)}`);
+        return;
+      }
+      if (!result?.taskPath) return;
+      // The edit creates the file empty and its text unsaved: saved, the daemon reads the task
+      // (an empty file would be "a task that cannot be read"). Its reference is a stub: the
+      // user writes it, then Optimize can measure.
+      const task = await vscode.workspace.openTextDocument(vscode.Uri.file(result.taskPath));
+      if (task.isDirty) await task.save();
+      await vscode.window.showTextDocument(task, { preview: false });
+      const choice = await vscode.window.showInformationMessage(
+          `Task created: write ${kernel}'s reference where ${path.basename(result.taskPath)} says TODO, then Optimize it.`,
+          `Optimize ${kernel}`);
+      if (choice) await retry({ command: 'kblaster.optimize', args: { uri: context.args.uri, kernel } });
+      return;
+    }
+    case 'setRunCommand': {
+      const folder = folderOf(context?.args.uri);
+      const config = vscode.workspace.getConfiguration(section, folder?.uri);
+      const line = await vscode.window.showInputBox({
+        title: 'The program that launches the kernel',
+        prompt: 'The command that runs your program, as your build makes it (run from the file\'s folder, or kblaster.run.cwd). '
+          + 'It must link the CUDA runtime as a shared library.',
+        placeHolder: './build/app --size 4096',
+        value: config.get<string[]>('run.command', []).join(' '),
+        ignoreFocusOut: true,
+        validateInput: (v) => (splitCommandLine(v).length === 0 ? 'Type the command that runs your program' : undefined),
+      });
+      if (line === undefined) return;
+      await config.update('run.command', splitCommandLine(line),
+                          folder ? vscode.ConfigurationTarget.WorkspaceFolder : vscode.ConfigurationTarget.Global);
+      // The setting reaches the daemon as a notification, handled in order with the others;
+      // the retried command is a request, which may be served before it: let it arrive first.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await retry(context);
+      return;
+    }
+    case 'saveAndRetry': {
+      const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === context?.args.uri);
+      if (doc && !(await doc.save())) return;
+      await retry(context);
+      return;
+    }
+    case 'replaySettings':
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'kblaster.optimize.replayHarness');
+      return;
+    case 'modelSettings':
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'kblaster.llm');
+      return;
+    case 'ncuSetting':
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'kblaster.ncuPath');
+      return;
+    case 'showProblems':
+      await vscode.commands.executeCommand('workbench.actions.view.problems');
+      return;
+    case 'chooseExecutable':
+      await chooseExecutable();
+      return;
+    case 'showOutput':
+      output?.show(true);
+      return;
+    case 'retry':
+      if (context) await retry(context);
+      else await vscode.commands.executeCommand('kblaster.restartServer');
+      return;
+  }
+}
+
+// ---- the daemon's long commands ----
+
 // Long commands the daemon runs with work-done progress: sent with our own token so that the
-// status bar can follow the percentage (the notification with its Cancel button comes too).
+// status bar can follow the percentage. The notification with its Cancel button opens when the
+// daemon begins the work: a command refused before it starts shows the refusal alone.
 const longCommands = new Set(['kblaster.optimize', 'kblaster.applyTechnique', 'kblaster.profile']);
 
 async function runLongCommand(command: string, args: unknown[]): Promise<unknown> {
   if (!client) return undefined;
   const token = `kblaster-vscode-${nextJob++}`;
-  const kernel = (args[0] as { kernel?: string } | undefined)?.kernel ?? '';
+  const first = (args[0] ?? {}) as Context['args'];
+  const kernel = first.kernel ?? '';
   const title = `${command.replace('kblaster.', '')} ${kernel}`.trim();
-  return vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `KernelBlaster: ${title}`, cancellable: true },
-      async (progress, cancel) => {
-        let last = 0;
-        const sub = client!.onProgress(WorkDoneProgress.type, token, (value) => {
-          if (value.kind === 'end') return;
-          const pct = value.percentage ?? last;
-          progress.report({ message: value.message, increment: Math.max(0, pct - last) });
-          last = pct;
-          status.job = { title, percentage: pct, message: value.message };
-          showStatus();
-        });
-        status.job = { title };
-        showStatus();
-        try {
-          const result = await client!.sendRequest(ExecuteCommandRequest.type,
-              { command, arguments: args, workDoneToken: token }, cancel);
-          const report = (result as { reportPath?: string } | null)?.reportPath;
-          if (report) {
-            // One message for the end of a run, with the report a click away.
-            const r = result as { bestSpeedup?: number; replayed?: boolean };
-            const speed = typeof r.bestSpeedup === 'number' ? `: ${r.bestSpeedup.toFixed(2)}x measured${r.replayed ? ' (replayed)' : ''}` : '';
-            void vscode.window.showInformationMessage(`KernelBlaster: ${title} done${speed} (report: ${report})`, 'Open Report')
-                .then((choice) => {
-                  if (choice) void vscode.window.showTextDocument(vscode.Uri.file(report));
-                });
-          }
-          return result;
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          if (!cancel.isCancellationRequested) {
-            // The daemon refuses to run an untrusted workspace's code: offer the way to trust it.
-            const trustIt = vscode.workspace.isTrusted ? [] : ['Manage Workspace Trust'];
-            void vscode.window.showErrorMessage(`KernelBlaster ${title}: ${message}`, ...trustIt).then((choice) => {
-              if (choice) void vscode.commands.executeCommand('workbench.trust.manage');
-            });
-          }
-          return undefined;
-        } finally {
-          sub.dispose();
-          status.job = undefined;
-          showStatus();
-        }
+  const cancel = new vscode.CancellationTokenSource();
+  let progress: vscode.Progress<{ message?: string; increment?: number }> | undefined;
+  let finish: () => void = () => undefined;
+  let last = 0;
+  const sub = client.onProgress(WorkDoneProgress.type, token, (value) => {
+    if (value.kind === 'begin' && !progress) {
+      void vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: `KernelBlaster: ${title}`, cancellable: true },
+          (p, cancelled) => {
+            progress = p;
+            cancelled.onCancellationRequested(() => cancel.cancel());
+            if (value.message) p.report({ message: value.message });
+            return new Promise<void>((resolve) => { finish = resolve; });
+          });
+    }
+    if (value.kind === 'end') return;
+    const pct = value.percentage ?? last;
+    progress?.report({ message: value.message, increment: Math.max(0, pct - last) });
+    last = pct;
+    status.job = { title, percentage: pct, message: value.message };
+    showStatus();
+  });
+  try {
+    const result = await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args, workDoneToken: token }, cancel.token);
+    finish();
+    const report = (result as { reportPath?: string } | null)?.reportPath;
+    if (report) {
+      // One message for the end of a run, with the report a click away.
+      const r = result as { bestSpeedup?: number; replayed?: boolean };
+      const speed = typeof r.bestSpeedup === 'number' ? `: ${r.bestSpeedup.toFixed(2)}x measured${r.replayed ? ' (replayed)' : ''}` : '';
+      void vscode.window.showInformationMessage(`KernelBlaster: ${title} done${speed} (report: ${report})`, 'Open Report')
+          .then((choice) => {
+            if (choice) void vscode.window.showTextDocument(vscode.Uri.file(report));
+          });
+    }
+    if (command === 'kblaster.profile') {
+      const file = first.uri ? path.basename(vscode.Uri.parse(first.uri).fsPath) : 'the file';
+      const advice = profileAdvice(result as ProfileResult, file);
+      if (advice) void showAdvice(advice, { command, args: first });
+    }
+    return result;
+  } catch (error) {
+    finish();
+    if (cancel.token.isCancellationRequested) return undefined;
+    const refusal = error instanceof ResponseError ? refusalOf(error.data) : undefined;
+    if (refusal) {
+      void showAdvice(refusalAdvice(refusal), { command, args: { ...first, kernel: refusal.kernel ?? first.kernel } });
+    } else {
+      const message = error instanceof Error ? error.message : String(error);
+      void vscode.window.showErrorMessage(`${title[0].toUpperCase()}${title.slice(1)}: ${message}`, 'Show Output').then((choice) => {
+        if (choice) output?.show(true);
       });
+    }
+    return undefined;
+  } finally {
+    sub.dispose();
+    cancel.dispose();
+    status.job = undefined;
+    showStatus();
+  }
+}
+
+// ---- starting the daemon ----
+
+/** Where kblaster.path's value comes from, as the Settings editor names the scope. */
+function pathScope(): SettingScope {
+  const inspected = vscode.workspace.getConfiguration(section).inspect<string>('path');
+  if (inspected?.workspaceFolderValue !== undefined) return 'folder';
+  if (inspected?.workspaceValue !== undefined) return 'workspace';
+  if (inspected?.globalValue !== undefined) return 'user';
+  return 'default';
+}
+
+/** The daemon's command as kblaster.path gives it: a relative path with a slash is relative to
+ *  the first workspace folder, as users expect from "./build/cli/kblaster" in a workspace setting. */
+function daemonCommand(): string {
+  const config = vscode.workspace.getConfiguration(section);
+  const command = config.get<string>('path', 'kblaster').trim() || 'kblaster';
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  if (command.includes('/') && !path.isAbsolute(command) && folder) return path.join(folder.uri.fsPath, command);
+  return command;
+}
+
+/** Why `command` cannot be started, or undefined when it is an executable file (looked up on
+ *  PATH when it has no slash). */
+function notExecutable(command: string): string | undefined {
+  const executable = (file: string) => {
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return fs.statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (command.includes('/')) return executable(command) ? undefined : fs.existsSync(command) ? 'is not an executable file' : 'does not exist';
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
+  return dirs.some((d) => executable(path.join(d, command))) ? undefined : 'was not found on PATH';
 }
 
 /** The daemon's command line: `kblaster.path serve <kblaster.arguments>`. The log level travels
  *  in initializationOptions, so that the command line holds only options every daemon knows. */
-function serverOptions(): ServerOptions {
+function serverOptions(command: string): ServerOptions {
   const config = vscode.workspace.getConfiguration(section);
-  let command = config.get<string>('path', 'kblaster').trim() || 'kblaster';
-  // A relative path with a slash is relative to the first workspace folder, as users expect
-  // from "./build/cli/kblaster" in a workspace setting.
   const folder = vscode.workspace.workspaceFolders?.[0];
-  if (command.includes('/') && !path.isAbsolute(command) && folder) {
-    command = path.join(folder.uri.fsPath, command);
-  }
   const args = ['serve', ...config.get<string[]>('arguments', [])];
   return { command, args, transport: TransportKind.stdio, options: { cwd: folder?.uri.fsPath } };
 }
 
-function clientOptions(): LanguageClientOptions {
+/** One start of the daemon: whether it ever answered, and the restarts since. */
+interface Lifetime {
+  command: string;
+  answered: boolean;
+  reported: boolean;
+  restarts: number[];
+}
+
+/** Says once per start that the daemon did not start, naming kblaster.path and where it is set. */
+function reportStartFailure(life: Lifetime, why: string): void {
+  if (life.reported) return;
+  life.reported = true;
+  status.daemon = 'stopped';
+  status.failure = `the daemon did not start: ${life.command} ${why}`;
+  showStatus();
+  void showAdvice(startFailureAdvice(life.command, pathScope(), why));
+}
+
+function clientOptions(life: Lifetime): LanguageClientOptions {
   return {
     // VS Code calls CUDA `cuda-cpp`; `cuda` is what other extensions sometimes register.
     documentSelector: [
@@ -123,6 +336,24 @@ function clientOptions(): LanguageClientOptions {
     outputChannel: output,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     synchronize: { configurationSection: section },
+    initializationFailedHandler: () => false,
+    errorHandler: {
+      error: (_error, _message, count) => ({ action: count && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
+      closed: () => {
+        // A program that ends before answering is not the daemon: restarting it five times
+        // only repeats that. Said once, naming the setting.
+        if (!life.answered) {
+          reportStartFailure(life, 'ended before answering');
+          return { action: CloseAction.DoNotRestart, handled: true };
+        }
+        const now = Date.now();
+        life.restarts = [...life.restarts.filter((t) => now - t < 3 * 60 * 1000), now];
+        if (life.restarts.length <= 4) return { action: CloseAction.Restart, handled: true };
+        status.failure = `the daemon stopped ${life.restarts.length} times in 3 minutes`;
+        void showAdvice(crashAdvice(life.command, life.restarts.length));
+        return { action: CloseAction.DoNotRestart, handled: true };
+      },
+    },
     middleware: {
       // Code lenses and code actions name these commands; run them with status-bar progress.
       executeCommand: async (command, args, next) => (longCommands.has(command) ? runLongCommand(command, args) : next(command, args)),
@@ -130,10 +361,31 @@ function clientOptions(): LanguageClientOptions {
   };
 }
 
+/** The daemon's command line as the settings give it now, to compare with the running one's. */
+function commandLine(): string {
+  return JSON.stringify([daemonCommand(), vscode.workspace.getConfiguration(section).get<string[]>('arguments', [])]);
+}
+let startedWith = '';
+
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
-  client = new LanguageClient(section, 'KernelBlaster', serverOptions(), clientOptions());
+  const command = daemonCommand();
+  startedWith = commandLine();
+  const life: Lifetime = { command, answered: false, reported: false, restarts: [] };
+  status.machine = undefined;
+  status.failure = undefined;
+  const missing = notExecutable(command);
+  if (missing) {
+    reportStartFailure(life, missing);
+    return;
+  }
+  client = new KblasterClient(section, 'KernelBlaster', serverOptions(command), clientOptions(life));
   client.onDidChangeState((event) => {
     status.daemon = event.newState === State.Running ? 'running' : event.newState === State.Starting ? 'starting' : 'stopped';
+    if (event.newState === State.Running) {
+      life.answered = true;
+      status.failure = undefined;
+      void refreshMachineStatus();
+    }
     showStatus();
   });
   status.daemon = 'starting';
@@ -141,31 +393,55 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
   try {
     await client.start();
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    const choice = await vscode.window.showErrorMessage(
-        `KernelBlaster: could not start the daemon (${message}). Check the "kblaster.path" setting.`,
-        'Open Settings');
-    if (choice === 'Open Settings') {
-      await vscode.commands.executeCommand('workbench.action.openSettings', 'kblaster.path');
-    }
+    output?.appendLine(`${command} serve did not answer initialize: ${error instanceof Error ? error.message : String(error)}`);
+    reportStartFailure(life, 'did not answer as the daemon (see the output)');
     return;
   }
   context.subscriptions.push({ dispose: () => void client?.stop() });
 }
 
-async function restartClient(context: vscode.ExtensionContext): Promise<void> {
-  if (client && client.state !== State.Stopped) {
-    await client.stop();
-  }
-  client = undefined;
-  await startClient(context);
+// Restarts one at a time: trust and a settings change can ask at once.
+let restarting: Promise<void> = Promise.resolve();
+
+function restartClient(context: vscode.ExtensionContext): Promise<void> {
+  restarting = restarting.then(async () => {
+    if (client && client.state !== State.Stopped) {
+      await client.stop().catch(() => undefined);
+    }
+    client = undefined;
+    await startClient(context);
+  });
+  return restarting;
+}
+
+/** Restarts the daemon when its command line is no longer the one it was started with (a
+ *  settings change, or trust bringing the workspace's own kblaster.path into force). */
+async function restartIfChanged(context: vscode.ExtensionContext): Promise<void> {
+  await restarting;
+  if (commandLine() !== startedWith) await restartClient(context);
+}
+
+/** Lets the user pick the kblaster executable and writes kblaster.path where it was set (a
+ *  workspace value would hide a user one); the change restarts the daemon. */
+async function chooseExecutable(): Promise<void> {
+  const picked = await vscode.window.showOpenDialog({
+    title: 'Choose the kblaster executable', openLabel: 'Use as kblaster', canSelectFiles: true, canSelectFolders: false,
+    canSelectMany: false,
+  });
+  if (!picked?.[0]) return;
+  const scope = pathScope();
+  const target = scope === 'folder' ? vscode.ConfigurationTarget.WorkspaceFolder
+    : scope === 'workspace' ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  await vscode.workspace.getConfiguration(section, vscode.workspace.workspaceFolders?.[0]?.uri).update('path', picked[0].fsPath, target);
 }
 
 /** Runs the daemon's self-test; the progress notification and its Cancel button come from
  *  the server's work-done progress, handled by vscode-languageclient. */
 async function runSelfTest(): Promise<void> {
   if (!client || client.state !== State.Running) {
-    void vscode.window.showWarningMessage('KernelBlaster: the daemon is not running.');
+    void vscode.window.showWarningMessage('The KernelBlaster daemon is not running.', 'Restart').then((choice) => {
+      if (choice) void vscode.commands.executeCommand('kblaster.restartServer');
+    });
     return;
   }
   try {
@@ -173,10 +449,10 @@ async function runSelfTest(): Promise<void> {
       command: 'kblaster.selfTest',
       arguments: [{ steps: 20, stepMs: 100 }],
     });
-    void vscode.window.showInformationMessage(`KernelBlaster self-test: ${JSON.stringify(result)}`);
+    void vscode.window.showInformationMessage(`Self-test: ${JSON.stringify(result)}`);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    void vscode.window.showErrorMessage(`KernelBlaster self-test failed: ${message}`);
+    void vscode.window.showErrorMessage(`Self-test failed: ${message}`);
   }
 }
 
@@ -202,11 +478,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       vscode.commands.registerCommand('kblaster.restartServer', () => restartClient(context)),
       vscode.commands.registerCommand('kblaster.showOutput', () => output?.show(true)),
       vscode.commands.registerCommand('kblaster.runSelfTest', runSelfTest),
+      vscode.commands.registerCommand('kblaster.chooseExecutable', chooseExecutable),
       // The command line depends on these settings, so a change needs a new daemon; the
       // others reach the running daemon through workspace/didChangeConfiguration.
       // Trust is granted once per window (withdrawing it reloads the window): the running daemon
-      // may profile on the next save and optimize from now on.
-      vscode.workspace.onDidGrantWorkspaceTrust(() => {
+      // may profile on the next save and optimize from now on. A daemon that did not start
+      // (trust can bring the workspace's own kblaster.path into force) is started again.
+      vscode.workspace.onDidGrantWorkspaceTrust(async () => {
         status.trusted = true;
         showStatus();
         // A daemon still starting got isTrusted in its initializationOptions already, or gets
@@ -214,10 +492,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (client && client.state !== State.Stopped) {
           client.sendNotification(setTrustNotification, { trusted: true }).catch(() => undefined);
         }
+        await restartIfChanged(context);
       }),
       vscode.workspace.onDidChangeConfiguration(async (event) => {
         if (event.affectsConfiguration('kblaster.path') || event.affectsConfiguration('kblaster.arguments')) {
-          await restartClient(context);
+          await restartIfChanged(context);
         }
       }));
   await startClient(context);

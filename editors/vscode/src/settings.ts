@@ -119,31 +119,64 @@ export function daemonSettings(config: ConfigReader, workspaceFolder?: string, h
 
 /** The initializationOptions the daemon gets: the settings, and beside them (not among them, so
  *  that no settings file can claim it) whether the user trusts the workspace, which the daemon
- *  needs before it runs the workspace's code (profiling, Optimize). */
+ *  needs before it runs the workspace's code (profiling, Optimize), and which editor this is, so
+ *  that what the daemon writes itself (lens and action titles, hovers) names VS Code's remedies. */
 export function initializationOptions(settings: Record<string, unknown>, workspaceTrusted: boolean): Record<string, unknown> {
-  return { ...settings, workspaceTrusted };
+  return { ...settings, workspaceTrusted, editor: 'vscode' };
 }
 
 /** The notification that tells a running daemon the user has trusted the workspace. */
 export const setTrustNotification = 'kblaster/setTrust';
 
-/** What the status bar shows: the daemon's state, the running job if any, and whether the
- *  workspace is trusted (untrusted: compile-only). */
+/** The request that asks the daemon what this machine offers (server/features/machine_status.cpp). */
+export const machineStatusRequest = 'kblaster/machineStatus';
+
+/** kblaster/machineStatus's answer. */
+export interface MachineStatus {
+  nvcc: string | null;
+  gpu: string | null;
+  ncu: string | null;
+  replayedGpu?: boolean;
+}
+
+/** What the status bar shows: the daemon's state, the running job if any, whether the workspace
+ *  is trusted (untrusted: compile-only), and what the machine offers (no GPU: said here, once,
+ *  where the user can always see it). */
 export interface StatusInput {
   daemon: 'starting' | 'running' | 'stopped';
   job?: { title: string; percentage?: number; message?: string };
   trusted?: boolean;
+  machine?: MachineStatus;
+  /** Why the daemon is stopped, when it did not start or stopped by itself. */
+  failure?: string;
+}
+
+/** The tooltip's lines on the machine: one per tool, saying what its absence costs. */
+function machineLines(m: MachineStatus): string[] {
+  const gpu = m.gpu
+    ? `GPU: ${m.gpu}`
+    : `GPU: none on this machine: analysis is compile-only; Optimize ${m.replayedGpu ? 'replays recorded GPU results' : 'needs a GPU or recorded results (kblaster.optimize.replayHarness)'}`;
+  const ncu = m.ncu ? `Nsight Compute: ${m.ncu}` : 'Nsight Compute (ncu): not found, so no profiles (kblaster.ncuPath)';
+  const nvcc = m.nvcc ? `nvcc: ${m.nvcc}` : 'nvcc: not found, so no compiler diagnostics';
+  return [gpu, ncu, nvcc];
 }
 
 /** Status-bar text (with a codicon) and tooltip. */
 export function statusText(s: StatusInput): { text: string; tooltip: string } {
-  if (s.daemon === 'stopped') return { text: '$(error) KernelBlaster', tooltip: 'KernelBlaster: the daemon is not running (click to restart)' };
-  if (s.daemon === 'starting') return { text: '$(loading~spin) KernelBlaster', tooltip: 'KernelBlaster: starting the daemon' };
-  if (!s.job && s.trusted === false) {
-    return { text: '$(shield) KernelBlaster', tooltip: 'KernelBlaster: ready, compile-only: profiling and Optimize wait until you trust this workspace (Manage Workspace Trust)' };
+  if (s.daemon === 'stopped') {
+    return { text: '$(error) KernelBlaster', tooltip: s.failure ? `KernelBlaster: ${s.failure} (click to restart)` : 'KernelBlaster: the daemon is not running (click to restart)' };
   }
-  if (!s.job) return { text: '$(zap) KernelBlaster', tooltip: 'KernelBlaster: ready' };
-  const pct = s.job.percentage === undefined ? '' : ` ${Math.max(0, Math.min(100, Math.round(s.job.percentage)))}%`;
-  const detail = s.job.message ? `: ${s.job.message}` : '';
-  return { text: `$(sync~spin) KernelBlaster${pct}`, tooltip: `KernelBlaster: ${s.job.title}${detail}` };
+  if (s.daemon === 'starting') return { text: '$(loading~spin) KernelBlaster', tooltip: 'KernelBlaster: starting the daemon' };
+  if (s.job) {
+    const pct = s.job.percentage === undefined ? '' : ` ${Math.max(0, Math.min(100, Math.round(s.job.percentage)))}%`;
+    const detail = s.job.message ? `: ${s.job.message}` : '';
+    return { text: `$(sync~spin) KernelBlaster${pct}`, tooltip: `KernelBlaster: ${s.job.title}${detail}` };
+  }
+  const machine = s.machine ? machineLines(s.machine) : [];
+  if (s.trusted === false) {
+    return { text: '$(shield) KernelBlaster',
+             tooltip: ['KernelBlaster: Restricted Mode, compile-only: profiling and Optimize wait until you trust this folder (click: Manage Workspace Trust)', ...machine].join('\n') };
+  }
+  const noGpu = s.machine && !s.machine.gpu ? ': no GPU' : '';
+  return { text: `$(zap) KernelBlaster${noGpu}`, tooltip: ['KernelBlaster: ready', ...machine].join('\n') };
 }

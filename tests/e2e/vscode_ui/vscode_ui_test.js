@@ -8,7 +8,17 @@
 //
 // On a copy of examples/tasks/vector_add in a temporary workspace, with the workspace settings
 // of tests/e2e/optimize_session.js (GPU results replayed from tests/optimize/recordings, the
-// answer book as the model, a fresh KB), it opens the kernel with Quick Open and checks:
+// answer book as the model, a fresh KB), and workspace trust ON as a new user has it, it walks
+// Restricted Mode to trusted, then optimizes, then meets what a new user stumbles over:
+//   t0 the trust dialog, answered "No" (Restricted Mode); kblaster.path is a user setting, since
+//      VS Code ignores a workspace's own until the folder is trusted;
+//   t1 the kernel opened: its lens says "analysing…" or the analysis, never "not analysed yet",
+//      and "Optimize: trust this folder first"; the status bar item wears a shield;
+//   t2 that lens clicked: a warning naming the cause with [Manage Workspace Trust], and no
+//      progress notification; t3 the Quick Fix menu (Ctrl+.) offers "Optimize K: trust this
+//      folder first", enabled, picked: the same refusal;
+//   t4 [Manage Workspace Trust] clicked: the Workspace Trust editor; its Trust button clicked:
+//      t5 the lens says "Optimize" within seconds (the figure is printed);
 //   01 the kernel's code lenses (state, "Optimize"),
 //   02 the mouse hover on the kernel's name (the Performance section),
 //   03 a compile error typed in and saved: nvcc's error squiggled and in the Problems panel at
@@ -16,12 +26,21 @@
 //   05 the Optimize code action in the Quick Fix menu (Ctrl+.), picked,
 //   06 its progress in a notification,
 //   07 at the end the editor holds the run's best.cu and the Problems panel the final
-//      diagnostic (speedup, report), on the kernel's name in the new text.
-// Each step leaves NN-name.png in --out, with the daemon's log, the LSP trace of the extension's
-// output channel (kblaster-output.log) and code-server's log. A failed check stops the session,
-// except those after which it can go on (the lens refresh, the final diagnostic's place): they
-// are reported at the end. Needs tests/e2e/vscode_ui/install (code-server and playwright-core)
-// and /usr/bin/chromium; downloads nothing. Exits 1 naming each failed check and what it saw.
+//      diagnostic (speedup, report), on the kernel's name in the new text;
+//   n1 a kernel with no task and no main(): its lens says to create a task or set the program;
+//      clicked: [Create a Task] [Set the Program to Run]; n2 Create a Task: the task opens with
+//      what to write; n3 on another such kernel, Set the Program to Run: the program asked for,
+//      kblaster.run.command written to the folder's settings, Optimize retried, and the next
+//      cause said (no GPU here); n4 its profile lens: "not profiled" said with why;
+//   b1 a trusted workspace setting kblaster.path to /bin/false: one error naming the path and
+//      the setting, with [Choose kblaster Executable], no restart loop; b2 the setting removed:
+//      the daemon is back.
+// Each step leaves a PNG in --out (printed first), with the daemon's log, the LSP trace of the
+// extension's output channel (kblaster-output.log) and code-server's log. A failed check stops
+// the session, except those after which it can go on (the lens refresh, the final diagnostic's
+// place): they are reported at the end. Needs tests/e2e/vscode_ui/install (code-server and
+// playwright-core) and /usr/bin/chromium; downloads nothing. Exits 1 naming each failed check
+// and what it saw.
 'use strict';
 const { spawn, spawnSync } = require('child_process');
 const fs = require('fs');
@@ -124,10 +143,10 @@ function requireInstalled() {
   return require(path.join(here, 'node_modules', 'playwright-core'));
 }
 
-/** The workspace settings: the daemon, and the Optimize options of optimize_session.js's settingsFor(). */
+/** The workspace settings: the Optimize options of optimize_session.js's settingsFor() (the
+ *  daemon and ncu are the user's: a workspace's own are ignored until it is trusted). */
 function workspaceSettings(workspace, taskName) {
   return {
-    'kblaster.path': args.binary,
     'kblaster.knowledgeBase': path.join(workspace, 'kb.sqlite'),
     'kblaster.analysis.debounceMs': 0,
     'kblaster.optimize.breadth': 2,
@@ -144,13 +163,16 @@ function workspaceSettings(workspace, taskName) {
     // replay ends within a second; at 5% a run whose replies carry no profile seconds ended in
     // about 2 s, before the 150 ms poll had seen a step line). It changes no result.
     'kblaster.optimize.replayPace': 0.25,
-    'kblaster.ncuPath': '/nonexistent/ncu',  // no live profiling on save, whatever the machine has
     'kblaster.trace.server': 'verbose',  // the LSP traffic in the output channel, kept as kblaster-output.log
   };
 }
 
-/** The user's settings: nothing that opens by itself, asks, or reaches out to the network. */
+/** The user's settings: the daemon (VS Code reads a workspace's kblaster.path only once the
+ *  folder is trusted), and nothing that opens by itself or reaches out to the network. Workspace
+ *  trust is on, as a new user has it: the folder opens with the trust dialog. */
 const userSettings = {
+  'kblaster.path': args.binary,
+  'kblaster.ncuPath': '/nonexistent/ncu',  // no live profiling on save, whatever the machine has
   'workbench.startupEditor': 'none',
   'workbench.welcomePage.walkthroughs.openOnInstall': false,
   'workbench.tips.enabled': false,
@@ -160,7 +182,8 @@ const userSettings = {
   'extensions.autoCheckUpdates': false,
   'extensions.autoUpdate': false,
   'extensions.ignoreRecommendations': true,
-  'security.workspace.trust.enabled': false,
+  'security.workspace.trust.enabled': true,
+  'security.workspace.trust.startupPrompt': 'always',
   'git.enabled': false,
   'chat.commandCenter.enabled': false,
   'editor.minimap.enabled': false,
@@ -189,10 +212,9 @@ function run(command, argv, env) {
 
 /** Starts code-server on 127.0.0.1 and a port the system picks (it prints the one it got). */
 async function startCodeServer(dirs, env, folder) {
-  // --disable-workspace-trust: every folder is trusted, as after "Trust" in the dialog (the
-  // extension then passes workspaceTrusted: true and Optimize may run the workspace's code).
+  // Workspace trust stays on (no --disable-workspace-trust): the session starts in Restricted Mode.
   const argv = ['--bind-addr', '127.0.0.1:0', '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-    '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened',
+    '--disable-getting-started-override', '--ignore-last-opened',
     '--config', path.join(dirs.tmp, 'code-server.yaml'),
     '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions, folder];
   const child = spawn(codeServer, argv, { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -281,6 +303,40 @@ async function wordBox(page, line, word) {
   }, { sel: editorSel, line, word });
 }
 
+/** The status bar's KernelBlaster item: its text and the codicons it shows, or null. */
+async function kblasterStatus(page) {
+  return page.$$eval('.statusbar-item', (els) => els.map((e) => ({
+    text: e.textContent.trim(),
+    icons: Array.from(e.querySelectorAll('.codicon')).map((c) => Array.from(c.classList).find((k) => /^codicon-/.test(k) && !/modifier/.test(k)) || ''),
+  })).find((i) => /KernelBlaster/.test(i.text)) || null).catch(() => null);
+}
+
+/** The notifications on screen: their message and their buttons. */
+async function toasts(page) {
+  return page.$$eval('.notifications-toasts .notification-toast', (els) => els.map((e) => ({
+    message: (e.querySelector('.notification-list-item-message') || e).innerText.replace(/\s+/g, ' ').trim(),
+    buttons: Array.from(e.querySelectorAll('.notification-list-item-buttons-container .monaco-button')).map((b) => b.innerText.trim()),
+  }))).catch(() => []);
+}
+
+/** Every notification seen since the watch started, with when: a notification that flashes
+ *  between two looks (a progress toast of a refused command) is caught by the 100 ms poll. */
+function watchToasts(page) {
+  const seen = [];
+  let on = true;
+  let before = new Set();  // the notifications on screen at the last look
+  const done = (async () => {
+    while (on) {
+      const now = await toasts(page);
+      const keys = new Set(now.map((t) => `${t.message}|${t.buttons.join()}`));
+      for (const t of now) if (!before.has(`${t.message}|${t.buttons.join()}`)) seen.push({ ...t, at: Date.now() });
+      before = keys;
+      await sleep(100);
+    }
+  })();
+  return { seen, since: (t0) => seen.filter((x) => x.at >= t0), stop: async () => { on = false; await done; } };
+}
+
 // ---- the session ----
 
 async function main() {
@@ -308,12 +364,20 @@ async function main() {
   const kernel = /__global__\s+[^(]*?([A-Za-z_]\w*)\s*\(/.exec(original)[1];
   const kernelLine = lines.findIndex((l) => /__global__/.test(l) && l.includes(`${kernel}(`)) + 1;
   writeJson(path.join(dirs.workspace, '.vscode', 'settings.json'), workspaceSettings(dirs.workspace, taskName));
+  // Kernels with no task and no main(), as a user's own files are (n1-n4): each in a folder of
+  // its own, so that a task created for one is not the other's.
+  for (const [dir, base, body] of [['notask', 'add_one.cu', 'x[i] += 1.0f'], ['noprog', 'scale_half.cu', 'x[i] *= 0.5f']]) {
+    fs.mkdirSync(path.join(dirs.workspace, dir), { recursive: true });
+    fs.writeFileSync(path.join(dirs.workspace, dir, base), `__global__ void ${base.replace('.cu', '')}(float* x, int n) {\n`
+      + `  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) ${body};\n}\n`);
+  }
   writeJson(path.join(dirs.userData, 'User', 'settings.json'), userSettings);
   // code-server's config and logs, and the daemon's log ($XDG_STATE_HOME/kblaster), stay in tmp.
   const env = { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'config'), XDG_DATA_HOME: path.join(tmp, 'data'),
                 XDG_STATE_HOME: dirs.state, XDG_CACHE_HOME: path.join(tmp, 'cache') };
   delete env.VSCODE_IPC_HOOK_CLI;
   log(`workspace ${dirs.workspace}; kernel ${kernel} at ${path.relative(dirs.workspace, kernelFile)}:${kernelLine}`);
+  log(`screenshots and logs go to ${args.out}`);
 
   let page;
   const shots = [];
@@ -361,19 +425,170 @@ async function main() {
     page.on('pageerror', (e) => pageErrors.push(e.message));
     await page.goto(`${origin}/?folder=${encodeURIComponent(dirs.workspace)}`, { timeout: 60000 });
     await page.waitForSelector('.monaco-workbench .part.editor', { timeout: 90000 });
-    await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 60000 });
     log('workbench up');
+    const watch = watchToasts(page);
+    const progressToasts = (t0) => watch.since(t0).filter((t) => /^KernelBlaster: (optimize|applyTechnique|profile)\b/.test(t.message));
+    const toastState = async () => JSON.stringify({ seen: watch.seen.map((t) => `${t.message} [${t.buttons.join(', ')}]`), now: await toasts(page) });
+    /** Waits for a notification whose message matches `re`, seen since `t0`. */
+    const toastMatching = (what, re, t0, ms = 30000) => waitFor(what, async () => watch.since(t0).find((t) => re.test(t.message)), ms, toastState);
+    /** Clicks `title` on the notification on screen whose message matches `re`. */
+    const clickToast = async (re, title) => {
+      const button = page.locator('.notifications-toasts .notification-toast').filter({ hasText: re }).first()
+        .locator('.monaco-button', { hasText: title }).first();
+      await button.waitFor({ state: 'visible', timeout: 15000 });
+      await button.click();
+    };
+    /** Clears every notification (a check then sees only what comes after). */
+    const clearToasts = async () => {
+      await page.keyboard.press('F1');
+      await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 10000 });
+      await page.keyboard.type('Notifications: Clear All Notifications');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Clear All Notifications' }).first().waitFor({ timeout: 10000 });
+      await page.keyboard.press('Enter');
+      await waitFor('the notifications cleared', async () => (await toasts(page)).length === 0, 5000, toastState).catch(() => {});
+    };
+    /** Opens `base` with Quick Open, as a user does. */
+    const openFile = async (base) => {
+      await page.keyboard.press('Control+p');
+      const quick = page.locator('.quick-input-widget input');
+      await quick.waitFor({ state: 'visible', timeout: 15000 });
+      await quick.fill(base);
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: base }).first().waitFor({ timeout: 15000 });
+      await page.keyboard.press('Enter');
+      await page.waitForSelector(`.tabs-container .tab.active[aria-label^="${base}"]`, { timeout: 15000 });
+      await page.waitForSelector(`${editorSel} .view-lines`, { timeout: 15000 });
+      log(`${base} open`);
+    };
+    /** Clicks the code lens titled `title` in the active editor. */
+    const clickLens = async (title) => {
+      const lens = page.locator(`${editorSel} .codelens-decoration a`, { hasText: title }).first();
+      await lens.waitFor({ state: 'visible', timeout: 15000 });
+      await lens.click();
+    };
 
-    // Open the kernel with Quick Open, as a user does.
-    await page.keyboard.press('Control+p');
-    const quick = page.locator('.quick-input-widget input');
-    await quick.waitFor({ state: 'visible', timeout: 15000 });
-    await quick.fill(kernelBase);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: kernelBase }).first().waitFor({ timeout: 15000 });
+    // -- t0: workspace trust is on, as a new user has it: the folder opens with the trust
+    // dialog; the answer is "No", and the window is in Restricted Mode.
+    const dialog = page.locator('.monaco-dialog-box');
+    await dialog.waitFor({ state: 'visible', timeout: 60000 }).catch(async () => {
+      throw new CheckFailed(`FAIL the workspace trust dialog when the folder opens\n     seen: ${await workbenchState(page)}`);
+    });
+    const asked = squash(await dialog.innerText());
+    check(/trust the authors of the files in this folder/.test(asked), 'the trust dialog asks about this folder', short(asked));
+    await shot('t0-trust-dialog', 'the workspace trust dialog as the folder opens');
+    await dialog.locator('.monaco-button', { hasText: 'No, I don\'t trust the authors' }).first().click();
+    await waitFor('Restricted Mode in the status bar', async () => (await page.$$eval('.statusbar-item', (els) => els.map((e) => e.textContent)))
+      .some((t) => /Restricted Mode/.test(t)), 15000, () => workbenchState(page));
+    await page.waitForSelector('.explorer-folders-view .monaco-list-row', { timeout: 60000 });
+
+    // -- t1: the kernel in Restricted Mode: its lenses follow the analysis that starts by itself
+    // ("analysing…", never "not analysed yet (save to analyse)"), and say what Optimize needs.
+    const lensSeen = new Set();
+    let lensWatch = true;
+    const lensPoll = (async () => {
+      while (lensWatch) {
+        for (const t of (await lensTexts(page).catch(() => [])).flat()) lensSeen.add(t);
+        await sleep(50);
+      }
+    })();
+    await openFile(kernelBase);
+    const untrustedOptimize = 'Optimize: trust this folder first';
+    const restrictedLens = await waitFor('the lenses after the analysis in Restricted Mode', async () => {
+      const l = (await lensTexts(page)).flat();
+      return l.includes(untrustedOptimize) && l.some((t) => t !== untrustedOptimize && !/^analysing/.test(t)) ? l : null;
+    }, 120000, () => workbenchState(page));
+    lensWatch = false;
+    await lensPoll;
+    log(`lenses in Restricted Mode: ${JSON.stringify(restrictedLens)}; every lens title seen: ${JSON.stringify([...lensSeen])}`);
+    check(![...lensSeen].some((t) => /not analysed yet/.test(t)), 'no "not analysed yet" while the analysis on open runs (it says "analysing…")',
+      JSON.stringify([...lensSeen]));
+    check(restrictedLens.some((t) => /^not profiled/.test(t)), 'the state lens says what is known without a profile', JSON.stringify(restrictedLens));
+    const shield = await waitFor('the KernelBlaster status item with a shield', async () => {
+      const item = await kblasterStatus(page);
+      return item && item.icons.includes('codicon-shield') ? item : null;
+    }, 30000, async () => JSON.stringify(await kblasterStatus(page)));
+    log(`status bar: ${JSON.stringify(shield)}`);
+    await shot('t1-restricted-lenses', `Restricted Mode: ${restrictedLens.join(' | ')}`);
+
+    // -- t2: the lens clicked: refused before it starts, so a warning with the button that
+    // removes the cause, and no progress notification.
+    let t0 = Date.now();
+    await clickLens(untrustedOptimize);
+    const refusedLens = await toastMatching('the refusal of the untrusted Optimize lens', /needs a trusted folder/, t0);
+    log(`notification: ${refusedLens.message} [${refusedLens.buttons.join(', ')}]`);
+    check(refusedLens.message === `Optimize ${kernel} needs a trusted folder: KernelBlaster builds and runs the folder's code.`
+      && refusedLens.buttons.includes('Manage Workspace Trust'),
+      'the lens: "Optimize KERNEL needs a trusted folder ..." with [Manage Workspace Trust]', JSON.stringify(refusedLens));
+    await sleep(500);
+    check(progressToasts(t0).length === 0 && !watch.since(t0).some((t) => /KblasterTrust|Neovim|kblaster\.optimize|KernelBlaster optimize/.test(t.message)),
+      'no progress notification, and nothing in Neovim\'s or internal words', await toastState());
+    await shot('t2-lens-refused', 'the untrusted Optimize lens clicked: the refusal with [Manage Workspace Trust]');
+    await clearToasts();
+
+    // -- t3: the light bulb: Ctrl+. offers Optimize, enabled, its title saying what it needs.
+    const kernelBox = await waitFor(`${kernel} on line ${kernelLine} rendered`, () => wordBox(page, kernelLine, kernel), 10000);
+    await page.mouse.click(kernelBox.x, kernelBox.y);
+    await page.keyboard.press('Control+.');
+    const untrustedItem = page.locator('.action-widget .monaco-list-row', { hasText: `Optimize ${kernel}: trust this folder first` });
+    await untrustedItem.first().waitFor({ state: 'visible', timeout: 30000 }).catch(async () => {
+      throw new CheckFailed(`FAIL the Quick Fix menu offers "Optimize ${kernel}: trust this folder first"\n     seen: ${JSON.stringify(
+        await page.$$eval('.action-widget .monaco-list-row', (els) => els.map((e) => e.innerText)).catch(() => []))}`);
+    });
+    const restrictedMenu = await page.$$eval('.action-widget .monaco-list-row', (els) => els.map((e) => e.innerText.replace(/\s+/g, ' ').trim()));
+    log(`code actions in Restricted Mode: ${JSON.stringify(restrictedMenu)}`);
+    check(!(await untrustedItem.first().evaluate((e) => e.classList.contains('option-disabled') || e.getAttribute('aria-disabled') === 'true')),
+      `Ctrl+. offers "Optimize ${kernel}: trust this folder first", enabled`, JSON.stringify(restrictedMenu));
+    for (let i = 0; i < 10 && !(await untrustedItem.first().evaluate((e) => e.classList.contains('focused'))); i++) await page.keyboard.press('ArrowDown');
+    await shot('t3-quickfix-restricted', `the Quick Fix menu in Restricted Mode: ${restrictedMenu.join(' | ')}`);
+    t0 = Date.now();
     await page.keyboard.press('Enter');
+    const refusedAction = await toastMatching('the refusal of the untrusted Optimize action', /needs a trusted folder/, t0);
+    await sleep(500);
+    check(refusedAction.buttons.includes('Manage Workspace Trust') && progressToasts(t0).length === 0,
+      'the action picked: the same refusal, no progress notification', await toastState());
+
+    // -- t4: [Manage Workspace Trust]: the Workspace Trust editor; its Trust button.
+    await clickToast(/needs a trusted folder/, 'Manage Workspace Trust');
+    const trustEditor = page.locator('.workspace-trust-editor');
+    await trustEditor.waitFor({ state: 'visible', timeout: 15000 }).catch(async () => {
+      throw new CheckFailed(`FAIL [Manage Workspace Trust] opens the Workspace Trust editor\n     seen: ${await workbenchState(page)}`);
+    });
+    await shot('t4-trust-editor', 'the Workspace Trust editor that [Manage Workspace Trust] opened');
+    const trustButton = trustEditor.locator('.monaco-button', { hasText: /^\s*Trust( Folder)?\s*$/ }).first();
+    await trustButton.waitFor({ state: 'visible', timeout: 10000 });
+    const trustedAt = Date.now();
+    await trustButton.click();
+
+    // -- t5: trusted: the lens offers Optimize within seconds, the shield goes.
+    await waitFor('the Workspace Trust editor says the folder is trusted', async () => /You trust this folder/.test(await trustEditor.innerText()),
+      15000, async () => short(squash(await trustEditor.innerText())));
+    await page.locator(`.tabs-container .tab[aria-label^="${kernelBase}"]`).first().click();
     await page.waitForSelector(`.tabs-container .tab.active[aria-label^="${kernelBase}"]`, { timeout: 15000 });
-    await page.waitForSelector(`${editorSel} .view-lines`, { timeout: 15000 });
-    log(`${kernelBase} open`);
+    const trustedLens = await waitFor('the lens says "Optimize" once the folder is trusted', async () => {
+      const l = (await lensTexts(page)).flat();
+      return l.includes('Optimize') ? l : null;
+    }, 30000, () => workbenchState(page));
+    const trustSeconds = (Date.now() - trustedAt) / 1000;
+    log(`the lens said "Optimize" ${trustSeconds.toFixed(2)} s after Trust was clicked: ${JSON.stringify(trustedLens)}`);
+    check(trustSeconds < 10, 'the lens follows trust within 10 s', `${trustSeconds.toFixed(2)} s`);
+    const trustedStatus = await waitFor('the status item without its shield', async () => {
+      const item = await kblasterStatus(page);
+      return item && !item.icons.includes('codicon-shield') ? item : null;
+    }, 15000, async () => JSON.stringify(await kblasterStatus(page)));
+    log(`status bar: ${JSON.stringify(trustedStatus)}`);
+    // Its tooltip says what the machine lacks (the daemon's kblaster/machineStatus), once, where
+    // the user can always look.
+    await page.locator('.statusbar-item', { hasText: 'KernelBlaster' }).first().hover();
+    const tooltip = await waitFor('the status item\'s tooltip', async () => {
+      const t = await page.$$eval('.workbench-hover, .monaco-hover:not(.hidden)', (els) => els.map((e) => e.innerText).join('\n')).catch(() => '');
+      return /KernelBlaster: ready/.test(t) ? t : null;
+    }, 10000, async () => JSON.stringify(await kblasterStatus(page)));
+    log(`status tooltip: ${squash(tooltip)}`);
+    check(/GPU: (none on this machine|sm_\d+)/.test(tooltip) && /Nsight Compute/.test(tooltip) && /nvcc/.test(tooltip),
+      'the status tooltip says what the machine offers: GPU, Nsight Compute, nvcc', squash(tooltip));
+    if (/GPU: none/.test(tooltip)) check(/no GPU/.test(trustedStatus.text), 'no GPU: said in the status item itself', trustedStatus.text);
+    await shot('t5-trusted', `trusted: ${trustedLens.join(' | ')}; the status tooltip`);
+    await page.mouse.move(700, 400);
+    await clearToasts();
 
     // -- 01: code lenses above the kernel, once the daemon has analysed it (on open, and again
     // on save, as the lens asks). VS Code asks for lenses when the text changes or when the
@@ -404,11 +619,10 @@ async function main() {
     }
     log(`lenses: ${JSON.stringify(lenses)}`);
     check(lenses.includes('Optimize') && lenses.length >= 2, `code lenses on ${kernel}: the state and "Optimize"`, JSON.stringify(lenses));
-    // Workspace trust is off in this code-server (--disable-workspace-trust), so every folder is
-    // trusted: the extension must have said so in initialize (workspaceTrusted), else the daemon
-    // would refuse Optimize and title the lens "Optimize (off: workspace not trusted)".
+    // The daemon started untrusted and was told when the user trusted the folder.
     const daemonLogNow = fs.readFileSync(path.join(dirs.state, 'kblaster', 'kblaster.log'), 'utf8');
-    check(/the client trusts this workspace/.test(daemonLogNow), 'the extension told the daemon the workspace is trusted',
+    check(/the workspace is not trusted/.test(daemonLogNow) && /workspace trusted by the user/.test(daemonLogNow),
+      'the extension told the daemon: untrusted at start, then trusted (kblaster/setTrust)',
       daemonLogNow.split('\n').filter((l) => /trust/.test(l)).join(' | '));
     await shot('01-lenses', `the code lenses above ${kernel}: ${lenses.join(' | ')}`);
 
@@ -525,21 +739,21 @@ async function main() {
         await sleep(150);
       }
     })();
-    const t0 = Date.now();
+    const runStart = Date.now();
     await page.keyboard.press('Enter');
     let done;
     try {
       done = await waitFor('the Optimize run to end (its "done" notification)', async () => {
         const all = [...seenToasts, ...(await toastTexts(page).catch(() => []))];
-        return all.find((t) => /KernelBlaster: optimize .* done.* \(report: /.test(t) || /KernelBlaster optimize .*:/.test(t)) || null;
+        return all.find((t) => /KernelBlaster: optimize .* done.* \(report: /.test(t) || /^Optimize \S+(: | needs )/.test(t)) || null;
       }, 360000, async () => `${JSON.stringify([...seenToasts])} ${await workbenchState(page)}`);
     } finally {
       polling = false;
       await poll;
     }
-    log(`optimize ended after ${((Date.now() - t0) / 1000).toFixed(1)} s: ${done}`);
-    const progressToasts = [...seenToasts].filter((t) => /KernelBlaster: optimize/.test(t) && !/done \(report/.test(t));
-    check(progressToasts.some((t) => /: iteration \d+\/\d+, trajectory \d+\/\d+, step \d+\/\d+: .*\(best so far \d/.test(t)),
+    log(`optimize ended after ${((Date.now() - runStart) / 1000).toFixed(1)} s: ${done}`);
+    const runToasts = [...seenToasts].filter((t) => /KernelBlaster: optimize/.test(t) && !/done \(report/.test(t));
+    check(runToasts.some((t) => /: iteration \d+\/\d+, trajectory \d+\/\d+, step \d+\/\d+: .*\(best so far \d/.test(t)),
       'progress in a notification: "KernelBlaster: optimize KERNEL: iteration i/I, trajectory t/T, step s/S: <step> (best so far N.NNx)"', JSON.stringify([...seenToasts]));
     check(progressShot, 'the progress notification photographed', 'no progress toast was seen while it was up');
     check(/done.* \(report: /.test(done), 'the run ends with "done (report: ...)"', done);
@@ -575,6 +789,111 @@ async function main() {
     await page.keyboard.press('Control+Home');
     await page.mouse.move(5, 880);
     await shot('07-optimized', 'the editor with the run\'s best.cu and the final diagnostic in the Problems panel');
+    await clearToasts();
+
+    // -- n1: a kernel with no task and no main(): the lens says what Optimize needs first;
+    // clicked, the refusal offers both remedies, and no progress notification.
+    const noTask = 'Optimize: create a task or set the program first';
+    await openFile('add_one.cu');
+    await waitFor(`the lens "${noTask}" on add_one`, async () => (await lensTexts(page)).flat().includes(noTask), 120000, lensNow);
+    t0 = Date.now();
+    await clickLens(noTask);
+    const needsTask = await toastMatching('the no-task refusal', /^Optimize add_one needs a reference to measure against/, t0);
+    log(`notification: ${needsTask.message} [${needsTask.buttons.join(', ')}]`);
+    await sleep(500);
+    check(needsTask.buttons.join('|') === 'Create a Task|Set the Program to Run' && progressToasts(t0).length === 0
+      && !/file:|kblaster\.|createTask/.test(needsTask.message),
+      'no task: "Optimize add_one needs a reference ..." with [Create a Task] [Set the Program to Run], no progress', await toastState());
+    await shot('n1-no-task', 'a kernel with no task and no main(): the refusal with its two remedies');
+
+    // -- n2: [Create a Task]: the task is written and opened, saying what is left to write.
+    t0 = Date.now();
+    await clickToast(/needs a reference to measure against/, 'Create a Task');
+    await page.waitForSelector('.tabs-container .tab.active[aria-label^="add_one.task.json"]', { timeout: 30000 }).catch(async () => {
+      throw new CheckFailed(`FAIL [Create a Task] opens add_one.task.json\n     seen: ${await workbenchState(page)}`);
+    });
+    const created = await toastMatching('the note on the task just created', /^Task created: write add_one's reference/, t0);
+    await shot('n2-task-created', 'the task created by [Create a Task], open, with what is left to write');
+    const taskText = await editorText(page);
+    check(/"kernel": "add_one\.cu"/.test(taskText) && created.buttons.includes('Optimize add_one'),
+      'Create a Task: add_one.task.json open (its kernel add_one.cu), "Task created: write ..." with [Optimize add_one]',
+      `${short(taskText, 200)} / ${JSON.stringify(created)}`);
+    await clearToasts();
+
+    // -- n3: [Set the Program to Run] on another such kernel: asked for the program, the setting
+    // written to the folder's settings, Optimize retried: the next thing it needs is said.
+    await openFile('scale_half.cu');
+    await waitFor(`the lens "${noTask}" on scale_half`, async () => (await lensTexts(page)).flat().includes(noTask), 120000, lensNow);
+    t0 = Date.now();
+    await clickLens(noTask);
+    await toastMatching('the no-task refusal on scale_half', /^Optimize scale_half needs a reference/, t0);
+    await clickToast(/Optimize scale_half needs a reference/, 'Set the Program to Run');
+    const programInput = page.locator('.quick-input-widget input');
+    await programInput.waitFor({ state: 'visible', timeout: 15000 });
+    await shot('n3-program-asked', 'Set the Program to Run: the program asked for');
+    t0 = Date.now();
+    await programInput.fill('./scale_half_app 1024');
+    await page.keyboard.press('Enter');
+    const settingsFile = path.join(dirs.workspace, '.vscode', 'settings.json');
+    const written = await waitFor('kblaster.run.command in the folder\'s settings', () => {
+      const v = JSON.parse(fs.readFileSync(settingsFile, 'utf8'))['kblaster.run.command'];
+      return Array.isArray(v) ? v : null;
+    }, 15000, () => fs.readFileSync(settingsFile, 'utf8'));
+    check(JSON.stringify(written) === JSON.stringify(['./scale_half_app', '1024']), 'the program written as kblaster.run.command',
+      JSON.stringify(written));
+    // Retried: scale_half is now in a program, so what stops it next is the machine (here no
+    // GPU, no driver) or the program itself; never the no-task refusal again.
+    const next = await toastMatching('the retried Optimize\'s answer', /^Optimize scale_half( needs an NVIDIA GPU|: )/, t0, 60000);
+    log(`notification: ${next.message} [${next.buttons.join(', ')}]`);
+    check(!watch.since(t0).some((t) => /needs a reference/.test(t.message)), 'the retry is not refused for want of a task again', await toastState());
+    if (/needs an NVIDIA GPU/.test(next.message)) {
+      check(next.buttons.includes('Use Recorded Results') && progressToasts(t0).length === 0,
+        'no GPU: said where the user acted, with [Use Recorded Results], no progress', await toastState());
+    }
+    await shot('n3-program-set', `the program set, Optimize retried: ${next.message}`);
+    await clearToasts();
+
+    // -- n4: its state lens runs kblaster.profile: "not profiled" said with why, never silence.
+    t0 = Date.now();
+    const stateLens = (await lensTexts(page)).flat().find((t) => /^not profiled/.test(t));
+    check(stateLens !== undefined, 'scale_half\'s state lens says it is not profiled, and why', await lensNow());
+    log(`state lens: ${stateLens}`);
+    await clickLens(stateLens);
+    const profiled = await toastMatching('what the profile says', /^Compiled scale_half\.cu, not profiled: /, t0, 120000);
+    log(`notification: ${profiled.message} [${profiled.buttons.join(', ')}]`);
+    check(/no NVIDIA GPU|ncu\) was not found/.test(profiled.message), 'the profile says why it profiled nothing', profiled.message);
+    await shot('n4-profile-not-profiled', `the profile lens clicked: ${profiled.message}`);
+    await clearToasts();
+
+    // -- b1: a trusted workspace sets kblaster.path to a program that is not the daemon: one
+    // error naming it and the setting, with [Choose kblaster Executable]; no restart loop.
+    const settingsBefore = fs.readFileSync(settingsFile, 'utf8');
+    t0 = Date.now();
+    writeJson(settingsFile, { ...JSON.parse(settingsBefore), 'kblaster.path': '/bin/false' });
+    const badPath = await toastMatching('the daemon that did not start', /did not start: \/bin\/false/, t0, 60000);
+    log(`notification: ${badPath.message} [${badPath.buttons.join(', ')}]`);
+    check(/^KernelBlaster's daemon did not start: \/bin\/false \(kblaster\.path in your workspace settings\)/.test(badPath.message)
+      && badPath.buttons.includes('Choose kblaster Executable'),
+      'a bad kblaster.path: the path, the setting and where it is set, with [Choose kblaster Executable]', JSON.stringify(badPath));
+    await sleep(3000);  // a restart loop would show its messages by now
+    const aboutDaemon = watch.since(t0).filter((t) => /daemon|server|connection|crashed/i.test(t.message));
+    check(aboutDaemon.length === 1, 'one message about the daemon, no "crashed 5 times", no "couldn\'t create connection"',
+      JSON.stringify(aboutDaemon));
+    const stopped = await kblasterStatus(page);
+    check(stopped && stopped.icons.includes('codicon-error'), 'the status item says the daemon is not running', JSON.stringify(stopped));
+    await shot('b1-bad-path', 'kblaster.path = /bin/false in the workspace settings: the error and its buttons');
+
+    // -- b2: the setting removed: the daemon is back.
+    fs.writeFileSync(settingsFile, settingsBefore);
+    await clearToasts();
+    const back = await waitFor('the daemon running again', async () => {
+      const item = await kblasterStatus(page);
+      return item && item.icons.includes('codicon-zap') ? item : null;
+    }, 60000, async () => JSON.stringify(await kblasterStatus(page)));
+    log(`status bar: ${JSON.stringify(back)}`);
+    await waitFor('scale_half\'s lenses again', async () => (await lensTexts(page)).flat().some((t) => /^Optimize/.test(t)), 60000, lensNow);
+    await shot('b2-path-restored', 'the workspace setting removed: the daemon runs again');
+    await watch.stop();
     if (pageErrors.length) log(`page errors (not failures): ${pageErrors.slice(0, 5).join(' | ')}`);
     if (warnings.length) console.log(`warnings:\n${warnings.map((w) => `  ${w}`).join('\n')}`);
     if (softFailures.length) {

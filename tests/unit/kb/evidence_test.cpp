@@ -139,6 +139,37 @@ TEST_CASE("match: the state follows the evidence, never a characteristic the ker
     CHECK(again->exact);
     CHECK(kb.adopt_discovered(*m, e) == m->state);  // idempotent
   }
+  SUBCASE("a full grid is not an undersized one, nor the other way round (issue 36)") {
+    // The SpMV after its warp-per-row rewrite: 1,536 blocks of 256 at 1.45 waves, latency-bound,
+    // its x gathers still uncoalesced. Half of the latency family's credit used to hand it the
+    // undersized-grid state it had left.
+    const auto warp_row = measured("latency_bound", 0.73, {{"uncoalesced_global_access", 0.45}});
+    const auto m = kb.match_state(warp_row, "sm_90");
+    REQUIRE(m);
+    CHECK(m->state == "latency_bound_memory_stalls");
+    const auto before = measured("small_grid", 0.27, {{"uncoalesced_global_access", 0.66}});
+    CHECK(kb.match_state(before, "sm_90")->state == "undersized_grid_uncoalesced");
+    // An undersized grid limited by registers is an undersized grid, not a register-limited one.
+    const auto small = measured("small_grid", 0.5, {{"occupancy_limited_by_registers", 0.3}});
+    CHECK(kb.match_state(small, "sm_90")->state != "latency_bound_register_limited");
+  }
+  SUBCASE("a matrix product that is mostly FP32 FMAs goes to the tensor-core states, whatever else it shows") {
+    // tile_product, the register-blocked SGEMM of tests/fixtures/ncu-h100-rewrites: latency-bound
+    // at SM 41 % / memory 48 %, with bank conflicts, uncoalesced stores and 112 registers.
+    const auto sgemm = measured("latency_bound", 0.52,
+                                {{"shared_memory_bank_conflicts", 0.47}, {"uncoalesced_global_access", 0.42},
+                                 {"occupancy_limited_by_registers", 0.3}, {"tensor_cores_unused", 0.69}},
+                                {fact::matrix_product, fact::data_reuse});
+    const auto hopper = kb.match_state(sgemm, "sm_90");
+    REQUIRE(hopper);
+    CHECK(hopper->state == "hopper_gemm_without_wgmma");
+    CHECK_FALSE(hopper->discovered);
+    CHECK(names_of(kb.optimizations_for(*hopper, sgemm, "sm_90")).front() == "wgmma_warpgroup_mma");
+    CHECK(kb.match_state(sgemm, "sm_80")->state == "matmul_without_tensor_cores");
+    // A GEMM whose instructions are mostly loads is not there yet: tile and block it first.
+    auto tiled = measured("memory_bound_l1", 0.91, {{"tensor_cores_unused", 0.37}}, {fact::matrix_product});
+    CHECK(kb.match_state(tiled, "sm_90")->state == "l1_cache_thrashing");
+  }
   SUBCASE("static evidence claims no state") {
     kernel_evidence e;
     e.primary = "unknown";

@@ -29,6 +29,7 @@
 local M = {}
 
 local trust = require('kblaster.trust')
+local refusals = require('kblaster.refusals')
 
 local defaults = {
   -- The daemon, speaking LSP on stdin/stdout.
@@ -180,11 +181,12 @@ function M.client_config(root_dir)
     end,
     on_exit = c.on_exit,
     before_init = function(params, config)
-      -- Trust travels beside the settings, never among them; a copy, so that the settings
-      -- table shared by every client is left as it was.
+      -- Trust travels beside the settings, never among them, and so does the editor's name
+      -- (the daemon's own titles and hovers then name :KblasterTrust); a copy, so that the
+      -- settings table shared by every client is left as it was.
       local project = type(config.root_dir) == 'string' and config.root_dir or params.rootPath
       params.initializationOptions = vim.tbl_extend('force', {}, params.initializationOptions or {},
-        { workspaceTrusted = trust.is_trusted(project) })
+        { workspaceTrusted = trust.is_trusted(project), editor = 'neovim' })
       if c.before_init then
         c.before_init(params, config)
       end
@@ -290,7 +292,14 @@ function M.execute(command, kernel, on_result)
         return on_result(err, result)
       end
       if err then
-        vim.notify(command .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+        -- A refusal in Neovim's words, with the command that removes its cause.
+        local said = refusals.message(err)
+        vim.notify(said or (command .. ': ' .. (err.message or vim.inspect(err))),
+          said and vim.log.levels.WARN or vim.log.levels.ERROR)
+      elseif command == 'kblaster.profile' then
+        -- A profile that profiled nothing says why; one that did shows in the diagnostics.
+        local note = refusals.profile_note(result, vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':t'))
+        vim.notify(note or (command .. ': ' .. vim.inspect(result, { depth = 2 })), vim.log.levels.INFO)
       else
         vim.notify(command .. ': ' .. vim.inspect(result, { depth = 2 }))
       end

@@ -74,10 +74,11 @@ test('status text follows the daemon and the job', () => {
   assert.equal(statusText({ daemon: 'running', job: { title: 't', percentage: 140 } }).text, '$(sync~spin) KernelBlaster 100%');
 });
 
-test('trust travels beside the settings, never as one', () => {
-  const settings = daemonSettings(reader({ 'workspaceTrusted': true }));
+test('trust and the editor travel beside the settings, never as one', () => {
+  const settings = daemonSettings(reader({ 'workspaceTrusted': true, 'editor': 'neovim' }));
   assert.equal('workspaceTrusted' in settings, false);
-  assert.deepEqual(initializationOptions(settings, false), { ...settings, workspaceTrusted: false });
+  assert.equal('editor' in settings, false);
+  assert.deepEqual(initializationOptions(settings, false), { ...settings, workspaceTrusted: false, editor: 'vscode' });
   assert.equal(initializationOptions(settings, true).workspaceTrusted, true);
 });
 
@@ -86,6 +87,28 @@ test('an untrusted workspace shows in the status bar', () => {
   assert.match(untrusted.text, /shield/);
   assert.match(untrusted.tooltip, /compile-only.*Manage Workspace Trust/);
   assert.match(statusText({ daemon: 'running', trusted: true }).tooltip, /ready$/);
+});
+
+test('the machine shows in the status bar: no GPU in the text, each missing tool in the tooltip', () => {
+  const none = statusText({ daemon: 'running', trusted: true, machine: { nvcc: '/usr/local/cuda/bin/nvcc', gpu: null, ncu: null } });
+  assert.equal(none.text, '$(zap) KernelBlaster: no GPU');
+  assert.match(none.tooltip, /^KernelBlaster: ready\nGPU: none on this machine: .*needs a GPU or recorded results/);
+  assert.match(none.tooltip, /Nsight Compute \(ncu\): not found/);
+  assert.match(none.tooltip, /nvcc: \/usr\/local\/cuda\/bin\/nvcc$/);
+  const replayed = statusText({ daemon: 'running', machine: { nvcc: null, gpu: null, ncu: null, replayedGpu: true } });
+  assert.match(replayed.tooltip, /replays recorded GPU results/);
+  assert.match(replayed.tooltip, /nvcc: not found/);
+  const gpu = statusText({ daemon: 'running', machine: { nvcc: '/n', gpu: 'sm_90', ncu: '/ncu' } });
+  assert.equal(gpu.text, '$(zap) KernelBlaster');
+  assert.match(gpu.tooltip, /GPU: sm_90\nNsight Compute: \/ncu/);
+  assert.match(statusText({ daemon: 'running', trusted: false, machine: { nvcc: '/n', gpu: null, ncu: null } }).tooltip,
+               /Restricted Mode.*\nGPU: none/);
+});
+
+test('a daemon that did not start says why in the status bar', () => {
+  const s = statusText({ daemon: 'stopped', failure: 'the daemon did not start: /bin/false ended before answering' });
+  assert.match(s.text, /error/);
+  assert.equal(s.tooltip, 'KernelBlaster: the daemon did not start: /bin/false ended before answering (click to restart)');
 });
 
 test('the manifest declares limited support for untrusted workspaces, restricting what runs', () => {

@@ -104,3 +104,30 @@ TEST_CASE("lowering: repairs stop at the configured limit") {
   CHECK(out.repairs == 1);
   CHECK(out.failures.size() == 2);
 }
+
+TEST_CASE("lowering: a note that speaks of an operation the kernel lacks is not shown (issue 36)") {
+  llm_test::seeded_kb k;
+  lowering_input in;
+  in.entry_point = "kb_forward";
+  in.state = "undersized_grid_uncoalesced";
+  for (const auto& o : k.kb.optimizations(in.state))
+    if (o.technique == "warp_shuffle_reduction") in.technique = o;
+  REQUIRE(in.technique.technique == "warp_shuffle_reduction");
+  const std::string note = in.technique.note;
+  REQUIRE_FALSE(note.empty());
+  // An SpMV sums its rows: the hint about combining the lanes' partial results is for it.
+  in.source =
+      "__global__ void spmv(const int* rp, const int* col, const float* v, const float* x, float* y, int n) {\n"
+      "  const int r = blockIdx.x * blockDim.x + threadIdx.x;\n  if (r >= n) return;\n  float s = 0.f;\n"
+      "  for (int j = rp[r]; j < rp[r + 1]; ++j) s += v[j] * x[col[j]];\n  y[r] = s;\n}\n";
+  CHECK(lowering_prompts(k.kb, in).second.find("For this state: " + note) != std::string::npos);
+  // A row-wise copy sums nothing: the technique is still described, its note is not.
+  in.source =
+      "__global__ void copy_rows(const float* x, float* y, int n, int cols) {\n"
+      "  const int r = blockIdx.x * blockDim.x + threadIdx.x;\n  if (r >= n) return;\n"
+      "  for (int c = 0; c < cols; ++c) y[r * cols + c] = x[r * cols + c];\n}\n";
+  const auto user = lowering_prompts(k.kb, in).second;
+  CHECK(user.find("warp_shuffle_reduction (") != std::string::npos);
+  CHECK(user.find(note) == std::string::npos);
+  CHECK(user.find("For this state:") == std::string::npos);
+}

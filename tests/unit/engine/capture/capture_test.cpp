@@ -309,3 +309,32 @@ TEST_CASE("integer outputs compare bit for bit") {
   CHECK(m->element == 7);
   CHECK(m->count == 1);
 }
+
+TEST_CASE("a batch figure, when the agent measured one, is the time in the program; the lone launch is kept") {
+  fixture_copy f("stencil2d");
+  auto j = f.json();
+  const double lone = j["time_ms"].get<double>();
+  SUBCASE("measured") {
+    j["batch_timing"] = {{"measured", true}, {"calls", 64}, {"per_call_ms", 0.0061}, {"l2_flushed", true}};
+    f.write(j);
+    const auto c = read_capture(f.dir.string());
+    CHECK(c.time_ms == doctest::Approx(0.0061));
+    CHECK(c.lone_launch_ms == doctest::Approx(lone));
+    CHECK(c.batch_calls == 64);
+    CHECK(c.timing_note().find("a call among 64 back to back on fresh memory") != std::string::npos);
+  }
+  SUBCASE("not measured: the lone launch, and the note says how it was timed") {
+    j["batch_timing"] = {{"measured", false}, {"reason", "too large"}};
+    j["timing"]["l2_flushed"] = true;
+    f.write(j);
+    const auto c = read_capture(f.dir.string());
+    CHECK(c.time_ms == doctest::Approx(lone));
+    CHECK(c.batch_calls == 0);
+    CHECK(c.timing_note() == " (launched alone, L2 flushed first)");
+  }
+  SUBCASE("a batch figure without its calls is refused") {
+    j["batch_timing"] = {{"measured", true}, {"per_call_ms", 0.0061}};
+    f.write(j);
+    CHECK(error_of(f.dir).find("'batch_timing' must have") != std::string::npos);
+  }
+}

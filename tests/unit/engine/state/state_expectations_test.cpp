@@ -1,7 +1,8 @@
-// Every real report in tests/fixtures/ncu-h100/ gets the KB state and the top-3 techniques a CUDA
-// engineer gives it (tests/fixtures/ncu-h100/expected_states.json, reasoning in
-// EXPECTED_STATES.md): classified, weighed (kb_evidence), matched by the seed KB's matcher and
-// offered the techniques whose needs hold. Also the recorded row_softmax profile of issue 19.
+// Every real report in tests/fixtures/ncu-h100/ and tests/fixtures/ncu-h100-rewrites/ gets the KB
+// state and the top-3 techniques a CUDA engineer gives it (each folder's expected_states.json,
+// reasoning in EXPECTED_STATES.md and README.md): classified, weighed (kb_evidence), matched by the
+// seed KB's matcher and offered the techniques whose needs hold. Also the recorded row_softmax
+// profile of issue 19.
 #include "engine/evaluate/evaluator.h"
 #include "engine/profile/ncu_csv_parser.h"
 #include "engine/state/state_classifier.h"
@@ -24,6 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path fixtures() { return fs::path(KBLASTER_FIXTURES_DIR) / "ncu-h100"; }
+fs::path rewrites() { return fs::path(KBLASTER_FIXTURES_DIR) / "ncu-h100-rewrites"; }
 
 class scratch_kb {
  public:
@@ -52,10 +54,10 @@ std::string joined(const std::vector<std::string>& v) {
 }
 
 // The evidence of a fixture's first instance, classified from its details and raw pages.
-kb::kernel_evidence fixture_evidence(const std::string& name) {
-  auto report = engine::parse_ncu_details(support::read_file((fixtures() / (name + ".details.csv")).string()));
-  if (fs::exists(fixtures() / (name + ".raw.csv")))
-    engine::merge_ncu_raw(report, support::read_file((fixtures() / (name + ".raw.csv")).string()));
+kb::kernel_evidence fixture_evidence(const fs::path& dir, const std::string& name) {
+  auto report = engine::parse_ncu_details(support::read_file((dir / (name + ".details.csv")).string()));
+  if (fs::exists(dir / (name + ".raw.csv")))
+    engine::merge_ncu_raw(report, support::read_file((dir / (name + ".raw.csv")).string()));
   const auto sigs = engine::classify_report(report);
   REQUIRE_FALSE(sigs.empty());
   return engine::kb_evidence(sigs.front());
@@ -86,17 +88,16 @@ std::string describe(const kb::kernel_evidence& e) {
   return o.str();
 }
 
-}  // namespace
-
-TEST_CASE("every recorded H100 report gets the state and the top-3 techniques an engineer gives it") {
-  const auto expected = nlohmann::json::parse(support::read_file((fixtures() / "expected_states.json").string()));
+// Checks every expectation of `dir`/expected_states.json; returns how many it checked.
+int check_expected_states(const fs::path& dir) {
+  const auto expected = nlohmann::json::parse(support::read_file((dir / "expected_states.json").string()));
   const std::string arch = expected.at("$arch").get<std::string>();
   scratch_kb kb;
   int checked = 0;
   for (const auto& [key, want] : expected.items()) {
     if (key.front() == '$') continue;
     const auto at = key.find('@');
-    const auto evidence = at == std::string::npos ? fixture_evidence(key) : recorded_evidence(fixtures() / key.substr(at + 1));
+    const auto evidence = at == std::string::npos ? fixture_evidence(dir, key) : recorded_evidence(dir / key.substr(at + 1));
     CAPTURE(key);
     CAPTURE(describe(evidence));
     const auto m = (*kb).match_state(evidence, arch);
@@ -120,7 +121,17 @@ TEST_CASE("every recorded H100 report gets the state and the top-3 techniques an
     CHECK(joined(picked) == joined(top));
     ++checked;
   }
-  CHECK(checked == 10);
+  return checked;
+}
+
+}  // namespace
+
+TEST_CASE("every recorded H100 report gets the state and the top-3 techniques an engineer gives it") {
+  CHECK(check_expected_states(fixtures()) == 10);
+}
+
+TEST_CASE("every rewritten kernel recorded on the H100 gets its state and top-3 techniques (issue 36)") {
+  CHECK(check_expected_states(rewrites()) == 9);
 }
 
 TEST_CASE("row_softmax, as recorded on the GPU, is never matched to launch overhead") {

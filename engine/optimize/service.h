@@ -1,0 +1,111 @@
+// "Optimize this kernel", the product's main use case, once for every front end: the CLI's
+// `kblaster optimize` and the editor's kblaster.optimize / kblaster.applyTechnique are adapters
+// that turn flags or settings into an optimize_request and the outcome into lines or an edit.
+//
+// Given a file and a kernel, the service decides what the file is (file_role), captures a
+// program's kernel at every shape it runs with, sets up the evaluators and the model, runs (or
+// resumes) the loop under one stop token, waits for a deferred model when asked, and carries a
+// program's best rewrite back into the program, re-captured, before anything is written.
+#pragma once
+
+#include "engine/capture/program_capture.h"
+#include "engine/capture/program_rewrite.h"
+#include "engine/optimize/optimize.h"
+#include "engine/optimize/run_setup.h"
+#include "engine/task/task.h"
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace kblaster::engine::optimize {
+
+/// Why a run was refused before it started, or failed as a whole: the front ends word it for
+/// their users (an exit status, a JSON-RPC error with a button) from the kind, not the text.
+enum class refusal_kind {
+  not_optimizable,  ///< neither a task nor a program (file_role::why_neither)
+  needs_kernel,     ///< a program, but no kernel named
+  not_saved,        ///< a program whose editor buffer differs from the file that would be run
+  unreadable_task,  ///< a task file exists but cannot be used
+  capture_failed,   ///< the program did not build, run or launch the kernel
+  no_gpu,           ///< live measurement asked for on a machine without a GPU
+  evaluator,        ///< the evaluators cannot be set up, or the input cannot be evaluated
+  model,            ///< the model is misconfigured or failed
+  bad_option,       ///< options the loop cannot run with
+};
+
+class optimize_refusal : public std::runtime_error {
+ public:
+  optimize_refusal(refusal_kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  refusal_kind kind() const { return kind_; }
+  /// True for what the user can fix before running again (everything but a failure mid-run).
+  bool before_start() const { return kind_ != refusal_kind::evaluator && kind_ != refusal_kind::model; }
+
+ private:
+  refusal_kind kind_;
+};
+
+struct optimize_request {
+  std::string file;                   ///< a task (folder, .json, .cu with a task) or a program's .cu
+  std::string kernel;                 ///< a program: the kernel whose launch is captured
+  std::optional<std::string> buffer;  ///< the editor's text of `file`, when it may differ from the disk
+  std::string start_from;             ///< a task: the kernel source to start from (empty: the task's)
+  capture_request program;            ///< how a program runs (run, launch, timeout); source and kernel are filled in
+  loop_options loop;
+  evaluator_settings evaluator;
+  model_settings model;
+  std::filesystem::path kb_path;      ///< empty: the user's KB
+  /// The run folder. `out_dir` when set. Otherwise under `runs_base` (empty: a .kblaster/runs
+  /// folder beside the task, or beside the program): keyed by the input and every option when
+  /// `keyed_run_folder` (the same run again resumes; another input starts beside it), else
+  /// named after the task (or PROGRAM-KERNEL).
+  std::filesystem::path out_dir, runs_base;
+  bool keyed_run_folder = false;
+  std::string run_prefix;             ///< a keyed folder's name starts with it
+  bool wait_for_model = false;        ///< a deferred model: poll for its answers and resume until the run ends
+  double poll_seconds = 30;
+  bool apply = false;                 ///< a program: write the rewrite over `file` once re-captured (original kept)
+};
+
+/// What the front end hears while the service works.
+struct service_events {
+  /// One line of what happens outside the loop (capture, which model, waiting for answers).
+  std::function<void(const std::string&)> say;
+  progress_callback progress;  ///< the loop's steps (from the trajectories' threads: serialise)
+  /// Asked before a program's rewrite is carried back: false when the user changed the file
+  /// meanwhile (nothing is carried back; the best version stays in the run folder).
+  std::function<bool()> input_unchanged;
+};
+
+struct optimize_outcome {
+  task_spec task;
+  std::optional<capture_result> captured;  ///< a program: the capture that is the task
+  std::vector<capture_result> shapes;      ///< a program's other shapes, each verified too
+  optimize_result result;
+  std::filesystem::path out_dir;
+  bool replayed = false;                   ///< GPU results came from recordings
+  std::string model_note, evaluator_note;
+  std::string waiting_for;                 ///< stop_kind::waiting: where the deferred model's questions are
+  /// A program whose best version differs from the input: the program with it in place,
+  /// re-captured (check says whether it reproduced the verified outputs).
+  std::optional<program_rewrite> rewrite;
+  std::string rewrite_error;               ///< carrying back failed (a capture_error)
+  std::filesystem::path applied_to;        ///< set when the rewrite was written over the user's file
+  std::filesystem::path applied_backup;    ///< then: the original's copy in the run folder
+
+  bool is_program() const { return captured.has_value(); }
+  bool improved() const { return !result.best_source.empty() && result.best_source != result.input_source; }
+};
+
+/// Runs the use case. Throws optimize_refusal; a failing candidate is never an exception, and a
+/// cancelled run returns with stop_kind::cancelled (the same request resumes it).
+optimize_outcome optimize_file(const optimize_request& request, const service_events& events, std::stop_token stop);
+
+/// What a checked rewrite means for the user, one sentence each, in the order to show them.
+std::vector<std::string> describe_rewrite(const program_rewrite& rewrite, const capture_result& captured);
+
+}  // namespace kblaster::engine::optimize

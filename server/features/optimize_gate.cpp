@@ -1,0 +1,42 @@
+// The checks in front of Optimize (optimize_gate.h).
+#include "server/features/optimize_gate.h"
+
+#include "engine/analysis/file_role.h"
+#include "engine/capture/program_capture.h"
+#include "server/features/diagnostics.h"
+#include "support/files.h"
+
+#include <filesystem>
+
+namespace kblaster::server {
+
+std::optional<refusal> optimize_blocker(editor_state& state, const editor_settings& settings, const document_snapshot& doc,
+                                        const std::string& command, const std::string& kernel, gate_scope scope) {
+  const auto refused = [&](refusal_kind kind, std::string detail = "") {
+    return refusal{kind, command, kernel, doc.uri(), std::move(detail)};
+  };
+  if (!state.workspace_trusted()) return refused(refusal_kind::untrusted);
+  const std::string path = document_path(doc);
+  auto run = program_run_of(settings);
+  const auto role = engine::role_of(path, doc.text(), run.run);  // the engine's one answer, as the run will take it
+  const bool program = role.is_program();
+  if (!role.is_task() && !program)
+    return role.task.error.empty() ? refused(refusal_kind::no_task) : refused(refusal_kind::task_unreadable, role.task.error);
+  if (scope == gate_scope::document) return std::nullopt;
+  if (program) {
+    // The program is built and run from the file on disk.
+    if (support::read_file_if_exists(path).value_or("") != doc.text())
+      return refused(refusal_kind::not_saved, std::filesystem::path(path).filename().string());
+    // Its launch is captured by running it, which needs the driver whatever measures the
+    // candidates afterwards (a recorded capture needs nothing).
+    run.source = path;
+    run.kernel = kernel;
+    if (const auto blocker = engine::capture_blocker(run); !blocker.empty()) return refused(refusal_kind::no_gpu, blocker);
+  }
+  // Candidates are measured on this machine's GPU unless recorded results are replayed.
+  if (settings.replay_harness.empty() && state.analyzer(settings).capabilities().gpu_arch.empty())
+    return refused(refusal_kind::no_gpu, "this machine has no NVIDIA GPU (nvidia-smi found none) to measure candidates on");
+  return std::nullopt;
+}
+
+}  // namespace kblaster::server

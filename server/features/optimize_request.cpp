@@ -1,0 +1,102 @@
+// Settings in, a sentence out: nothing here decides how to optimize (engine/optimize/service).
+#include "server/features/optimize_request.h"
+
+#include "engine/optimize/run_report.h"
+#include "server/features/diagnostics.h"
+
+#include <cstdio>
+#include <filesystem>
+
+namespace kblaster::server {
+
+namespace fs = std::filesystem;
+namespace opt = engine::optimize;
+
+namespace {
+
+std::string times(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", x);
+  return buf;
+}
+
+// A batch folder given relative to the file, as the user reads the setting beside it.
+std::string beside_file(const std::string& deferred, const fs::path& file) {
+  const auto colon = deferred.find(':');
+  if (colon == std::string::npos || fs::path(deferred.substr(colon + 1)).is_absolute()) return deferred;
+  return deferred.substr(0, colon + 1) + (file.parent_path() / deferred.substr(colon + 1)).string();
+}
+
+}  // namespace
+
+opt::optimize_request optimize_request_of(const editor_settings& s, const document_snapshot& doc, const command_args& args) {
+  opt::optimize_request q;
+  q.file = document_path(doc);
+  q.kernel = args.kernel;
+  q.buffer = doc.text();
+  q.program = program_run_of(s);
+  // "Apply technique" is one step of one technique.
+  const bool one_step = !args.technique.empty();
+  q.loop.breadth = one_step ? 1 : s.breadth;
+  q.loop.depth = one_step ? 1 : s.depth;
+  q.loop.iterations = one_step ? 1 : s.iterations;
+  q.loop.limits = {.tokens = s.budget_tokens, .gpu_seconds = s.budget_gpu_seconds, .wall_seconds = s.budget_wall_seconds,
+                   .candidates = s.budget_candidates};
+  q.loop.arch = s.arch;
+  q.loop.top_k = s.top_k;
+  q.loop.policy = s.policy;
+  q.loop.seed = static_cast<std::uint64_t>(s.seed);
+  q.loop.only_technique = args.technique;
+  if (!s.replay_harness.empty()) q.evaluator.replay = {s.replay_harness};
+  q.evaluator.replay_pace = s.replay_pace;
+  q.evaluator.harness = s.harness;
+  q.evaluator.ncu = s.ncu_path;
+  q.model.replay = s.llm_replay;
+  if (!s.llm_batch.empty() && s.llm_replay.empty()) q.model.deferred = beside_file(s.llm_batch, q.file);
+  if (!s.llm_provider.empty()) q.model.editor.values["provider"] = s.llm_provider;
+  if (!s.llm_endpoint.empty()) q.model.editor.values["base_url"] = s.llm_endpoint;
+  if (!s.llm_model.empty()) q.model.editor.values["model"] = s.llm_model;
+  if (!s.llm_key_env.empty()) q.model.editor.values["key_env"] = s.llm_key_env;
+  q.model.budget_tokens = s.budget_tokens;
+  q.wait_for_model = s.llm_batch_wait;
+  q.poll_seconds = s.llm_batch_poll_s;
+  q.kb_path = s.kb_path;
+  q.runs_base = s.output_dir;
+  // One run folder per (input, options): Optimize again after a cancel, or after a deferred
+  // model's answers arrived, resumes; an optimized kernel or other settings start beside it.
+  q.keyed_run_folder = true;
+  q.run_prefix = one_step ? args.technique + "-" : "";
+  return q;
+}
+
+std::string optimize_result_message(const std::string& kernel, const opt::optimize_outcome& o, bool edited_meanwhile) {
+  const auto& r = o.result;
+  std::string m = o.replayed ? "[REPLAYED] " : "";
+  if (r.stop_reason == opt::stop_kind::waiting) {
+    m += "optimizing " + kernel + ": waiting for the model's answers (" + o.waiting_for + "); Optimize again resumes the run";
+  } else if (!o.improved() || r.best_speedup <= 1.0) {
+    m += "optimized " + kernel + ": no faster version found (" + std::to_string(r.candidates) + " candidates measured)";
+  } else {
+    m += "optimized " + kernel + ": " + times(r.best_speedup) + " faster, measured";
+    if (const auto& step = r.best_step) {
+      m += " (" + step->technique;
+      if (step->predicted_speedup) m += ": predicted " + times(*step->predicted_speedup);
+      if (step->measured_speedup) m += ", measured " + times(*step->measured_speedup);
+      if (!step->state.empty()) m += ", from state " + step->state;
+      m += ")";
+    }
+  }
+  if (const auto why = opt::describe_stop(r.stop_reason); !why.empty() && r.stop_reason != opt::stop_kind::waiting)
+    m += "; stopped early: " + why;
+  if (edited_meanwhile && o.improved())
+    m += "; not applied: the file changed during the run (the best version is " + (o.out_dir / "best.cu").string() + ")";
+  if (o.rewrite) {
+    for (const auto& line : opt::describe_rewrite(*o.rewrite, *o.captured)) m += "; " + line;
+    if (o.rewrite->check != engine::rewrite_check::reproduced)
+      m += "; not applied (the program with the rewrite is " + o.rewrite->edited_path + ")";
+  }
+  if (!o.rewrite_error.empty()) m += "; not applied: " + o.rewrite_error;
+  return m + ". Report: " + (o.out_dir / "report.md").string();
+}
+
+}  // namespace kblaster::server
