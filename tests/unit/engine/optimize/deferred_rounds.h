@@ -148,25 +148,22 @@ inline answerer improving_model(std::string base, std::function<bool(int gains)>
         return R"({"verdict": "fail", "summary": "It skips the tail.", "issues": [{"kind": "removed_functionality", "detail": "the last n % 4 elements are never written"}]})";
       return R"({"verdict": "pass", "summary": "Same computation on every element.", "issues": []})";
     }
-    // The first attempt of the table (id | task | state -> after | technique | ...), or, where the
-    // request shows the evaluation instead, its first departure (- state / technique [...]).
+    if (role != "textual_gradient") throw std::runtime_error("the stand-in has no answer for the role " + role);
+    // The first attempt of the table (id | task | state -> after | technique | ...).
     std::smatch row;
-    if (!std::regex_search(text, row, std::regex(R"((\d+) \| [^|\n]+ \| (\w+) -> \S+ \| (\w+) \|)")) &&
-        !std::regex_search(text, row, std::regex(R"(\n- ()(\w+) / (\w+) \[)")))
-      throw std::runtime_error("the stand-in found no attempt to cite in the " + role + " request");
-    const json departure{{"state", row[2]}, {"technique", row[3]}, {"attempt_ids", {row[1].length() ? std::stoll(row[1]) : 0}},
+    if (!std::regex_search(text, row, std::regex(R"((\d+) \| [^|\n]+ \| (\w+) -> \S+ \| (\w+) \|)")))
+      throw std::runtime_error("the stand-in found no attempt to cite in the textual gradient's request");
+    const json departure{{"state", row[2]}, {"technique", row[3]}, {"attempt_ids", {std::stoll(row[1])}},
                          {"direction", "overpredicted"}, {"note", "measured below the prediction"}};
-    const json evaluation{{"summary", "One prediction was too high."}, {"departures", {departure}}};
-    const json explanations = {{{"state", row[2]}, {"technique", row[3]},
-                                {"cause", "The kernel was already near its bound, so the rewrite had little left to gain."},
-                                {"evidence", "the measured speedup"}, {"suggestion", "predict less"}}};
-    const json update{{"rationale", "Record what the departure taught."},
-                      {"operations", {{{"op", "add_lesson"}, {"state", row[2]}, {"text", "Expect less of a rewrite once the kernel is near its bound."}}}}};
-    if (role == "textual_gradient") return json{{"evaluation", evaluation}, {"explanations", explanations}, {"update", update}}.dump();
-    if (role == "policy_evaluation") return evaluation.dump();
-    if (role == "gap_analysis") return json{{"explanations", explanations}}.dump();
-    if (role == "parameter_update") return update.dump();
-    throw std::runtime_error("the stand-in has no answer for the role " + role);
+    return json{{"evaluation", {{"summary", "One prediction was too high."}, {"departures", {departure}}}},
+                {"explanations",
+                 {{{"state", row[2]}, {"technique", row[3]},
+                   {"cause", "The kernel was already near its bound, so the rewrite had little left to gain."},
+                   {"evidence", "the measured speedup"}, {"suggestion", "predict less"}}}},
+                {"update",
+                 {{"rationale", "Record what the departure taught."},
+                  {"operations", {{{"op", "add_lesson"}, {"state", row[2]}, {"text", "Expect less of a rewrite once the kernel is near its bound."}}}}}}}
+        .dump();
   };
 }
 
