@@ -71,7 +71,7 @@ class loop_context {
   /// Has the evaluator build `sources` in the background (the next candidates, while the GPU
   /// verifies the first).
   void prepare(const std::vector<std::string>& sources);
-  /// The cached version with `hash`, if evaluated in this run.
+  /// The cached version with `hash`, if evaluated in this run, with the profile it was given since.
   std::optional<version> cached(const std::string& hash) const;
   /// Adds a journaled evaluation to the cache (resume) without counting it again.
   void remember(const std::string& source, const evaluation& e);
