@@ -497,6 +497,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       vscode.workspace.onDidChangeConfiguration(async (event) => {
         if (event.affectsConfiguration('kblaster.path') || event.affectsConfiguration('kblaster.arguments')) {
           await restartIfChanged(context);
+        } else if (event.affectsConfiguration('kblaster.optimize.replayHarness')) {
+          // The tooltip says whether Optimize replays; asked once the setting has reached the
+          // daemon (a notification, served in order; the request is not).
+          setTimeout(() => void refreshMachineStatus(), 500);
         }
       }));
   await startClient(context);
