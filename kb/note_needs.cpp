@@ -89,8 +89,9 @@ void upgrade_seed_notes(sql::database& db) {
         stored = current.get_text(0);
       }
       const bool as_seeded = stored == note;
+      const std::string& state_name = state;  // a structured binding cannot be captured before C++20 (clang)
       const bool old_text = std::any_of(std::begin(rewritten), std::end(rewritten), [&](const old_note& r) {
-        return state == r.state && technique == r.technique && stored == r.text;
+        return state_name == r.state && technique == r.technique && stored == r.text;
       });
       if (!as_seeded && !old_text) continue;  // edited since: its needs are not the seed's to say
       const auto needs = nlohmann::json(clauses_from_json(o.value("note_needs", nlohmann::json::array())));

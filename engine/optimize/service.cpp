@@ -60,7 +60,7 @@ void capture_target(const optimize_request& request, const std::string& text, op
     throw optimize_refusal(refusal_kind::capture_failed, std::string("the capture's task: ") + e.what());
   }
   tell(events, capture_line(*out.captured));
-  for (const auto& s : out.shapes) tell(events, capture_line(s));
+  for (const auto& s : out.shapes) tell(events, capture_line(s) + "; every candidate is verified on it too");
   if (!out.shapes.empty())
     tell(events, "every candidate is verified on all " + std::to_string(out.shapes.size() + 1) + " captured shapes");
   // What the verification will do differently (a widened tolerance, hidden pointers, ...).
@@ -154,7 +154,7 @@ optimize_outcome optimize_file(const optimize_request& request, const service_ev
   } catch (const no_gpu_error& e) {
     throw optimize_refusal(refusal_kind::no_gpu, e.what());
   } catch (const std::exception& e) {
-    throw optimize_refusal(refusal_kind::evaluator, std::string("cannot evaluate candidates: ") + e.what());
+    throw optimize_refusal(refusal_kind::no_evaluator, std::string("cannot evaluate candidates: ") + e.what());
   }
   model_choice model;
   try {

@@ -33,7 +33,8 @@ enum class refusal_kind {
   unreadable_task,  ///< a task file exists but cannot be used
   capture_failed,   ///< the program did not build, run or launch the kernel
   no_gpu,           ///< live measurement asked for on a machine without a GPU
-  evaluator,        ///< the evaluators cannot be set up, or the input cannot be evaluated
+  no_evaluator,     ///< the evaluators cannot be set up (a recording missing, no harness)
+  evaluator,        ///< the input cannot be evaluated
   model,            ///< the model is misconfigured or failed
   bad_option,       ///< options the loop cannot run with
 };

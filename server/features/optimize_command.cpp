@@ -48,11 +48,12 @@ rpc_error error_of(const opt::optimize_refusal& e, const command_args& args, con
     case opt::refusal_kind::no_gpu: return typed(refusal_kind::no_gpu, e.what());
     case opt::refusal_kind::model: return typed(refusal_kind::no_model, e.what());
     case opt::refusal_kind::capture_failed:
+    case opt::refusal_kind::no_evaluator:
     case opt::refusal_kind::evaluator:
     case opt::refusal_kind::bad_option: break;
   }
-  return rpc_error(e.kind() == opt::refusal_kind::bad_option ? error_code::invalid_params : error_code::request_failed,
-                   command + ": " + e.what());
+  const bool settings = e.kind() == opt::refusal_kind::bad_option || e.kind() == opt::refusal_kind::no_evaluator;
+  return rpc_error(settings ? error_code::invalid_params : error_code::request_failed, command + ": " + e.what());
 }
 
 }  // namespace
