@@ -62,7 +62,8 @@ task_learning count_task(const std::string& task, const std::vector<const held_o
       t.runs.push_back(c);
     }
   t.complete = ran.size() == t.runs.size() && ran.size() == s.arms.size() * s.seeds.size();
-  for (auto& [arm, curve] : t.curves) {
+  for (auto& [arm_name, curve] : t.curves) {
+    const auto& arm = arm_name;  // a structured binding cannot be captured before C++20 (clang)
     const auto n = std::count_if(t.runs.begin(), t.runs.end(), [&](const run_count& c) { return c.arm == arm; });
     for (auto& v : curve) v = std::exp(v / static_cast<double>(n));
   }

@@ -126,7 +126,7 @@ std::map<std::string, arch_rows> added_by_runs(const fs::path& arm_dir, const st
 
 // The held-out runs stored so far (and those left out), then each arm's start KB: the states it
 // holds statistics for on the runs' architecture, its rows by architecture and what the runs added.
-learning_summary summarize(const learning_options& lo, learning_context& c) {
+learning_summary summarize_arms(const learning_options& lo, learning_context& c) {
   std::vector<held_out_run> runs;
   std::string arch;
   std::map<std::string, fs::path> start_kb;  // per kind: the first arm's KB (every seed starts alike)
@@ -220,7 +220,7 @@ learning_outcome run_learning_curve(const learning_options& lo, const bench_hook
   c.hyperparameters = hyperparameters_json(lo.bench);
   c.hyperparameters.erase("seed");  // each arm has its own (--seeds)
   c.train_breadth = lo.train_breadth > 0 ? lo.train_breadth : lo.bench.loop.breadth;
-  out.summary = summarize(lo, c);
+  out.summary = summarize_arms(lo, c);
   out.report_json = lo.bench.out / "learning.json";
   out.report_markdown = lo.bench.out / "learning.md";
   write_json_atomic(out.report_json, {{"summary", to_json(out.summary)}, {"context", to_json(c)}});
