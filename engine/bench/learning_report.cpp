@@ -48,7 +48,7 @@ data.summary.tasks.forEach(t => {
 });
 )JS";
 
-std::string fixed(double v, int decimals) {
+std::string decimal_text(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
@@ -101,8 +101,8 @@ std::string totals_table(const learning_summary& s) {
   std::ostringstream o;
   o << "| arm | runs counted | reached 90 % | mean attempts | median attempts |\n| --- | ---: | ---: | ---: | ---: |\n";
   for (const auto& a : s.arm_totals)
-    o << "| " << a.arm << " | " << a.runs << " | " << a.reached << " | " << fixed(a.mean_attempts, 2) << " | "
-      << fixed(a.median_attempts, 1) << " |\n";
+    o << "| " << a.arm << " | " << a.runs << " | " << a.reached << " | " << decimal_text(a.mean_attempts, 2) << " | "
+      << decimal_text(a.median_attempts, 1) << " |\n";
   return o.str();
 }
 
@@ -155,7 +155,7 @@ std::string arch_table(const learning_context& c) {
 std::string goal_sentence(const learning_summary& s, const std::string& bold = "**") {
   if (!s.warm_over_cold) return "The warm and cold arms have no counted runs to compare.";
   const bool met = *s.warm_over_cold <= 0.5;
-  return "Warm / cold mean attempts to 90 % of the best: " + bold + fixed(*s.warm_over_cold, 2) + bold +
+  return "Warm / cold mean attempts to 90 % of the best: " + bold + decimal_text(*s.warm_over_cold, 2) + bold +
          " (the goal: at most 0.5): " + (met ? "met." : "not met.");
 }
 

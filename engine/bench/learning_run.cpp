@@ -173,7 +173,7 @@ learning_summary summarize_arms(const learning_options& lo, learning_context& c)
   return summarize_learning(runs, budget, kb_states, kinds, lo.seeds);
 }
 
-void log_line(const bench_hooks& hooks, const std::string& line) {
+void learning_log(const bench_hooks& hooks, const std::string& line) {
   if (hooks.log) hooks.log(line);
 }
 
@@ -201,7 +201,7 @@ learning_outcome run_learning_curve(const learning_options& lo, const bench_hook
       break;
     }
     if (arm.kind == "foreign") write_foreign_export(lo);
-    log_line(hooks, "learning curve: " + arm.name + " (" +
+    learning_log(hooks, "learning curve: " + arm.name + " (" +
                         (arm.kind == "learn" ? "training set" : "held-out set, " + arm.kind + " KB") + ")");
     const auto s = run_bench(options_of(lo, arm), hooks);
     if (s.waiting > 0 || s.ran + s.skipped < s.selected) {
