@@ -522,7 +522,7 @@ nlohmann::json judge::time(const engine::task_spec& task, std::unique_ptr<runner
       ref_how = "the PyTorch reference in the judge";
     }
     trace_phase("time: reference timed");
-    if (refst && refst->converged && !refst->throttled)
+    if (refst && !refst->throttled && refst->samples >= ref_policy.min_samples)
       reference_timings_[ref_key] = {*refst, ref_how, std::chrono::steady_clock::now()};
   }
   const double speedup = refst && st.median_ms > 0 ? refst->median_ms / st.median_ms : 0;

@@ -51,8 +51,11 @@ class judge {
   std::map<std::string, std::unique_ptr<reference_model>> references_;
   // The reference's timing of a task, kept for the next candidates of the same task and batch
   // size: the reference does not change between candidates, and timing it again cost as much as
-  // timing the candidate (about a second of a bench's 2.3 s a candidate). Kept only when its
-  // samples converged, and for ten minutes at most, so that a GPU whose clocks moved is timed
+  // timing the candidate (about a second of a bench's 2.3 s a candidate). Kept when the GPU did not
+  // throttle and the samples either converged or ran to the policy's cap (a PyTorch reference's
+  // samples often scatter too much to converge, and a second more of them would say no more: the
+  // H100 trace of vector_add timed its reference for the whole second of every candidate), and
+  // for ten minutes at most, so that a GPU whose clocks moved is timed
   // afresh; the reply says which figure was reused.
   struct reference_timing {
     timing_stats stats;

@@ -94,8 +94,8 @@ class timed_batch {
 int slots_that_fit(const device_context& dev, const std::vector<torch::Tensor>& args,
                    const std::vector<torch::Tensor>& like_outputs);
 
-/// Calls per batch for a call of about `call_ms`: enough for the batch to take `batch_ms`, never
-/// more than `slots`.
+/// Calls per batch for a call of about `call_ms`: the smallest power of two that makes the batch
+/// take `batch_ms`, never more than `slots`.
 int calls_per_batch(double call_ms, double batch_ms, int slots);
 
 }  // namespace kblaster::harness
