@@ -80,6 +80,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     return;
   }
   ncu_options n;
+  n.sections = loop_ncu_sections();  // what the loop reads: state, evidence, prompt summary
   n.nvtx_include = "kb_candidate/";  // trailing '/': a push/pop range (without it, a start/end range)
   n.report_base = (scratch / ("profile-" + e.code_hash)).string();
   n.timeout = options_.profile_timeout;

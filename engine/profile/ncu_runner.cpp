@@ -54,6 +54,31 @@ const std::vector<std::string>& default_ncu_sections() {
   return identifiers;
 }
 
+const std::vector<std::string>& loop_ncu_sections() {
+  // The loop reads the state, the KB evidence and the prompt's summary, not the hover's view, but
+  // on the recorded reports no section can go without changing one of them. In brackets, the ncu
+  // replay passes each costs on top of the other eleven (ncu 2025.3.1, H100, the spills kernel of
+  // tests/fixtures/ncu-h100; all twelve: 36):
+  //   MemoryWorkloadAnalysis_Tables (9): the uncoalesced-access and bank-conflict secondaries and
+  //     the spill weight (MemoryCacheAccessPattern, SharedMemoryConflicts); the raw page's atomic
+  //     requests at L2 and data reuse (dram__sectors_read.sum) come with it;
+  //   MemoryWorkloadAnalysis_Chart (2): MemoryL2Compression among the summary's top findings;
+  //   SourceCounters (1): UncoalescedGlobalAccess / UncoalescedSharedAccess (secondaries' weights
+  //     and evidence; the whole uncoalesced secondary of the small SpMVs), branch efficiency;
+  //   ComputeWorkloadAnalysis (0): HighPipeUtilization among the summary's top findings;
+  //   InstructionStats (0): FPInstructions among the summary's top findings;
+  //   MemoryWorkloadAnalysis (0): the register-spill requests in the spill evidence (its metric
+  //     leaves the raw page with it);
+  //   SpeedOfLight, Occupancy, LaunchStats, WarpStateStats, SchedulerStats, WorkloadDistribution
+  //     (0 each): the primary and duration, occupancy, the launch and grid, divergence, issue
+  //     slots, work imbalance (findings and secondaries).
+  // Chart, ComputeWorkloadAnalysis and InstructionStats are kept only by the summary's three top
+  // ncu findings; together they cost about two passes. tools/gpu/ncu_cost/leave_one_out.sh
+  // measures the passes.
+  static const std::vector<std::string> identifiers = default_ncu_sections();
+  return identifiers;
+}
+
 const std::vector<std::string>& default_ncu_metrics() {
   // What the roofline section reads (by metric, not by that section's name, which ncu versions
   // spell differently): DRAM bytes per second and its peak; FP32 add, multiply and FMA rates per

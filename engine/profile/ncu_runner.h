@@ -30,6 +30,13 @@ const std::vector<ncu_section>& requested_ncu_sections();
 /// Their identifiers: what ncu_options asks for by default.
 const std::vector<std::string>& default_ncu_sections();
 
+/// The sections the optimization loop's profiles ask for (harness_evaluator_profile): those its
+/// state (primary and secondary), KB evidence and prompt summary read; the hover's view, which
+/// the loop only records, asks nothing of its own. tests/unit/engine/profile/ncu_loop_sections_test.cpp
+/// holds it to that on every recorded H100 report (none missing, none unread). Today every
+/// requested section is among them; the comment in ncu_runner.cpp says what keeps each.
+const std::vector<std::string>& loop_ncu_sections();
+
 /// Metrics collected beside the sections: those the achieved DRAM bandwidth and FP32 FLOP rate
 /// against the GPU's peaks are computed from (state_classifier's sol_figures).
 const std::vector<std::string>& default_ncu_metrics();

@@ -11,66 +11,31 @@
 // (with default_ncu_metrics() in it), so the first check keeps it whole. The second also looks
 // without it, so that a section whose figure the raw page repeats under its metric name
 // (MemoryWorkloadAnalysis's spill requests, derived__local_spilling_requests) is still seen to be read.
-#include "engine/profile/csv_reader.h"
 #include "engine/profile/ncu_runner.h"
 #include "engine/state/profile_pipeline.h"
 #include "engine/state/profile_summary.h"
 #include "engine/state/state_evidence.h"
 #include "support/files.h"
+#include "tests/unit/engine/profile/ncu_report_cut.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-#include <filesystem>
-#include <set>
 #include <string>
 #include <vector>
 
 using namespace kblaster;
+using test::first_difference;
+using test::only_sections;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fixtures() { return fs::path(KBLASTER_FIXTURES_DIR) / "ncu-h100"; }
+fs::path fixtures() { return test::ncu_h100_fixtures(); }
 
 // The one-kernel reports recorded with --set full (app_sections.details.csv was taken with a
 // section list of its own and says nothing about the full set).
-std::vector<std::string> full_reports() {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(fixtures())) {
-    const auto name = e.path().filename().string();
-    if (name.ends_with(".details.csv") && fs::exists(fixtures() / (name.substr(0, name.size() - 12) + ".raw.csv")))
-      names.push_back(name.substr(0, name.size() - 12));
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-std::string quoted(const std::vector<std::string>& fields) {
-  std::string line;
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    line += i ? ",\"" : "\"";
-    for (char c : fields[i]) line += c == '"' ? std::string("\"\"") : std::string(1, c);
-    line += '"';
-  }
-  return line + "\n";
-}
-
-// The details page as ncu would have printed it with only `sections` asked for.
-std::string only_sections(const std::string& details, const std::vector<engine::ncu_section>& sections) {
-  std::set<std::string> keep;
-  for (const auto& s : sections) keep.insert(s.identifier), keep.insert(s.display_name);
-  engine::csv_reader in(details);
-  std::vector<std::string> row;
-  REQUIRE(in.next(row));
-  const auto section = engine::column_index(row, "Section Name");
-  REQUIRE(section != engine::no_column);
-  std::string out = quoted(row);
-  while (in.next(row))
-    if (section < row.size() && keep.count(row[section])) out += quoted(row);
-  return out;
-}
+std::vector<std::string> full_reports() { return test::reports_in(fixtures()); }
 
 // Everything a user or the model is shown of the report, and what the KB is told.
 std::string shown(const std::string& details, const std::string& raw) {
@@ -84,14 +49,6 @@ std::string shown(const std::string& details, const std::string& raw) {
     for (const auto& f : e.facts) all += f + "\n";
   }
   return all;
-}
-
-// The first line where two texts differ, for the failure message.
-std::string first_difference(const std::string& a, const std::string& b) {
-  std::size_t at = 0;
-  while (at < a.size() && at < b.size() && a[at] == b[at]) ++at;
-  const auto from = a.rfind('\n', at) == std::string::npos ? 0 : a.rfind('\n', at) + 1;
-  return "the full set: " + a.substr(from, a.find('\n', at) - from) + "\n  the sections asked: " + b.substr(from, b.find('\n', at) - from);
 }
 
 }  // namespace
