@@ -277,7 +277,6 @@ runner_reply runner_process::map(const shared_arena& arena, deadline until) {
   runner::request_header h;
   h.kind = runner::op::map;
   h.arena_bytes = arena.bytes();
-  arena.ipc_handle(h.ipc_handle);
   return exchange(h, nullptr, 0, arena.fd(), until);
 }
 

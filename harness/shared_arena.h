@@ -1,5 +1,5 @@
 // The memory a candidate call sees, shared between the judge and the runner: one allocation
-// (cudaMalloc exported with a CUDA IPC handle on the GPU, a memfd on the CPU) holding copies of
+// (the CUDA virtual memory API's, exported as a file descriptor, on the GPU; a memfd on the CPU) holding copies of
 // the call's arguments and its output buffers with their canaries. The reference's outputs, the
 // pristine inputs and everything else the judge decides with stay in the judge's own memory.
 #pragma once
@@ -31,17 +31,17 @@ class shared_arena {
   std::size_t bytes() const { return bytes_; }
   /// A tensor over [offset, offset + its bytes), contiguous, on the arena's device.
   torch::Tensor view(std::size_t offset, c10::IntArrayRef sizes, torch::ScalarType type) const;
-  /// CPU: the memfd to send to the runner; -1 on the GPU.
+  /// The descriptor to send to the runner: the memfd (CPU) or the exported allocation (GPU).
   int fd() const { return fd_; }
-  /// GPU: the cudaIpcMemHandle_t bytes; zeros on the CPU.
-  void ipc_handle(unsigned char (&out)[64]) const;
 
  private:
+  void release();
   bool cuda_ = false;
   std::size_t bytes_ = 0;
   void* base_ = nullptr;
   int fd_ = -1;
-  unsigned char handle_[64] = {};
+  unsigned long long allocation_ = 0;  // CUmemGenericAllocationHandle
+  bool created_ = false, mapped_ = false;
 };
 
 /// The arguments and outputs of one candidate call laid out in an arena, and the descriptors

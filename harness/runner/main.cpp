@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <string>
@@ -27,6 +28,7 @@
 #ifdef KBLASTER_RUNNER_CUDA
 #include "harness/runner/empty_kernel.h"
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 #endif
@@ -175,36 +177,65 @@ struct device {
 #endif
 };
 
-// The shared arena, as this process sees it.
+// The shared arena, as this process sees it: the judge's allocation imported from the file
+// descriptor that came with the map request (shared_arena.cpp says why not a legacy IPC handle),
+// or its memfd mapped (CPU).
 struct arena {
   char* base = nullptr;
   std::uint64_t bytes = 0;
   bool cuda = false;
-  void release() {
-    if (!base) return;
 #ifdef KBLASTER_RUNNER_CUDA
-    if (cuda) cudaIpcCloseMemHandle(base);
+  CUmemGenericAllocationHandle allocation = 0;
+  bool imported = false, mapped = false;
 #endif
-    if (!cuda) ::munmap(base, bytes);
+  void release() {
+#ifdef KBLASTER_RUNNER_CUDA
+    if (cuda) {
+      const auto va = reinterpret_cast<CUdeviceptr>(base);
+      if (mapped) cuMemUnmap(va, bytes);
+      if (base) cuMemAddressFree(va, bytes);
+      if (imported) cuMemRelease(allocation);
+      imported = mapped = false;
+      base = nullptr;
+      return;
+    }
+#endif
+    if (base) ::munmap(base, bytes);
     base = nullptr;
   }
   std::string map(const request_header& h, int fd, bool on_cuda) {
     release();
     cuda = on_cuda;
     bytes = h.arena_bytes;
+    if (fd < 0) return "no arena file descriptor came with the map request";
 #ifdef KBLASTER_RUNNER_CUDA
     if (cuda) {
-      cudaIpcMemHandle_t handle;
-      static_assert(sizeof(handle) == sizeof(h.ipc_handle));
-      std::memcpy(&handle, h.ipc_handle, sizeof(handle));
-      void* p = nullptr;
-      if (auto e = cudaIpcOpenMemHandle(&p, handle, cudaIpcMemLazyEnablePeerAccess); e != cudaSuccess)
-        return std::string("cudaIpcOpenMemHandle: ") + cudaGetErrorString(e);
-      base = static_cast<char*>(p);
+      const auto fail = [&](CUresult r, const char* what) {
+        const char* name = nullptr;
+        cuGetErrorString(r, &name);
+        release();
+        return std::string(what) + ": " + (name ? name : "unknown error");
+      };
+      CUresult r = cuMemImportFromShareableHandle(&allocation, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)),
+                                                  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+      ::close(fd);
+      if (r != CUDA_SUCCESS) return fail(r, "importing the judge's memory");
+      imported = true;
+      CUdeviceptr va = 0;
+      if ((r = cuMemAddressReserve(&va, bytes, 0, 0, 0)) != CUDA_SUCCESS) return fail(r, "reserving addresses");
+      base = reinterpret_cast<char*>(va);
+      if ((r = cuMemMap(va, bytes, 0, allocation, 0)) != CUDA_SUCCESS) return fail(r, "mapping the judge's memory");
+      mapped = true;
+      int ordinal = 0;
+      cudaGetDevice(&ordinal);
+      CUmemAccessDesc access{};
+      access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      access.location.id = ordinal;
+      access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+      if ((r = cuMemSetAccess(va, bytes, &access, 1)) != CUDA_SUCCESS) return fail(r, "cuMemSetAccess");
       return {};
     }
 #endif
-    if (fd < 0) return "no arena file descriptor came with the map request";
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     ::close(fd);
     if (p == MAP_FAILED) return std::string("mmap: ") + std::strerror(errno);

@@ -23,7 +23,7 @@ constexpr int message_chars = 240;
 
 enum class op : std::uint32_t {
   load = 1,    // payload: the candidate's path (already screened by the judge)
-  map = 2,     // the shared arena: ipc_handle (CUDA) or a memfd sent with SCM_RIGHTS (CPU)
+  map = 2,     // the shared arena: its file descriptor sent with SCM_RIGHTS (the CUDA allocation's, or a memfd)
   call = 3,    // payload: n_in + n_out tensor_desc, then with calls > 1 one std::uint64_t slot stride per
                // descriptor (call c's tensor i is at offset + c * stride[i]); flags below
   finish = 4,  // second half of a two-phase call: synchronise the whole device, then reply
@@ -60,7 +60,6 @@ struct request_header {
   std::uint32_t pad = 0;
   std::uint64_t spin_ns = 0;        // noop: how long its stand-in kernel holds the GPU (a batch's time)
   std::uint64_t arena_bytes = 0;    // map
-  unsigned char ipc_handle[64] = {};  // map, CUDA: cudaIpcMemHandle_t
 };
 
 enum class status : std::uint32_t {
