@@ -45,6 +45,9 @@ struct harness_evaluator_options {
   /// A request on which the judge itself failed (harness_reply::judge_failed) is sent again to a
   /// fresh harness this many times at most, then evaluate() throws evaluation_error.
   int judge_retries = 2;
+  /// Where ncu's pages of profiled kernels are kept for the next profile of the same kernel, task,
+  /// GPU and ncu (profile_cache.h); empty: profile_cache::default_dir(). "none": profile every time.
+  std::filesystem::path profile_cache_dir;
 };
 
 /// The snapshot of an ncu run's pages (details, raw, source CSV): every kernel classified, the

@@ -77,6 +77,7 @@ struct ncu_run_result {
   double seconds = 0;          // the whole run: profile and export
   double profile_seconds = 0;  // the profiled program under ncu (the part that holds the GPU)
   double export_seconds = 0;   // the pages read back from the report (CPU, the three at once)
+  bool reused = false;         // the pages of an earlier run of the same profile (profile_cache.h)
 };
 
 /// A clear message for a failed ncu run, or empty when `r` succeeded. Recognises a missing
