@@ -836,9 +836,15 @@ async function main() {
     await page.keyboard.press('Enter');
     const settingsFile = path.join(dirs.workspace, '.vscode', 'settings.json');
     const written = await waitFor('kblaster.run.command in the folder\'s settings', () => {
-      const v = JSON.parse(fs.readFileSync(settingsFile, 'utf8'))['kblaster.run.command'];
+      // VS Code may be midway through writing the file (empty or cut short): not there yet.
+      let v;
+      try {
+        v = JSON.parse(fs.readFileSync(settingsFile, 'utf8'))['kblaster.run.command'];
+      } catch (e) {
+        return null;
+      }
       return Array.isArray(v) ? v : null;
-    }, 15000, () => fs.readFileSync(settingsFile, 'utf8'));
+    }, 15000, () => (fs.existsSync(settingsFile) ? fs.readFileSync(settingsFile, 'utf8') : '(no file)'));
     check(JSON.stringify(written) === JSON.stringify(['./scale_half_app', '1024']), 'the program written as kblaster.run.command',
       JSON.stringify(written));
     // Retried: scale_half is now in a program, so what stops it next is the machine (here no
