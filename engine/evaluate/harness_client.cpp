@@ -119,7 +119,7 @@ void harness_client::stop() {
   child_.reset();  // SIGKILL and reap: the harness holds nothing worth a graceful exit
 }
 
-harness_reply harness_client::start() {
+harness_reply harness_client::start(std::stop_token stop) {
   child_.reset();
   const std::string exe = options_.executable.empty() ? find_harness() : options_.executable;
   if (exe.empty())
@@ -163,8 +163,13 @@ harness_reply harness_client::start() {
   ++starts_;
   std::string line;
   bool timed_out = false;
-  if (!child_->read_line(line, std::chrono::steady_clock::now() + options_.startup_timeout, timed_out))
+  if (!child_->read_line(line, std::chrono::steady_clock::now() + options_.startup_timeout, timed_out, stop)) {
+    if (stop.stop_requested()) {
+      child_.reset();  // kills its process group, and whatever it had started
+      return harness_reply{{}, "cancelled", "cancelled while the harness was starting", ""};
+    }
     return lost("start-up", timed_out);
+  }
   try {
     const auto ready = nlohmann::json::parse(line);
     if (ready.value("event", "") != "ready") {
@@ -218,7 +223,7 @@ harness_reply harness_client::lost(const std::string& during, bool timed_out) {
 
 harness_reply harness_client::request(nlohmann::json req, std::stop_token stop) {
   if (!child_) {
-    if (auto started = start(); !started.ok()) return started;
+    if (auto started = start(stop); !started.ok()) return started;
   }
   const auto id = next_id_++;
   req["id"] = id;

@@ -75,7 +75,9 @@ class harness_client {
   std::unique_ptr<child> child_;
   int starts_ = 0;
   long long next_id_ = 1;
-  harness_reply start();
+  /// Starts the harness and waits for its "ready"; a stop meanwhile kills it (LibTorch's load
+  /// takes a second or more, which a cancelled Optimize must not wait for).
+  harness_reply start(std::stop_token stop);
   harness_reply lost(const std::string& during, bool timed_out);
 };
 

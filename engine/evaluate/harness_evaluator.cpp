@@ -172,7 +172,7 @@ harness_evaluator::harness_evaluator(std::vector<task_spec> tasks, harness_evalu
   for (const auto& t : tasks) add_task(t);
 }
 
-harness_evaluator::~harness_evaluator() = default;
+harness_evaluator::~harness_evaluator() { builds_stop_.request_stop(); }
 
 void harness_evaluator::add_task(const task_spec& task) {
   auto entry = std::make_shared<task_entry>();
@@ -250,8 +250,9 @@ std::shared_future<harness_evaluator::timed_build> harness_evaluator::build_of(c
     f = std::async(std::launch::async, [this, t = std::move(t), arch]() mutable {
           const auto start = clock_type::now();
           try {
-            t.build = device_ == "cpu" ? build_host_candidate(t.path.string(), (work_dir_ / "build").string())
-                                       : build_candidate(t.path.string(), arch, *nvcc_);
+            const auto stop = builds_stop_.get_token();
+            t.build = device_ == "cpu" ? build_host_candidate(t.path.string(), (work_dir_ / "build").string(), true, stop)
+                                       : build_candidate(t.path.string(), arch, *nvcc_, true, stop);
           } catch (const std::exception& x) {
             t.build.ok = false;
             t.build.log = std::string("the build could not run: ") + x.what();
@@ -416,8 +417,20 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
   e.arch = device_ == "cpu" ? "cpu" : task.spec.arch.empty() ? arch_ : task.spec.arch;
 
   const auto wait_start = clock_type::now();
-  const auto built = build_of(task, source, hash).get();
+  const auto pending = build_of(task, source, hash);
+  // A stop while the compiler runs ends the wait; the compiler itself goes with the evaluator
+  // (builds_stop_), which the cancelled run is about to drop.
+  const auto cancelled_build = [&] {
+    e.verdict = "error";
+    e.check = "cancelled";
+    e.reason = "cancelled while the candidate was being built";
+    return e;
+  };
+  while (pending.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
+    if (request.stop.stop_requested()) return cancelled_build();
+  const auto built = pending.get();
   if (!built.error.empty()) throw evaluation_error(built.error);
+  if (built.build.cancelled) return cancelled_build();
   const auto& b = built.build;
   if (!before) {
     e.build_seconds = built.seconds;

@@ -36,7 +36,8 @@ std::string dlpack_include_dir() {
   return {};
 }
 
-candidate_build build_host_candidate(const std::string& source, const std::string& cache_dir, bool use_cache) {
+candidate_build build_host_candidate(const std::string& source, const std::string& cache_dir, bool use_cache,
+                                     std::stop_token stop) {
   candidate_build b;
   const auto text = support::read_file_if_exists(source);
   if (!text) {
@@ -68,8 +69,9 @@ candidate_build build_host_candidate(const std::string& source, const std::strin
     b.log = std::string("cannot sandbox the compiler: ") + e.what();
     return b;
   }
-  const auto r = support::run_process(argv, std::chrono::seconds(180));
+  const auto r = support::run_process(argv, std::chrono::seconds(180), std::nullopt, stop);
   b.log = r.out + r.err;
+  b.cancelled = r.cancelled;
   b.diagnostics = parse_nvcc_diagnostics(b.log);
   b.seconds = r.seconds;
   if (!r.ok()) {
@@ -85,12 +87,13 @@ candidate_build build_host_candidate(const std::string& source, const std::strin
 }
 
 candidate_build build_candidate(const std::string& source, const std::string& arch, nvcc_driver& nvcc,
-                                bool use_cache) {
-  if (is_host_source(source)) return build_host_candidate(source, nvcc_driver::default_cache_dir(), use_cache);
+                                bool use_cache, std::stop_token stop) {
+  if (is_host_source(source)) return build_host_candidate(source, nvcc_driver::default_cache_dir(), use_cache, stop);
   nvcc_options o;
   o.arch = arch;
   o.use_cache = use_cache;
   o.sandboxed = true;
+  o.stop = stop;
   if (const auto dl = dlpack_include_dir(); !dl.empty()) o.extra_flags.push_back("-I" + dl);
   // The shared CUDA runtime: the harness's own instance serves the candidate (one runtime, one
   // context), and the candidate's imports show exactly what it calls, where the static runtime
@@ -106,6 +109,7 @@ candidate_build build_candidate(const std::string& source, const std::string& ar
   b.log = r.log;
   b.diagnostics = r.diagnostics;
   b.seconds = r.seconds;
+  b.cancelled = r.cancelled;
   if (r.timed_out) b.log += "\n(nvcc timed out)";
   return b;
 }

@@ -5,6 +5,7 @@
 
 #include "engine/toolchain/nvcc_driver.h"
 
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct candidate_build {
   std::string log;      // compiler output
   std::vector<diagnostic> diagnostics;
   double seconds = 0;
+  bool cancelled = false;  // stopped: the compiler was killed, nothing was cached
 };
 
 /// True for sources built as host code (.cpp, .cc, .cxx): the CPU path.
@@ -29,10 +31,12 @@ std::string dlpack_include_dir();
 
 /// Builds `source`; `.cu` through `nvcc` (for `arch`, empty: the driver's choice), host sources
 /// with $CXX or g++ into the same cache directory. Never throws for compiler errors.
+/// A stop kills the compiler (and what it started) and the build comes back cancelled.
 candidate_build build_candidate(const std::string& source, const std::string& arch, nvcc_driver& nvcc,
-                                bool use_cache = true);
+                                bool use_cache = true, std::stop_token stop = {});
 
 /// Builds a host source without an nvcc (CPU-only machines). Never throws for compiler errors.
-candidate_build build_host_candidate(const std::string& source, const std::string& cache_dir, bool use_cache = true);
+candidate_build build_host_candidate(const std::string& source, const std::string& cache_dir, bool use_cache = true,
+                                     std::stop_token stop = {});
 
 }  // namespace kblaster::engine

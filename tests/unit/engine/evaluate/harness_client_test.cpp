@@ -6,7 +6,9 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <stop_token>
 #include <string>
+#include <thread>
 
 using namespace kblaster::engine;
 
@@ -109,4 +111,22 @@ TEST_CASE("a harness that cannot start is the judge's failure") {
   harness_client c(o);
   const auto r = ask(c, "ok");
   CHECK(r.judge_failed());
+}
+
+TEST_CASE("a stop while the harness starts ends it at once, not when it is up") {
+  harness_options o = fake();
+  o.environment.push_back("FAKE_HARNESS_START_SECONDS=30");
+  harness_client c(o);
+  std::stop_source stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop.request_stop();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = c.request({{"op", "verify"}, {"candidate", "ok"}}, stop.get_token());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stopper.join();
+  CHECK(r.error == "cancelled");
+  CHECK(seconds < 2.0);  // the fake takes 30 s to come up: waiting for it would show
+  MESSAGE("returned " << seconds << " s after the request, the stop at 0.2 s");
 }

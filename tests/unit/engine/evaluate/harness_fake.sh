@@ -2,8 +2,10 @@
 # A stand-in for kblaster-harness in the harness_client unit tests (no LibTorch needed): speaks
 # the same JSON lines and misbehaves on request. The request's "candidate" says how:
 # ok, crash (SIGSEGV), abort (SIGABRT), kill (SIGKILL), hang, exit, oom (prints bad_alloc, then SIGABRT),
-# judge_oom (a reply saying the judge's own memory ran out), noise.
+# judge_oom (a reply saying the judge's own memory ran out), noise. FAKE_HARNESS_START_SECONDS
+# delays the "ready" line, as LibTorch's load does.
 # Written for KernelBlaster's tests.
+sleep "${FAKE_HARNESS_START_SECONDS:-0}"
 echo '{"event":"ready","device":"fake","cuda":false}'
 while IFS= read -r line; do
   id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' <<<"$line")
