@@ -861,7 +861,9 @@ async function main() {
 
     // -- n4: its state lens runs kblaster.profile: "not profiled" said with why, never silence.
     t0 = Date.now();
-    const stateLens = (await lensTexts(page)).flat().find((t) => /^not profiled/.test(t));
+    // The program just set starts a new analysis ("analysing…" meanwhile): its state lens follows.
+    const stateLens = await waitFor('scale_half\'s state lens after its analysis',
+      async () => (await lensTexts(page)).flat().find((t) => /^not profiled/.test(t)), 60000, lensNow).catch(() => undefined);
     check(stateLens !== undefined, 'scale_half\'s state lens says it is not profiled, and why', await lensNow());
     log(`state lens: ${stateLens}`);
     await clickLens(stateLens);
