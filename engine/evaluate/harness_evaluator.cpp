@@ -418,8 +418,8 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
 
   const auto wait_start = clock_type::now();
   const auto pending = build_of(task, source, hash);
-  // A stop while the compiler runs ends the wait; the compiler itself goes with the evaluator
-  // (builds_stop_), which the cancelled run is about to drop.
+  // A stop while the compiler runs ends the wait and the compilers: an evaluator serves one run,
+  // and a stopped run builds nothing more (its children must be gone within a second).
   const auto cancelled_build = [&] {
     e.verdict = "error";
     e.check = "cancelled";
@@ -427,7 +427,10 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
     return e;
   };
   while (pending.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
-    if (request.stop.stop_requested()) return cancelled_build();
+    if (request.stop.stop_requested()) {
+      builds_stop_.request_stop();
+      return cancelled_build();
+    }
   const auto built = pending.get();
   if (!built.error.empty()) throw evaluation_error(built.error);
   if (built.build.cancelled) return cancelled_build();

@@ -144,8 +144,9 @@ class harness_evaluator final : public evaluator {
                const std::string& library, slot& s, evaluation& e, std::stop_token stop);
   void profile_static(const task_entry& task, const std::string& source_path, evaluation& e, const std::string& why);
 
-  /// Stops every build still running when the evaluator goes: its futures' destructors wait for
-  /// them, and a cancelled Optimize must not wait for a compiler.
+  /// Stops every build still running when the evaluator goes (its futures' destructors wait for
+  /// them) or a measurement waiting for one is stopped: a cancelled run must not wait for a
+  /// compiler. An evaluator serves one run; after a stop it builds nothing more.
   std::stop_source builds_stop_;
   // Last, so that it goes first: a build still running in the background uses nvcc_ and the
   // work directory, and destroying its future waits for it.
