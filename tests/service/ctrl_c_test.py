@@ -38,10 +38,13 @@ cmd = [kblaster, "optimize", str(tmp / "vector_add"), "--kernel", str(tmp / "vec
        "--breadth", "1", "--depth", "1", "--iterations", "1", "--kb", str(tmp / "kb.sqlite"), "--out", str(tmp / "run")]
 proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 try:
-    until = time.time() + 120
-    while time.time() < until and not descendants(proc.pid, live_only=True) and proc.poll() is None:
-        time.sleep(0.02)
-    started = descendants(proc.pid, live_only=True)
+    # What the wait saw is what counts: a short-lived child (the first compiler call) can be gone
+    # by the time /proc is read again, and the run is still busy with the next one.
+    until, started = time.time() + 120, []
+    while time.time() < until and not started and proc.poll() is None:
+        started = descendants(proc.pid, live_only=True)
+        if not started:
+            time.sleep(0.02)
     check(bool(started), f"the run started children ({len(started)})")
     proc.send_signal(signal.SIGINT)
     stopped = time.time()
