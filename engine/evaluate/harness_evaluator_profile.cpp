@@ -4,6 +4,7 @@
 // A profile that cannot be taken never fails the candidate: the evaluation says why instead.
 #include "engine/evaluate/harness_client.h"
 #include "engine/evaluate/profile_cache.h"
+#include "engine/evaluate/profile_key.h"
 #include "engine/profile/ncu_csv_parser.h"
 #include "engine/profile/ncu_runner.h"
 #include "support/files.h"
@@ -86,26 +87,21 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   n.report_base = (scratch / ("profile-" + e.code_hash)).string();
   n.timeout = options_.profile_timeout;
   const auto command = prepare_ncu_command(ncu_, n, {});
-  // What decides what ncu measures, beside the shapes: the kernel, the GPU, ncu and what it is
-  // asked for (not where it writes).
   const auto cache_dir = options_.profile_cache_dir.empty() ? profile_cache::default_dir() : options_.profile_cache_dir;
   const profile_cache cache(cache_dir);
   const bool cached = cache_dir != "none";
   const auto cache_key = [&](const task_spec& spec) {
-    std::error_code ec;
-    const auto ncu_size = fs::file_size(ncu_, ec);
-    const auto ncu_time = fs::last_write_time(ncu_, ec).time_since_epoch().count();
     std::string asked = n.clock_control + "|" + n.nvtx_include;
     for (const auto& x : n.sections) asked += "|s:" + x;
     for (const auto& x : n.metrics) asked += "|m:" + x;
-    return profile_cache::key_of({e.code_hash, to_json(spec).dump(), e.arch, s.device_name, ncu_,
-                                  std::to_string(ncu_size) + "@" + std::to_string(ncu_time), asked});
+    return profile_key({e.code_hash, &spec, e.arch, s.device_name, ncu_, asked});
   };
   // One profiled call of the candidate on `spec`'s shapes; `timed_out`: ncu ran out of time.
   auto profiled_call = [&](const task_spec& spec, bool& timed_out) {
     timed_out = false;
+    const auto key = cached ? cache_key(spec) : std::string();
     if (cached)
-      if (const auto hit = cache.load(cache_key(spec))) {
+      if (const auto hit = cache.load(key)) {
         ncu_run_result run;
         run.ok = true;
         run.details_csv = hit->details_csv;
@@ -161,7 +157,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     const auto export_start = std::chrono::steady_clock::now();
     read_ncu_report(ncu_, kept, r, n.timeout, run);
     e.phases.profile_export += std::chrono::duration<double>(std::chrono::steady_clock::now() - export_start).count();
-    if (run.ok && cached) cache.store(cache_key(spec), {run.details_csv, run.raw_csv, run.source_csv, run.report_path});
+    if (run.ok && cached) cache.store(key, {run.details_csv, run.raw_csv, run.source_csv, run.report_path});
     return run;
   };
   // A slow task is profiled at a smaller batch (profile_shape.h). A candidate that fails there

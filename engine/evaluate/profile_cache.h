@@ -27,9 +27,8 @@ class profile_cache {
   /// $XDG_CACHE_HOME/kblaster/profiles, else ~/.cache/kblaster/profiles.
   static std::filesystem::path default_dir();
 
-  /// The key of a profile: everything that decides what ncu measures (the kernel's source hash,
-  /// the task as profiled, the GPU and its driver, ncu and its command line without the report's
-  /// path). Each part is hashed whole, so that no two lists of parts share a key.
+  /// A key from its parts (profile_key.h says which: everything that decides what ncu measures).
+  /// Each part is hashed whole, so that no two lists of parts share a key.
   static std::string key_of(const std::vector<std::string>& parts);
 
   /// The pages stored under `key`; nullopt when there are none or they are damaged (a page
