@@ -113,6 +113,54 @@ TEST_CASE("live evaluator on a GPU: vector_add passes, is timed and profiled by 
   if (live.parallelism() > 1) CHECK(live.harness_starts() >= 2);
 }
 
+TEST_CASE("live evaluator on a GPU: a kernel profiled before is not profiled again, wherever its task sits") {
+  // The editor's profile on save and Optimize's first profile of the same launch: two harnesses,
+  // the task in two folders, one profile cache.
+  const auto base = work_dir() / "profile-cache";
+  fs::remove_all(base);
+  for (const char* where : {"on-save", "optimize"})
+    fs::copy(root() + "/examples/tasks/vector_add", base / where / "vector_add", fs::copy_options::recursive);
+  harness_evaluator_options o;
+  o.device = "cuda";
+  o.gpus = {0};
+  o.work_dir = base / "work";
+  o.max_seconds = 0.5;
+  o.profile_cache_dir = base / "cache";
+  const auto source = read(root() + "/examples/tasks/vector_add/kernel.cu") + "\n// cached\n";
+  const auto first = [&] {
+    harness_evaluator live({load_task((base / "on-save" / "vector_add").string())}, o);
+    return live.evaluate("vector_add", source, {false, true});
+  }();
+  REQUIRE(first.correct);
+  REQUIRE(first.profile);
+  CHECK(first.profile->source == "ncu");
+  CHECK_FALSE(first.profile->view.contains("reused"));
+  CHECK(first.phases.profile > 0.5);  // ncu ran: its start alone is about a second
+  harness_evaluator again({load_task((base / "optimize" / "vector_add").string())}, o);
+  const auto second = again.evaluate("vector_add", source, {false, true});
+  REQUIRE(second.correct);
+  REQUIRE(second.profile);
+  INFO("second profile's view: " << second.profile->view.dump().substr(0, 600));
+  CHECK(second.profile->view.contains("reused"));
+  CHECK(second.phases.profile == 0);  // no GPU time spent on the profile
+  CHECK(second.profile->primary == first.profile->primary);
+  CHECK(second.profile->summary == first.profile->summary);
+  std::cout << "profile: " << first.phases.profile << " s the first time, " << second.phases.profile
+            << " s the second (reused); state " << second.profile->primary << "\n";
+  // Other data at the same place: profiled afresh (the cache never answers for other inputs).
+  {
+    auto t = load_task((base / "optimize" / "vector_add").string());
+    t.inputs[0].shape[0] /= 2;
+    t.inputs[1].shape[0] /= 2;
+    t.outputs.clear();
+    harness_evaluator other({t}, o);
+    const auto e = other.evaluate("vector_add", source, {false, true});
+    REQUIRE(e.profile);
+    CHECK_FALSE(e.profile->view.contains("reused"));
+  }
+  fs::remove_all(base);
+}
+
 TEST_CASE("live evaluator on a GPU: without ncu the profile is static and says so") {
   const auto task = load_task(root() + "/examples/tasks/vector_add");
   harness_evaluator_options o;
