@@ -94,7 +94,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     std::string asked = n.clock_control + "|" + n.nvtx_include;
     for (const auto& x : n.sections) asked += "|s:" + x;
     for (const auto& x : n.metrics) asked += "|m:" + x;
-    return profile_key({e.code_hash, &spec, e.arch, s.device_name, ncu_, asked});
+    return profile_key({source_path, &spec, e.arch, s.device_name, ncu_, asked});
   };
   // One profiled call of the candidate on `spec`'s shapes; `timed_out`: ncu ran out of time.
   auto profiled_call = [&](const task_spec& spec, bool& timed_out) {

@@ -70,7 +70,7 @@ std::string tool_identity(const std::string& path) {
 }
 
 std::string profile_key(const profile_request_identity& r) {
-  return profile_cache::key_of({r.code_hash, r.task ? profiled_task_identity(*r.task) : std::string(), r.arch,
+  return profile_cache::key_of({content_hash(r.source_path), r.task ? profiled_task_identity(*r.task) : std::string(), r.arch,
                                 r.device_name, tool_identity(r.ncu_path), r.asked});
 }
 

@@ -18,10 +18,11 @@ std::string profiled_task_identity(const task_spec& spec);
 /// ncu as a file: its path, size and modification time (a new ncu, a new key).
 std::string tool_identity(const std::string& path);
 
-/// What one profile is asked: the candidate's source hash, the task, the GPU, ncu and what ncu is
-/// told to collect (sections, metrics, clocks, range; not where it writes).
+/// What one profile is asked: the candidate's source (by its bytes: the evaluator's code hash also
+/// holds the task's name), the task, the GPU, ncu and what ncu is told to collect (sections,
+/// metrics, clocks, range; not where it writes).
 struct profile_request_identity {
-  std::string code_hash;
+  std::string source_path;
   const task_spec* task = nullptr;
   std::string arch;
   std::string device_name;

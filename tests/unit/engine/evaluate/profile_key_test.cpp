@@ -47,7 +47,7 @@ task_spec captured_task(const fs::path& dir, const std::string& name, const std:
 
 std::string key_for(const task_spec& t, const std::string& device = "NVIDIA H100 80GB HBM3",
                     const std::string& asked = "base|kb_candidate/|s:SpeedOfLight") {
-  return profile_key({"0123456789abcdef", &t, "sm_90", device, "/bin/sh", asked});
+  return profile_key({t.kernel, &t, "sm_90", device, "/bin/sh", asked});
 }
 
 }  // namespace
@@ -74,6 +74,11 @@ TEST_CASE("profile key: the same launch captured into two folders has one key") 
     CHECK(key_for(wider) != key_for(on_save));
     CHECK(key_for(on_save, "NVIDIA H200") != key_for(on_save));
     CHECK(key_for(on_save, "NVIDIA H100 80GB HBM3", "none|kb_candidate/|s:SpeedOfLight") != key_for(on_save));
+  }
+  SUBCASE("another kernel source is another key") {
+    const auto before = key_for(on_save);
+    write(on_save.kernel, "__global__ void transpose(const float* in, float* out) { /* tiled */ }\n");
+    CHECK(key_for(on_save) != before);
   }
   SUBCASE("a file that is gone is named, not hashed as empty") {
     auto gone = on_save;
