@@ -26,6 +26,14 @@ std::string ms_text(double ms) {
 
 }  // namespace
 
+std::string captured_profile_origin(const capture_result& captured, bool reused) {
+  const auto& c = captured.capture;
+  return captured.provenance + " (grid " + dims_text(c.grid) + ", block " + dims_text(c.block) + "), captured" +
+         origin_note(captured) + " and replayed alone under ncu" +
+         (reused ? " (ncu's pages kept from an earlier profile of this kernel on the same captured data)" : "") + "; " +
+         ms_text(c.time_ms) + " in the program";
+}
+
 profile_outcome profile_captured_launches(const captured_profile_options& o, std::stop_token stop) {
   profile_outcome out;
   // No driver: no kernel of the file can be captured, and nothing is built or run to find out.
@@ -102,10 +110,8 @@ profile_outcome profile_captured_launches(const captured_profile_options& o, std
         view = &v;
     out.kernels.push_back(*view);
     if (out.report_path.empty()) out.report_path = e.profile->report_path;
-    const auto& c = captured.capture;
     out.origins[view->signature.function.empty() ? kernel : view->signature.function] =
-        captured.provenance + " (grid " + dims_text(c.grid) + ", block " + dims_text(c.block) + "), captured" +
-        origin_note(captured) + " and replayed alone under ncu; " + ms_text(c.time_ms) + " in the program";
+        captured_profile_origin(captured, e.profile->view.contains("reused"));
   }
   return out;
 }

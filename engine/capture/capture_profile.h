@@ -24,6 +24,11 @@ struct captured_profile_options {
   std::function<void(const std::string&)> progress;
 };
 
+/// Where a kernel's profile on save came from, as the hover shows it: the launch, its grid and
+/// block, how it was captured, and its time in the program. `reused`: ncu's pages were kept from an
+/// earlier profile of the same kernel on the same captured data, so no GPU time went into this one.
+std::string captured_profile_origin(const capture_result& captured, bool reused);
+
 /// One classified view per kernel that was captured and profiled, each with its origin (which
 /// launch, its time in the program). A kernel that cannot be captured or profiled gets its reason
 /// in `not_profiled`, never an error of the whole: the file's other kernels still count.
