@@ -121,6 +121,8 @@ void harness_client::stop() {
 
 harness_reply harness_client::start(std::stop_token stop) {
   child_.reset();
+  // A stopped run starts nothing: LibTorch's load would hold the stop for most of a second.
+  if (stop.stop_requested()) return harness_reply{{}, "cancelled", "cancelled before the harness started", ""};
   const std::string exe = options_.executable.empty() ? find_harness() : options_.executable;
   if (exe.empty())
     return {{}, "start_failed", "kblaster-harness not found (build it with LibTorch installed, or set KBLASTER_HARNESS)", ""};

@@ -337,7 +337,7 @@ reference_probe harness_evaluator::probe_reference(const std::string& task_name,
   }
   if (!task) throw evaluation_error("unknown task '" + task_name + "'");
   lease held(*this);
-  if (const auto r = start_if_needed(held.get()); !r.ok()) {
+  if (const auto r = start_if_needed(held.get(), stop); !r.ok()) {
     reference_probe p;
     p.error = "kblaster-harness (" + harness_ + ") cannot start: " + r.message;
     return p;
@@ -345,9 +345,9 @@ reference_probe harness_evaluator::probe_reference(const std::string& task_name,
   return engine::probe_reference(*held.get().client, task->spec, task->reference_library, stop);
 }
 
-harness_reply harness_evaluator::start_if_needed(slot& s) {
+harness_reply harness_evaluator::start_if_needed(slot& s, std::stop_token stop) {
   if (s.client->pid() > 0) return {};
-  auto r = s.client->request({{"op", "ping"}});
+  auto r = s.client->request({{"op", "ping"}}, stop);
   if (r.ok() && !r.body.value("ok", false)) {
     s.client->stop();
     return {{}, "start_failed", "the harness answered its first ping with " + r.body.dump(), ""};
@@ -364,7 +364,7 @@ harness_reply harness_evaluator::ask_judge(slot& s, const nlohmann::json& reques
   std::vector<std::string> failures;
   for (int attempt = 0;; ++attempt) {
     const auto t0 = clock_type::now();
-    auto r = start_if_needed(s);
+    auto r = start_if_needed(s, stop);
     const double started = seconds_since(t0);
     e.phases.harness_start += started;
     e.gpu_seconds += started;

@@ -134,8 +134,9 @@ class harness_evaluator final : public evaluator {
   /// its profile), only the profile added to it.
   evaluation measure(const task_entry& task, const std::string& source, const std::string& hash,
                      const evaluation_request& request, std::shared_future<evaluation> prior);
-  /// The slot's harness started when none runs: its ping's reply (a failure when it did not start).
-  harness_reply start_if_needed(slot& s);
+  /// The slot's harness started when none runs: its ping's reply (a failure when it did not start;
+  /// "cancelled" when `stop` came first or while it started, and then nothing is left running).
+  harness_reply start_if_needed(slot& s, std::stop_token stop);
   /// `request` to the slot's harness, started first when needed; `took` gets the request's own
   /// seconds. A failed judge is retried (options_.judge_retries) on a fresh harness, the failed
   /// tries' seconds counted as harness_start; then evaluation_error. Any other reply is returned.
