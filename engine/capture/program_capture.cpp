@@ -1,5 +1,6 @@
 // Building, running and capturing the user's program.
 #include "engine/capture/program_capture.h"
+#include "support/device_lock.h"
 #include "engine/capture/driver_check.h"
 #include "engine/source/program_entry.h"
 #include "engine/toolchain/nvcc_driver.h"
@@ -211,6 +212,21 @@ capture_result capture_program(const capture_request& request, const std::functi
     if (!built.ok()) throw capture_error(source.filename().string() + " does not build:\n" + tail(built.out + built.err));
   }
 
+  // The program times the launch where it runs (the figure the hover shows as "in the program"):
+  // no other kblaster measurement may share the GPU meanwhile (support/device_lock.h).
+  std::optional<support::device_lock> device;
+  try {
+    std::string visible = env_or("", "CUDA_VISIBLE_DEVICES");
+    for (const auto& e : request.run.env)
+      if (e.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) visible = e.substr(e.find('=') + 1);
+    device = support::device_lock::acquire(support::device_lock::gpu(visible), "capturing " + request.kernel + " in " + result.provenance,
+                                           stop, [&](const std::string& holder) {
+                                             if (progress) progress("waiting for the GPU, held by " + holder);
+                                           });
+  } catch (const support::file_error&) {
+    // No runtime folder for the lock: capture unguarded rather than not at all.
+  }
+  if (!device && stop.stop_requested()) throw capture_error("cancelled while waiting for the GPU");
   if (progress) progress("running " + result.provenance + " and capturing " + request.kernel);
   std::vector<std::string> argv{"env", "KBLASTER_CAPTURE_DIR=" + capture_dir.string(), "KBLASTER_CAPTURE_KERNEL=" + request.kernel,
                                 "KBLASTER_CAPTURE_LAUNCH=" + std::to_string(request.launch),

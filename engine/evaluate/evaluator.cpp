@@ -106,9 +106,11 @@ profile_snapshot snapshot_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const phase_seconds& p) {
-  return {{"build", p.build},   {"build_wait", p.build_wait}, {"harness_start", p.harness_start},
-          {"reference", p.reference}, {"runner", p.runner}, {"verify", p.verify},
-          {"time", p.time},     {"profile", p.profile}, {"profile_export", p.profile_export}};
+  nlohmann::json j{{"build", p.build},   {"build_wait", p.build_wait}, {"harness_start", p.harness_start},
+                   {"reference", p.reference}, {"runner", p.runner}, {"verify", p.verify},
+                   {"time", p.time},     {"profile", p.profile}, {"profile_export", p.profile_export}};
+  if (p.device_wait > 0) j["device_wait"] = p.device_wait;  // only where another measurement held the GPU
+  return j;
 }
 
 phase_seconds phases_from_json(const nlohmann::json& j) {
@@ -123,6 +125,7 @@ phase_seconds phases_from_json(const nlohmann::json& j) {
   p.time = j.value("time", 0.0);
   p.profile = j.value("profile", 0.0);
   p.profile_export = j.value("profile_export", 0.0);
+  p.device_wait = j.value("device_wait", 0.0);
   return p;
 }
 

@@ -45,12 +45,14 @@ struct phase_seconds {
   double time = 0;           ///< the timed calls, candidate and reference
   double profile = 0;        ///< ncu's profiled run (or the static profile)
   double profile_export = 0; ///< ncu's report pages read back (CPU: the GPU is free by then)
+  double device_wait = 0;    ///< waiting for the GPU while another kblaster measurement held it (not device time)
   /// Seconds the device was held: harness start, reference, runner, verify, time, profile.
   double device() const { return harness_start + reference + runner + verify + time + profile; }
   /// Adds another evaluation's phases (a candidate checked on more than one task).
   phase_seconds& operator+=(const phase_seconds& o) {
     build += o.build, build_wait += o.build_wait, harness_start += o.harness_start, reference += o.reference;
     runner += o.runner, verify += o.verify, time += o.time, profile += o.profile, profile_export += o.profile_export;
+    device_wait += o.device_wait;
     return *this;
   }
 };

@@ -1,6 +1,7 @@
 // The live evaluator: work directory, builds, the per-GPU harness pool, the in-memory cache and
 // the turn of a harness reply into an evaluation. Profiling lives in harness_evaluator_profile.cpp.
 #include "engine/evaluate/harness_evaluator.h"
+#include "support/device_lock.h"
 #include "support/files.h"
 
 #include "engine/evaluate/harness_client.h"
@@ -358,6 +359,35 @@ harness_reply harness_evaluator::start_if_needed(slot& s, std::stop_token stop) 
   return {};
 }
 
+harness_evaluator::device_hold harness_evaluator::lock_device(const slot& s, const nlohmann::json& request,
+                                                                std::stop_token stop) const {
+  device_hold h;
+  if (device_ == "cpu" || !options_.lock_device) return h;
+  const std::string device = support::device_lock::gpu(s.visible);
+  const std::string doing = request.value("op", std::string("a request")) + " of a candidate of '" +
+                            request.value("task", nlohmann::json::object()).value("name", std::string("?")) + "'";
+  try {
+    auto lock = support::device_lock::acquire(
+        device, doing, stop,
+        [&](const std::string& holder) {
+          std::fprintf(stderr, "[kblaster] %s is busy (%s): waiting for it\n", device.c_str(), holder.c_str());
+        },
+        options_.device_lock_dir);
+    if (!lock) {
+      h.held = false;  // stopped while waiting
+      return h;
+    }
+    h.waited = lock->waited();
+    h.lock = std::make_unique<support::device_lock>(std::move(*lock));
+  } catch (const std::exception& ex) {
+    // A lock that cannot be taken (no runtime folder) must not stop the measurement: it only
+    // loses the guard against a measurement of another process at the same time.
+    std::fprintf(stderr, "[kblaster] measuring on %s without its lock: %s\n", device.c_str(), ex.what());
+  }
+  h.held = true;
+  return h;
+}
+
 harness_reply harness_evaluator::ask_judge(slot& s, const nlohmann::json& request, evaluation& e, std::stop_token stop,
                                            double& took) {
   const std::string where = s.visible.empty() ? device_ : "GPU " + s.visible;
@@ -371,6 +401,10 @@ harness_reply harness_evaluator::ask_judge(slot& s, const nlohmann::json& reques
     took = 0;
     const bool started_ok = r.ok();
     if (started_ok) {
+      // Waiting for another measurement on this GPU is not device time of this candidate's.
+      const auto device = lock_device(s, request, stop);
+      if (!device.held && stop.stop_requested()) return {{}, "cancelled", "cancelled while waiting for " + where, ""};
+      e.phases.device_wait += device.waited;
       const auto t1 = clock_type::now();
       r = s.client->request(request, stop);
       took = seconds_since(t1);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "engine/evaluate/evaluator.h"
+#include "support/device_lock.h"
 #include "engine/evaluate/reference_probe.h"
 #include "engine/task/task.h"
 
@@ -48,6 +49,11 @@ struct harness_evaluator_options {
   /// Where ncu's pages of profiled kernels are kept for the next profile of the same kernel, task,
   /// GPU and ncu (profile_cache.h); empty: profile_cache::default_dir(). "none": profile every time.
   std::filesystem::path profile_cache_dir;
+  /// One request at a time per GPU across every kblaster process of this user (support/device_lock.h):
+  /// a profile on save and an Optimize, or two runs, never time or profile on one GPU at once.
+  /// The CPU path is not locked (its figures promise nothing, and CI runs many at once).
+  bool lock_device = true;
+  std::filesystem::path device_lock_dir;  ///< empty: user_runtime_dir()/devices
 };
 
 /// The snapshot of an ncu run's pages (details, raw, source CSV): every kernel classified, the
@@ -134,6 +140,14 @@ class harness_evaluator final : public evaluator {
   /// its profile), only the profile added to it.
   evaluation measure(const task_entry& task, const std::string& source, const std::string& hash,
                      const evaluation_request& request, std::shared_future<evaluation> prior);
+  /// The slot's GPU held for one request (`held`: go ahead; false only when `stop` came while
+  /// waiting). Nothing is held on the CPU path or with lock_device off.
+  struct device_hold {
+    bool held = true;
+    double waited = 0;
+    std::unique_ptr<support::device_lock> lock;
+  };
+  device_hold lock_device(const slot& s, const nlohmann::json& request, std::stop_token stop) const;
   /// The slot's harness started when none runs: its ping's reply (a failure when it did not start;
   /// "cancelled" when `stop` came first or while it started, and then nothing is left running).
   harness_reply start_if_needed(slot& s, std::stop_token stop);

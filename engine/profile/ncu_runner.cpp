@@ -1,5 +1,6 @@
 // Running Nsight Compute and exporting its report pages.
 #include "engine/profile/ncu_runner.h"
+#include "support/device_lock.h"
 
 #include "support/files.h"
 
@@ -205,7 +206,24 @@ ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, 
   const auto command = prepare_ncu_command(ncu_path, options, program);
   auto cmd = command.argv;
   if (options.sandbox) cmd = support::sandboxed_command(cmd, *options.sandbox);
+  // ncu locks the clocks and replays kernels for seconds: no other kblaster measurement on this
+  // GPU meanwhile (support/device_lock.h), nor this profile beside one.
+  std::optional<support::device_lock> device;
+  try {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    device = support::device_lock::acquire(support::device_lock::gpu(visible ? visible : ""), "profiling a program under ncu",
+                                           options.stop, [](const std::string& holder) {
+                                             std::fprintf(stderr, "[kblaster] the GPU is busy (%s): waiting for it\n", holder.c_str());
+                                           });
+  } catch (const support::file_error&) {
+    // No runtime folder for the lock: profile unguarded rather than not at all.
+  }
+  if (!device && options.stop.stop_requested()) {
+    out.error = "cancelled";
+    return out;
+  }
   const auto r = support::run_process(cmd, options.timeout, std::nullopt, options.stop);
+  device.reset();  // the report is read back on the CPU
   out.log = r.out + r.err;
   out.report_path = command.report_path;
   out.profile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

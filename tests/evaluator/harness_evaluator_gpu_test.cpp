@@ -7,6 +7,7 @@
 #include "engine/evaluate/harness_evaluator.h"
 #include "engine/evaluate/recorded_evaluator.h"
 #include "engine/task/task.h"
+#include "support/device_lock.h"
 
 #include <doctest/doctest.h>
 
@@ -159,6 +160,32 @@ TEST_CASE("live evaluator on a GPU: a kernel profiled before is not profiled aga
     CHECK_FALSE(e.profile->view.contains("reused"));
   }
   fs::remove_all(base);
+}
+
+TEST_CASE("live evaluator on a GPU: a request waits while another kblaster measurement holds the GPU") {
+  const auto task = load_task(root() + "/examples/tasks/vector_add");
+  harness_evaluator_options o;
+  o.device = "cuda";
+  o.gpus = {0};
+  o.ncu = "none";
+  o.work_dir = work_dir();
+  o.max_seconds = 0.5;
+  harness_evaluator live({task}, o);
+  // Another process's profile on save, say: it holds GPU 0 for a second.
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  auto other = kblaster::support::device_lock::acquire(
+      kblaster::support::device_lock::gpu(visible && *visible ? std::string(visible) : "0"), "a profile on save", {});
+  REQUIRE(other);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    other.reset();
+  });
+  const auto e = live.evaluate("vector_add", read(task.kernel) + "\n// waits\n", {true, false});
+  release.join();
+  CHECK(e.correct);
+  CHECK(e.phases.device_wait > 0.5);  // waited, and not counted as the candidate's device time
+  CHECK(e.gpu_seconds < e.phases.device() + 0.05);  // the wait is in neither
+  std::cout << "waited " << e.phases.device_wait << " s for the GPU; device " << e.phases.device() << " s\n";
 }
 
 TEST_CASE("live evaluator on a GPU: without ncu the profile is static and says so") {

@@ -6,6 +6,7 @@
 // the put-back be seen.
 #include "engine/capture/program_capture.h"
 #include "engine/capture/program_rewrite.h"
+#include "support/device_lock.h"
 #include "support/files.h"
 #include "support/sandbox.h"
 #include "tests/unit/engine/capture/capture_fixture.h"
@@ -14,7 +15,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <stop_token>
 #include <string>
+#include <thread>
+#include <vector>
 
 using namespace kblaster::engine;
 namespace fs = std::filesystem;
@@ -131,4 +136,43 @@ TEST_CASE("checking a rewrite in a program built by its own build puts the file 
   CHECK(heard.find("putting saxpy_kernels.cu back and building it again with your command") != std::string::npos);
   CHECK(kblaster::support::read_file(p.dir / "out" / "saxpy_kernels.cu").find("acc * 1.0f") != std::string::npos);
   CHECK(original.find("saxpy") != std::string::npos);  // the project's own file was replaced for this test
+}
+
+TEST_CASE("a capture waits for the GPU another kblaster measurement holds, says who holds it, and may be stopped meanwhile") {
+  project p;
+  // A GPU of this test's own (CUDA_VISIBLE_DEVICES names it), so no other test's capture meets it.
+  const std::string visible = "kblaster-test-" + std::to_string(::getpid());
+  auto held = kblaster::support::device_lock::acquire(kblaster::support::device_lock::gpu(visible), "profiling transpose", {});
+  REQUIRE(held);
+  fs::create_directories(p.dir / "bin");
+  const auto marker = p.dir / "ran";
+  std::ofstream(p.dir / "bin" / "app") << "#!/bin/sh\ntouch '" << marker.string() << "'\n";
+  fs::permissions(p.dir / "bin" / "app", fs::perms::owner_all);
+  auto request = p.request({}, {(p.dir / "bin" / "app").string()});
+  request.run.env = {"CUDA_VISIBLE_DEVICES=" + visible};
+  std::stop_source stop;
+  std::vector<std::string> heard;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop.request_stop();
+  });
+  try {
+    capture_program(request, [&](const std::string& m) { heard.push_back(m); }, stop.get_token());
+    FAIL("captured while the GPU was held");
+  } catch (const capture_error& e) {
+    CHECK(std::string(e.what()) == "cancelled while waiting for the GPU");
+  }
+  stopper.join();
+  CHECK_FALSE(fs::exists(marker));  // the program never ran
+  bool told = false;
+  for (const auto& m : heard) told = told || m == "waiting for the GPU, held by pid " + std::to_string(::getpid()) + ": profiling transpose";
+  CHECK(told);
+  // Once the GPU is free the same capture runs the program at once.
+  held.reset();
+  try {
+    capture_program(request, {});
+  } catch (const capture_error&) {
+    // No driver here: the agent captures nothing; what matters is that the program ran.
+  }
+  CHECK(fs::exists(marker));
 }

@@ -1,0 +1,67 @@
+#include "support/device_lock.h"
+
+#include "support/files.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+namespace kblaster::support {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string file_name_of(const std::string& device) {
+  std::string out;
+  for (const char c : device) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') ? c : '_';
+  return (out.empty() ? "device" : out) + ".lock";
+}
+
+std::string read_holder(int fd) {
+  char buf[256];
+  const auto got = ::pread(fd, buf, sizeof buf - 1, 0);
+  if (got <= 0) return "another kblaster process";
+  std::string text(buf, static_cast<std::size_t>(got));
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
+  return text.empty() ? "another kblaster process" : text;
+}
+
+}  // namespace
+
+std::string device_lock::gpu(const std::string& visible) {
+  const auto first = visible.substr(0, visible.find(','));
+  return "gpu-" + (first.empty() ? std::string("0") : first);
+}
+
+std::optional<device_lock> device_lock::acquire(const std::string& device, const std::string& doing, std::stop_token stop,
+                                                const std::function<void(const std::string&)>& waiting,
+                                                const fs::path& dir) {
+  const fs::path folder = dir.empty() ? private_directory(user_runtime_dir() / "devices") : dir;
+  const fs::path path = folder / file_name_of(device);
+  unique_fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd) throw file_error("cannot open the device lock " + path.string() + ": " + std::strerror(errno));
+  const auto start = std::chrono::steady_clock::now();
+  bool told = false;
+  // Polled rather than blocked on, so that a stop is heard within a few milliseconds.
+  while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR)
+      throw file_error("cannot lock " + path.string() + ": " + std::strerror(errno));
+    if (stop.stop_requested()) return std::nullopt;
+    if (!told && waiting) {
+      waiting(read_holder(fd.get()));
+      told = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  // Who holds it, for whoever waits next.
+  const std::string holder = "pid " + std::to_string(::getpid()) + ": " + doing + "\n";
+  if (::ftruncate(fd.get(), 0) == 0) (void)!::pwrite(fd.get(), holder.data(), holder.size(), 0);
+  return device_lock(std::move(fd), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+}  // namespace kblaster::support
