@@ -70,8 +70,11 @@ profile_outcome profile_captured_launches(const captured_profile_options& o, std
       out.not_profiled[kernel] = "the capture's task: " + support::first_line(e.what());
       continue;
     }
-    if (!evaluator)
-      evaluator = std::make_unique<optimize::harness_evaluator>(std::vector<task_spec>{task}, o.evaluator);
+    if (!evaluator) {
+      auto options = o.evaluator;
+      if (!options.on_device_wait) options.on_device_wait = o.progress;  // said where the save's progress is
+      evaluator = std::make_unique<optimize::harness_evaluator>(std::vector<task_spec>{task}, options);
+    }
     else
       evaluator->add_task(task);
     if (o.progress) o.progress("profiling " + kernel + " from its capture, alone under ncu");

@@ -370,7 +370,10 @@ harness_evaluator::device_hold harness_evaluator::lock_device(const slot& s, con
     auto lock = support::device_lock::acquire(
         device, doing, stop,
         [&](const std::string& holder) {
-          std::fprintf(stderr, "[kblaster] %s is busy (%s): waiting for it\n", device.c_str(), holder.c_str());
+          const auto line = "GPU " + (s.visible.empty() ? std::string("0") : s.visible) + " is busy (" + holder +
+                            "): waiting for it";
+          if (options_.on_device_wait) options_.on_device_wait(line);
+          else std::fprintf(stderr, "[kblaster] %s\n", line.c_str());
         },
         options_.device_lock_dir);
     if (!lock) {

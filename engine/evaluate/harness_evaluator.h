@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -54,6 +55,9 @@ struct harness_evaluator_options {
   /// The CPU path is not locked (its figures promise nothing, and CI runs many at once).
   bool lock_device = true;
   std::filesystem::path device_lock_dir;  ///< empty: user_runtime_dir()/devices
+  /// Told once per wait, when a GPU is held by another measurement: "GPU 0 is busy (pid 4242:
+  /// profile of a candidate of 'transpose'): waiting for it". Empty: said on stderr.
+  std::function<void(const std::string&)> on_device_wait;
 };
 
 /// The snapshot of an ncu run's pages (details, raw, source CSV): every kernel classified, the

@@ -32,6 +32,7 @@ evaluator_stack::evaluator_stack(const evaluator_settings& s, std::vector<task_s
     o.watchdog = s.watchdog;
     o.profile_timeout = s.profile_timeout;
     o.profile_full_shape = s.profile_full_shape;
+    o.on_device_wait = s.on_device_wait;
     auto live = std::make_unique<harness_evaluator>(std::move(tasks), o);
     live_ = live.get();
     base_ = std::move(live);

@@ -36,6 +36,7 @@ struct evaluator_settings {
   std::chrono::milliseconds watchdog{10'000};
   std::chrono::seconds profile_timeout{300};  ///< one ncu run; past it the version keeps a static profile
   bool profile_full_shape = false;            ///< profile slow tasks at their own shape too (profile_shape.h)
+  std::function<void(const std::string&)> on_device_wait;  ///< another measurement holds the GPU (harness_evaluator_options)
 };
 
 /// Live measurement was asked for on a machine without a GPU; what() says what to do instead.

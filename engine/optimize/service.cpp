@@ -149,7 +149,9 @@ optimize_outcome optimize_file(const optimize_request& request, const service_ev
 
   std::unique_ptr<evaluator_stack> evaluators;
   try {
-    evaluators = std::make_unique<evaluator_stack>(request.evaluator, std::vector<task_spec>{out.task});
+    auto settings = request.evaluator;
+    if (!settings.on_device_wait) settings.on_device_wait = [&events](const std::string& line) { tell(events, line); };
+    evaluators = std::make_unique<evaluator_stack>(settings, std::vector<task_spec>{out.task});
     for (const auto& s : out.shapes) evaluators->add_task(load_task(s.task.dir));
   } catch (const no_gpu_error& e) {
     throw optimize_refusal(refusal_kind::no_gpu, e.what());
