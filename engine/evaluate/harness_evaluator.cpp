@@ -364,8 +364,9 @@ harness_evaluator::device_hold harness_evaluator::lock_device(const slot& s, con
   device_hold h;
   if (device_ == "cpu" || !options_.lock_device) return h;
   const std::string device = support::device_lock::gpu(s.visible);
+  const auto task = request.find("task");
   const std::string doing = request.value("op", std::string("a request")) + " of a candidate of '" +
-                            request.value("task", nlohmann::json::object()).value("name", std::string("?")) + "'";
+                            (task != request.end() && task->is_object() ? task->value("name", std::string("?")) : "?") + "'";
   try {
     auto lock = support::device_lock::acquire(
         device, doing, stop,
