@@ -219,7 +219,7 @@ capture_result capture_program(const capture_request& request, const std::functi
     std::string visible = env_or("", "CUDA_VISIBLE_DEVICES");
     for (const auto& e : request.run.env)
       if (e.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0) visible = e.substr(e.find('=') + 1);
-    device = support::device_lock::acquire(support::device_lock::gpu(visible), "capturing " + request.kernel + " in " + result.provenance,
+    device = support::device_lock::acquire(support::device_lock::gpu(visible), "kblaster capturing " + request.kernel + " in " + result.provenance,
                                            stop, [&](const std::string& holder) {
                                              if (progress) progress("waiting for the GPU, held by " + holder);
                                            });

@@ -365,7 +365,11 @@ harness_evaluator::device_hold harness_evaluator::lock_device(const slot& s, con
   if (device_ == "cpu" || !options_.lock_device) return h;
   const std::string device = support::device_lock::gpu(s.visible);
   const auto task = request.find("task");
-  const std::string doing = request.value("op", std::string("a request")) + " of a candidate of '" +
+  const auto op = request.value("op", std::string());
+  const std::string what = op == "verify" ? "verifying" : op == "time" ? "timing" : op == "evaluate" ? "verifying and timing"
+                           : op == "profile" ? "profiling under ncu" : op == "probe_reference" ? "probing the reference of"
+                                                                                                : "measuring";
+  const std::string doing = "kblaster " + what + " a kernel of '" +
                             (task != request.end() && task->is_object() ? task->value("name", std::string("?")) : "?") + "'";
   try {
     auto lock = support::device_lock::acquire(

@@ -211,7 +211,7 @@ ncu_run_result run_ncu(const std::string& ncu_path, const ncu_options& options, 
   std::optional<support::device_lock> device;
   try {
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    device = support::device_lock::acquire(support::device_lock::gpu(visible ? visible : ""), "profiling a program under ncu",
+    device = support::device_lock::acquire(support::device_lock::gpu(visible ? visible : ""), "kblaster profiling a program under ncu",
                                            options.stop, [](const std::string& holder) {
                                              std::fprintf(stderr, "[kblaster] the GPU is busy (%s): waiting for it\n", holder.c_str());
                                            });
