@@ -367,10 +367,11 @@ harness_evaluator::device_hold harness_evaluator::lock_device(const slot& s, con
   const auto task = request.find("task");
   const auto op = request.value("op", std::string());
   const std::string what = op == "verify" ? "verifying" : op == "time" ? "timing" : op == "evaluate" ? "verifying and timing"
-                           : op == "profile" ? "profiling under ncu" : op == "probe_reference" ? "probing the reference of"
-                                                                                                : "measuring";
+                           : op == "profile" ? "profiling" : op == "probe_reference" ? "probing the reference of"
+                                                                                      : "measuring";
   const std::string doing = "kblaster " + what + " a kernel of '" +
-                            (task != request.end() && task->is_object() ? task->value("name", std::string("?")) : "?") + "'";
+                            (task != request.end() && task->is_object() ? task->value("name", std::string("?")) : "?") + "'" +
+                            (op == "profile" ? " under ncu" : "");
   try {
     auto lock = support::device_lock::acquire(
         device, doing, stop,
