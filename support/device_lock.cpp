@@ -38,26 +38,50 @@ std::string device_lock::gpu(const std::string& visible) {
   return "gpu-" + (first.empty() ? std::string("0") : first);
 }
 
+namespace {
+
+// Takes `fd`'s flock, polling so that a stop is heard within a few milliseconds; false when
+// stopped first. `busy` is called once if the lock is not free at once.
+bool lock_polled(int fd, const fs::path& path, std::stop_token stop, const std::function<void()>& busy) {
+  bool told = false;
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) throw file_error("cannot lock " + path.string() + ": " + std::strerror(errno));
+    if (stop.stop_requested()) return false;
+    if (!told && busy) busy();
+    told = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+unique_fd open_lock_file(const fs::path& path) {
+  unique_fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd) throw file_error("cannot open the device lock " + path.string() + ": " + std::strerror(errno));
+  return fd;
+}
+
+}  // namespace
+
 std::optional<device_lock> device_lock::acquire(const std::string& device, const std::string& doing, std::stop_token stop,
                                                 const std::function<void(const std::string&)>& waiting,
                                                 const fs::path& dir) {
   const fs::path folder = dir.empty() ? private_directory(user_runtime_dir() / "devices") : dir;
   const fs::path path = folder / file_name_of(device);
-  unique_fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-  if (!fd) throw file_error("cannot open the device lock " + path.string() + ": " + std::strerror(errno));
+  // Turns: whoever waits holds the queue's lock, and a holder must take it too before its next
+  // request, so a run that asks again at once cannot keep a waiting profile on save out for
+  // the whole of its run.
+  const fs::path queue_path = folder / (file_name_of(device) + ".next");
+  unique_fd queue = open_lock_file(queue_path);
+  unique_fd fd = open_lock_file(path);
   const auto start = std::chrono::steady_clock::now();
   bool told = false;
-  // Polled rather than blocked on, so that a stop is heard within a few milliseconds.
-  while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR)
-      throw file_error("cannot lock " + path.string() + ": " + std::strerror(errno));
-    if (stop.stop_requested()) return std::nullopt;
-    if (!told && waiting) {
-      waiting(read_holder(fd.get()));
-      told = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const auto tell = [&] {
+    if (!told && waiting) waiting(read_holder(fd.get()));
+    told = true;
+  };
+  if (!lock_polled(queue.get(), queue_path, stop, tell)) return std::nullopt;
+  if (!lock_polled(fd.get(), path, stop, tell)) return std::nullopt;
+  queue.reset();  // the next in line may queue now
   // Who holds it, for whoever waits next.
   const std::string holder = "pid " + std::to_string(::getpid()) + ": " + doing + "\n";
   if (::ftruncate(fd.get(), 0) == 0) (void)!::pwrite(fd.get(), holder.data(), holder.size(), 0);

@@ -97,3 +97,31 @@ TEST_CASE("device lock: a holder that dies frees the device") {
   ::close(ready[1]);
   fs::remove_all(dir);
 }
+
+TEST_CASE("device lock: a holder that asks again at once does not keep a waiter out") {
+  // An Optimize whose requests follow one another, and a profile on save that comes meanwhile.
+  const auto dir = lock_dir("turns");
+  std::atomic<bool> run{true};
+  std::atomic<int> rounds{0};
+  std::thread busy([&] {
+    while (run) {
+      auto l = device_lock::acquire("gpu-0", "a request of a long run", {}, {}, dir);
+      std::this_thread::sleep_for(20ms);
+      ++rounds;
+    }
+  });
+  std::this_thread::sleep_for(100ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto mine = device_lock::acquire("gpu-0", "a profile on save", {}, {}, dir);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(mine);
+  MESSAGE("waited " << waited);
+  CHECK(waited < 0.2);  // about one of the run's requests (20 ms), not the run's whole length
+  const int before = rounds;
+  std::this_thread::sleep_for(100ms);
+  CHECK(rounds == before);  // and the run waits while the profile holds the GPU
+  run = false;
+  mine.reset();
+  busy.join();
+  fs::remove_all(dir);
+}
