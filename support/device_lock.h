@@ -3,7 +3,8 @@
 // bench all time kernels and run ncu on the same GPU. Two at once skew each other's figures: ncu
 // locks the clocks at base and replays kernels for seconds, and a kernel timed beside another
 // shares its SMs and memory. The lock is flock(2) on a file per device, so it goes with the
-// process that held it, however that process ends.
+// process that held it, however that process ends; a second file queues the waiters, so that a
+// run asking again the moment it lets go does not keep the others out.
 #pragma once
 
 #include "support/unique_fd.h"
