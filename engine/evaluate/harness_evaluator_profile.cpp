@@ -100,6 +100,14 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   auto profiled_call = [&](const task_spec& spec, bool& timed_out) {
     timed_out = false;
     const auto key = cached ? cache_key(spec) : std::string();
+    // Another evaluator of this process profiling the same kernel on the same data (a save's
+    // profile when Optimize starts): wait for its pages rather than run ncu beside it.
+    const auto claim = cached ? profile_claims::process().claim(key, stop) : std::nullopt;
+    if (cached && !claim) {
+      ncu_run_result run;
+      run.error = "cancelled";
+      return run;
+    }
     if (cached)
       if (const auto hit = cache.load(key)) {
         ncu_run_result run;

@@ -3,6 +3,7 @@
 #include "support/files.h"
 #include "support/hash.h"
 
+#include <chrono>
 #include <cstdlib>
 
 namespace kblaster::engine::optimize {
@@ -11,6 +12,31 @@ namespace fs = std::filesystem;
 namespace {
 constexpr const char* page_files[] = {"details.csv", "raw.csv", "source.csv", "report_path"};
 }  // namespace
+
+profile_claims& profile_claims::process() {
+  static profile_claims claims;
+  return claims;
+}
+
+std::optional<profile_claims::guard> profile_claims::claim(const std::string& key, std::stop_token stop) {
+  std::unique_lock lock(mutex_);
+  // Woken by a release; the slice lets a stop be heard without a callback on the token.
+  while (held_.count(key)) {
+    if (stop.stop_requested()) return std::nullopt;
+    released_.wait_for(lock, std::chrono::milliseconds(50));
+  }
+  held_.insert(key);
+  return guard(this, key);
+}
+
+profile_claims::guard::~guard() {
+  if (!owner_) return;
+  {
+    const std::lock_guard lock(owner_->mutex_);
+    owner_->held_.erase(key_);
+  }
+  owner_->released_.notify_all();
+}
 
 profile_cache::profile_cache(fs::path dir) : dir_(std::move(dir)) {}
 

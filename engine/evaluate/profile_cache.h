@@ -6,7 +6,12 @@
 // classified afresh from the pages by the classifier of the day.
 #pragma once
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
+#include <set>
+#include <stop_token>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +22,34 @@ namespace kblaster::engine::optimize {
 struct cached_profile {
   std::string details_csv, raw_csv, source_csv;
   std::string report_path;  // the run's .ncu-rep, where it was kept (it may be gone since)
+};
+
+/// One profile of a key at a time in this process: the daemon's profile on save and an Optimize
+/// started meanwhile ask for the same kernel on the same data, and the second should read the
+/// first's pages rather than run ncu again. claim() waits while another thread holds `key` (its
+/// ncu run, export and store), then holds it until the returned guard goes; nullopt when `stop`
+/// came first.
+class profile_claims {
+ public:
+  class guard {
+   public:
+    guard(guard&& o) noexcept : owner_(std::exchange(o.owner_, nullptr)), key_(std::move(o.key_)) {}
+    guard& operator=(guard&&) = delete;
+    ~guard();
+
+   private:
+    friend class profile_claims;
+    guard(profile_claims* owner, std::string key) : owner_(owner), key_(std::move(key)) {}
+    profile_claims* owner_;
+    std::string key_;
+  };
+  static profile_claims& process();
+  std::optional<guard> claim(const std::string& key, std::stop_token stop);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable released_;
+  std::set<std::string> held_;
 };
 
 class profile_cache {

@@ -148,6 +148,21 @@ TEST_CASE("live evaluator on a GPU: a kernel profiled before is not profiled aga
   CHECK(second.profile->summary == first.profile->summary);
   std::cout << "profile: " << first.phases.profile << " s the first time, " << second.phases.profile
             << " s the second (reused); state " << second.profile->primary << "\n";
+  // The save's profile and an Optimize at once, in one process: ncu runs once, the other reads its pages.
+  {
+    const auto fresh = source + "// at once\n";
+    harness_evaluator a({load_task((base / "on-save" / "vector_add").string())}, o);
+    harness_evaluator b({load_task((base / "optimize" / "vector_add").string())}, o);
+    evaluation ea, eb;
+    std::thread ta([&] { ea = a.evaluate("vector_add", fresh, {false, true}); });
+    std::thread tb([&] { eb = b.evaluate("vector_add", fresh, {false, true}); });
+    ta.join();
+    tb.join();
+    REQUIRE(ea.profile);
+    REQUIRE(eb.profile);
+    CHECK(ea.profile->view.contains("reused") != eb.profile->view.contains("reused"));
+    CHECK(ea.profile->primary == eb.profile->primary);
+  }
   // Other data at the same place: profiled afresh (the cache never answers for other inputs).
   {
     auto t = load_task((base / "optimize" / "vector_add").string());

@@ -5,8 +5,11 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <unistd.h>
 
 using namespace kblaster::engine::optimize;
@@ -69,4 +72,33 @@ TEST_CASE("profile cache: a cache that cannot be written says so and keeps nothi
   CHECK_FALSE(cache.store(profile_cache::key_of({"k"}), {"d\n", "r\n", "s\n", ""}));
   CHECK_FALSE(cache.load(profile_cache::key_of({"k"})).has_value());
   fs::remove_all(dir);
+}
+
+TEST_CASE("profile claims: a second profile of the same key waits for the first, others do not, and a stop ends the wait") {
+  auto& claims = profile_claims::process();
+  auto first = claims.claim("key-a", {});
+  REQUIRE(first);
+  // Another key is not held up.
+  CHECK(claims.claim("key-b", {}).has_value());
+  std::atomic<bool> second_in{false};
+  std::thread second([&] {
+    const auto g = claims.claim("key-a", {});
+    second_in = g.has_value();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  CHECK_FALSE(second_in.load());  // the first still profiles
+  first.reset();                   // its pages stored: the second may look them up now
+  second.join();
+  CHECK(second_in.load());
+  // A stop while waiting: no claim, promptly.
+  auto held = claims.claim("key-c", {});
+  std::stop_source stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    stop.request_stop();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK_FALSE(claims.claim("key-c", stop.get_token()).has_value());
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(600));
+  stopper.join();
 }
