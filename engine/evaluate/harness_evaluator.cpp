@@ -343,6 +343,13 @@ reference_probe harness_evaluator::probe_reference(const std::string& task_name,
     p.error = "kblaster-harness (" + harness_ + ") cannot start: " + r.message;
     return p;
   }
+  // The probe runs the reference on the GPU: not beside another kblaster's measurement.
+  const auto device = lock_device(held.get(), {{"op", "probe_reference"}, {"task", {{"name", task_name}}}}, stop);
+  if (!device.held) {
+    reference_probe p;
+    p.error = "cancelled while waiting for the GPU";
+    return p;
+  }
   return engine::probe_reference(*held.get().client, task->spec, task->reference_library, stop);
 }
 
@@ -366,10 +373,13 @@ harness_evaluator::device_hold harness_evaluator::lock_device(const slot& s, con
   const std::string device = support::device_lock::gpu(s.visible);
   const auto task = request.find("task");
   const auto op = request.value("op", std::string());
-  const std::string what = op == "verify" ? "verifying" : op == "time" ? "timing" : op == "evaluate" ? "verifying and timing"
-                           : op == "profile" ? "profiling" : op == "probe_reference" ? "probing the reference of"
-                                                                                      : "measuring";
-  const std::string doing = "kblaster " + what + " a kernel of '" +
+  const std::string what = op == "verify"            ? "verifying a kernel of"
+                           : op == "time"            ? "timing a kernel of"
+                           : op == "evaluate"        ? "verifying and timing a kernel of"
+                           : op == "profile"         ? "profiling a kernel of"
+                           : op == "probe_reference" ? "probing the reference of"
+                                                     : "measuring a kernel of";
+  const std::string doing = "kblaster " + what + " '" +
                             (task != request.end() && task->is_object() ? task->value("name", std::string("?")) : "?") + "'" +
                             (op == "profile" ? " under ncu" : "");
   try {
