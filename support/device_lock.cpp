@@ -41,14 +41,12 @@ std::string device_lock::gpu(const std::string& visible) {
 namespace {
 
 // Takes `fd`'s flock, polling so that a stop is heard within a few milliseconds; false when
-// stopped first. `busy` is called once if the lock is not free at once.
+// stopped first. `busy` is called on every poll that finds the lock taken.
 bool lock_polled(int fd, const fs::path& path, std::stop_token stop, const std::function<void()>& busy) {
-  bool told = false;
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) throw file_error("cannot lock " + path.string() + ": " + std::strerror(errno));
     if (stop.stop_requested()) return false;
-    if (!told && busy) busy();
-    told = true;
+    busy();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return true;
@@ -75,7 +73,7 @@ std::optional<device_lock> device_lock::acquire(const std::string& device, const
   unique_fd fd = open_lock_file(path);
   const auto start = std::chrono::steady_clock::now();
   bool told = false;
-  const auto tell = [&] {
+  const auto tell = [&] {  // once per wait, over both locks
     if (!told && waiting) waiting(read_holder(fd.get()));
     told = true;
   };

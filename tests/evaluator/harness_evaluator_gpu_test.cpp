@@ -47,6 +47,16 @@ std::string read(const fs::path& p) {
   return s.str();
 }
 
+// GPU 0 alone, timing capped at half a second a side: what the cases below share.
+harness_evaluator_options first_gpu_options() {
+  harness_evaluator_options o;
+  o.device = "cuda";
+  o.gpus = {0};
+  o.work_dir = work_dir();
+  o.max_seconds = 0.5;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("live evaluator on a GPU: vector_add passes, is timed and profiled by ncu") {
@@ -121,11 +131,8 @@ TEST_CASE("live evaluator on a GPU: a kernel profiled before is not profiled aga
   fs::remove_all(base);
   for (const char* where : {"on-save", "optimize"})
     fs::copy(root() + "/examples/tasks/vector_add", base / where / "vector_add", fs::copy_options::recursive);
-  harness_evaluator_options o;
-  o.device = "cuda";
-  o.gpus = {0};
+  auto o = first_gpu_options();
   o.work_dir = base / "work";
-  o.max_seconds = 0.5;
   o.profile_cache_dir = base / "cache";
   const auto source = read(root() + "/examples/tasks/vector_add/kernel.cu") + "\n// cached\n";
   const auto first = [&] {
@@ -179,12 +186,8 @@ TEST_CASE("live evaluator on a GPU: a kernel profiled before is not profiled aga
 
 TEST_CASE("live evaluator on a GPU: a request waits while another kblaster measurement holds the GPU") {
   const auto task = load_task(root() + "/examples/tasks/vector_add");
-  harness_evaluator_options o;
-  o.device = "cuda";
-  o.gpus = {0};
+  auto o = first_gpu_options();
   o.ncu = "none";
-  o.work_dir = work_dir();
-  o.max_seconds = 0.5;
   harness_evaluator live({task}, o);
   // Another process's profile on save, say: it holds GPU 0 for a second.
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -205,12 +208,8 @@ TEST_CASE("live evaluator on a GPU: a request waits while another kblaster measu
 
 TEST_CASE("live evaluator on a GPU: without ncu the profile is static and says so") {
   const auto task = load_task(root() + "/examples/tasks/vector_add");
-  harness_evaluator_options o;
-  o.device = "cuda";
-  o.gpus = {0};
+  auto o = first_gpu_options();
   o.ncu = "none";
-  o.work_dir = work_dir();
-  o.max_seconds = 0.5;
   harness_evaluator live({task}, o);
   CHECK(live.parallelism() == 1);
   const auto e = live.evaluate("vector_add", read(task.kernel) + "\n// static\n", {true, true});
@@ -234,11 +233,7 @@ TEST_CASE("live evaluator on a GPU: a slow task is profiled at a smaller batch, 
   auto task = load_task(root() + "/examples/tasks/vector_add");
   task.name = "vector_add_slow";
   for (auto& in : task.inputs) in.shape = {std::int64_t{1} << 24};
-  harness_evaluator_options o;
-  o.device = "cuda";
-  o.gpus = {0};
-  o.work_dir = work_dir();
-  o.max_seconds = 0.5;
+  const auto o = first_gpu_options();
   harness_evaluator live({task}, o);
   auto source = read(task.kernel);
   source.replace(source.find("if (i < n) c[i] = a[i] + b[i];"), 30,
