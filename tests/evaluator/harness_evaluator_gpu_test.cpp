@@ -233,7 +233,7 @@ TEST_CASE("live evaluator on a GPU: a slow task is profiled at a smaller batch, 
   auto task = load_task(root() + "/examples/tasks/vector_add");
   task.name = "vector_add_slow";
   for (auto& in : task.inputs) in.shape = {std::int64_t{1} << 24};
-  const auto o = first_gpu_options();
+  auto o = first_gpu_options();
   harness_evaluator live({task}, o);
   auto source = read(task.kernel);
   source.replace(source.find("if (i < n) c[i] = a[i] + b[i];"), 30,
