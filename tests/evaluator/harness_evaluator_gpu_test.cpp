@@ -16,6 +16,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <mutex>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -129,8 +131,10 @@ TEST_CASE("live evaluator on a GPU: a kernel profiled before is not profiled aga
   // the task in two folders, one profile cache.
   const auto base = work_dir() / "profile-cache";
   fs::remove_all(base);
-  for (const char* where : {"on-save", "optimize"})
+  for (const char* where : {"on-save", "optimize"}) {
+    fs::create_directories(base / where);  // fs::copy makes the folder, not its parents
     fs::copy(root() + "/examples/tasks/vector_add", base / where / "vector_add", fs::copy_options::recursive);
+  }
   auto o = first_gpu_options();
   o.work_dir = base / "work";
   o.profile_cache_dir = base / "cache";
@@ -188,14 +192,22 @@ TEST_CASE("live evaluator on a GPU: a request waits while another kblaster measu
   const auto task = load_task(root() + "/examples/tasks/vector_add");
   auto o = first_gpu_options();
   o.ncu = "none";
+  // Another process's profile on save, say: it holds GPU 0 until the request has waited for
+  // it 0.8 s. (A hold of fixed length would end while the candidate is still being built.)
+  std::promise<void> waiting;
+  std::once_flag told;
+  o.on_device_wait = [&](const std::string& line) {
+    std::cout << line << "\n";
+    std::call_once(told, [&] { waiting.set_value(); });
+  };
   harness_evaluator live({task}, o);
-  // Another process's profile on save, say: it holds GPU 0 for a second.
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   auto other = kblaster::support::device_lock::acquire(
       kblaster::support::device_lock::gpu(visible && *visible ? std::string(visible) : "0"), "a profile on save", {});
   REQUIRE(other);
-  std::thread release([&] {
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::thread release([&, heard = waiting.get_future()]() mutable {
+    const bool waited = heard.wait_for(std::chrono::seconds(120)) == std::future_status::ready;
+    if (waited) std::this_thread::sleep_for(std::chrono::milliseconds(800));
     other.reset();
   });
   const auto e = live.evaluate("vector_add", read(task.kernel) + "\n// waits\n", {true, false});
