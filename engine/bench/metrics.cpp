@@ -58,9 +58,10 @@ group_metrics group_of(const std::string& name, int level, const std::vector<con
   g.level = level;
   g.problems = static_cast<int>(rs.size());
   std::vector<std::optional<double>> eager, compile, best;
-  std::vector<optimize::phase_seconds> phases;
+  std::vector<optimize::phase_seconds> phases, inputs;
   for (const auto* r : rs) {
     phases.insert(phases.end(), r->candidate_phases.begin(), r->candidate_phases.end());
+    if (r->input_phases) inputs.push_back(*r->input_phases);
     ++g.statuses[r->status];
     g.tokens += r->tokens;
     g.gpu_seconds += r->gpu_seconds;
@@ -78,6 +79,7 @@ group_metrics group_of(const std::string& name, int level, const std::vector<con
     best.push_back(s.best_baseline);
   }
   g.cost = optimize::summarize_costs(phases);
+  g.input_cost = optimize::summarize_costs(inputs);
   const int scored = g.problems - g.degenerate;
   g.valid_rate = scored ? static_cast<double>(g.valid) / scored : 0;
   const auto present = [](const std::vector<std::optional<double>>& v) {
@@ -141,6 +143,7 @@ nlohmann::json to_json(const group_metrics& g) {
                    {"wall_seconds", g.wall_seconds},
                    {"candidates", g.candidates},
                    {"cost_per_candidate", optimize::to_json(g.cost)},
+                   {"cost_per_input_kernel", optimize::to_json(g.input_cost)},
                    {"statuses", g.statuses}};
   j["speedup_per_mtoken"] = g.speedup_per_mtoken ? nlohmann::json(*g.speedup_per_mtoken) : nlohmann::json(nullptr);
   return j;

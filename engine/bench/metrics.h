@@ -49,6 +49,7 @@ struct group_metrics {
   double gpu_seconds = 0, wall_seconds = 0;
   int candidates = 0;
   optimize::cost_summary cost;  ///< seconds per candidate, over the group's problems
+  optimize::cost_summary input_cost;  ///< seconds per input kernel (one per problem that kept it apart)
   /// geomean best-baseline speedup per million tokens spent per problem; absent with no tokens
   std::optional<double> speedup_per_mtoken;
   std::map<std::string, int> statuses;  ///< ok, import_failed, no_initial_kernel, ...

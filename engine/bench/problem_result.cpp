@@ -52,6 +52,7 @@ nlohmann::json to_json(const problem_result& r) {
   put(j, "best_ms", r.best_ms);
   auto& phases = j["candidate_phases"] = nlohmann::json::array();
   for (const auto& p : r.candidate_phases) phases.push_back(optimize::to_json(p));
+  if (r.input_phases) j["input_phases"] = optimize::to_json(*r.input_phases);
   auto& t = j["techniques"] = nlohmann::json::array();
   for (const auto& u : r.techniques) t.push_back({{"technique", u.technique}, {"success", u.success}});
   auto& a = j["attempts"] = nlohmann::json::array();
@@ -93,6 +94,7 @@ problem_result problem_result_from_json(const nlohmann::json& j) {
     r.finished_at = j.value("finished_at", "");
     for (const auto& p : j.value("candidate_phases", nlohmann::json::array()))
       r.candidate_phases.push_back(optimize::phases_from_json(p));
+    if (j.contains("input_phases")) r.input_phases = optimize::phases_from_json(j["input_phases"]);
     for (const auto& t : j.value("techniques", nlohmann::json::array()))
       r.techniques.push_back({t.at("technique").get<std::string>(), t.value("success", false)});
     for (const auto& a : j.value("attempts", nlohmann::json::array()))

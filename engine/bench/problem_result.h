@@ -50,6 +50,9 @@ struct problem_result {
   double gpu_seconds = 0, wall_seconds = 0;
   int candidates = 0, correct_candidates = 0;
   std::vector<optimize::phase_seconds> candidate_phases;  ///< where each candidate's seconds went
+  /// Where the input kernel's measurement went (once per problem). Results stored before it was
+  /// kept apart have none, and their input is the first of candidate_phases.
+  std::optional<optimize::phase_seconds> input_phases;
   std::vector<technique_use> techniques;
   std::vector<std::string> states_visited;  ///< KB states of the versions profiled, in order
   /// Every distinct candidate after the input, in the loop's order: iteration, trajectory, step

@@ -125,6 +125,21 @@ std::string report_markdown(const std::vector<report_run>& runs) {
         << fixed(c.median.profile, 2) << " | " << fixed(c.median.build, 2) << " | " << fixed(c.median.build_wait, 2)
         << " | " << fixed(c.mean_device, 2) << " |\n";
     }
+    // The input kernels apart: each problem's is measured (and profiled, unless its profile was
+    // kept) once, before any candidate.
+    bool inputs = false;
+    for (const auto& g : groups) {
+      const auto& c = g.input_cost;
+      if (c.candidates == 0) continue;
+      if (!inputs)
+        o << "\nThe input kernels, measured once per problem (medians; the profile is the first selection's state):\n\n"
+          << "| level | input kernels | profiled | device | verify | time | profile | mean device |\n"
+          << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
+      inputs = true;
+      o << "| " << g.name << " | " << c.candidates << " | " << c.profiled << " | " << fixed(c.median_device, 2) << " | "
+        << fixed(c.median.verify, 2) << " | " << fixed(c.median.time, 2) << " | " << fixed(c.median.profile, 2) << " | "
+        << fixed(c.mean_device, 2) << " |\n";
+    }
     o << "\nStatuses: ";
     bool first = true;
     for (const auto& [s, n] : r.metrics.overall.statuses) {

@@ -231,6 +231,7 @@ optimize::run_environment loop_environment(const bench_options& o, const bench_h
 // Copies the loop's outcome into the result; it is valid when the loop found a correct kernel.
 void take_loop_result(problem_result& r, const optimize::optimize_result& res) {
   r.input_ms = res.input_ms;
+  r.input_phases = res.input_phases;
   r.best_ms = res.best_ms;
   r.reference_ms = res.reference_ms;
   r.valid = res.best_ms.has_value();

@@ -61,13 +61,20 @@ nlohmann::json to_json(const cost_summary& c) {
           {"median_phase_seconds", to_json(c.median)}};
 }
 
-std::string describe_costs(const cost_summary& c) {
-  if (c.candidates == 0) return "no candidate evaluated";
+std::string describe_costs(const cost_summary& c, const std::string& noun) {
+  if (c.candidates == 0) return "no " + noun + " evaluated";
   const auto& m = c.median;
-  return "median " + secs(c.median_device) + " of device time per candidate (runner " + secs(m.runner) + ", verify " +
+  return "median " + secs(c.median_device) + " of device time per " + noun + " (runner " + secs(m.runner) + ", verify " +
          secs(m.verify) + ", time " + secs(m.time) + ", profile " + secs(m.profile) + "; build " + secs(m.build) +
          ", of which waited " + secs(m.build_wait) + "), mean " + secs(c.mean_device) + ", " + std::to_string(c.profiled) +
          " of " + std::to_string(c.candidates) + " profiled";
+}
+
+std::string describe_input_cost(const phase_seconds& p, bool profile_reused) {
+  std::string s = secs(p.device()) + " of device time, once (harness start " + secs(p.harness_start) + ", verify " +
+                  secs(p.verify) + ", time " + secs(p.time) + " with the reference's, profile " + secs(p.profile);
+  if (profile_reused) s += ": ncu's pages kept from an earlier profile of this kernel on the same data";
+  return s + ")";
 }
 
 }  // namespace kblaster::engine::optimize

@@ -397,7 +397,7 @@ optimize_result finish_run(loop_context& ctx, kb::knowledge_base& kb, const fs::
   r.gpu_seconds = ctx.gpu_seconds();
   r.wall_seconds = ctx.wall_seconds();
   std::set<std::string> seen{baseline.hash};
-  r.candidate_phases.push_back(baseline.eval.phases);
+  r.input_phases = baseline.eval.phases;
   // Each candidate's latest evaluation: a profile taken after its step (an iteration's start) included.
   for (const auto& rec : ctx.journal.steps())
     for (const auto& c : rec.candidates)

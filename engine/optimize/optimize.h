@@ -115,7 +115,11 @@ struct optimize_result {
   int candidates = 0, correct_candidates = 0;
   std::int64_t tokens = 0;
   double gpu_seconds = 0, wall_seconds = 0;
-  std::vector<phase_seconds> candidate_phases;  ///< per candidate (the input first), each counted once
+  /// The input kernel's measurement: verified, timed against the reference and profiled once per
+  /// run (its profile is the save's, kept, when the editor profiled it first). Not a candidate:
+  /// summaries per candidate leave it out and state it apart.
+  std::optional<phase_seconds> input_phases;
+  std::vector<phase_seconds> candidate_phases;  ///< per candidate after the input, each counted once
   std::vector<std::int64_t> attempt_ids;  ///< KB attempts recorded by this run
   std::optional<optimize::best_step> best_step;  ///< absent when no candidate beat the input
   nlohmann::json report;                  ///< the run report (trajectory tree) as JSON

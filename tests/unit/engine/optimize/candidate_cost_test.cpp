@@ -41,6 +41,17 @@ TEST_CASE("candidate cost: medians resist the one profiled candidate; the device
   CHECK(describe_costs(s).find("1 of 4 profiled") != std::string::npos);
 }
 
+TEST_CASE("candidate cost: the input kernel's line says what it cost once, and whether its profile was kept") {
+  const auto input = candidate(0.1, 1.9, 4.5, 1.2, 1.2);
+  CHECK(describe_input_cost(input, false) ==
+        "6.50 s of device time, once (harness start 0.00 s, verify 0.10 s, time 1.90 s with the reference's, profile 4.50 s)");
+  auto kept = input;
+  kept.profile = 0;
+  CHECK(describe_input_cost(kept, true).find("profile 0.00 s: ncu's pages kept from an earlier profile") != std::string::npos);
+  CHECK(describe_costs(summarize_costs({input}), "input kernel").find("per input kernel") != std::string::npos);
+  CHECK(describe_costs(summarize_costs({}), "input kernel") == "no input kernel evaluated");
+}
+
 TEST_CASE("candidate cost: nothing evaluated says so; phases read back, old records as one request") {
   CHECK(summarize_costs({}).candidates == 0);
   CHECK(describe_costs(summarize_costs({})) == "no candidate evaluated");

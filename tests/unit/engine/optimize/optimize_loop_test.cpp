@@ -169,9 +169,16 @@ TEST_CASE("optimize: only the input and each version a step starts from are prof
     }
     CHECK(eval.prepared.load() > 0);
     // The report summarises the same: candidates, how many profiled, medians per phase.
+    // The input apart: measured and profiled once, not among the candidates.
     const auto& cost = r.report["cost_per_candidate"];
     CHECK(cost["candidates"] == r.candidate_phases.size());
-    if (!all) CHECK(cost["profiled"] == profiles);
+    REQUIRE(r.input_phases);
+    CHECK(r.input_phases->profile == doctest::Approx(9.0));
+    CHECK(r.report["input_cost"]["device_seconds"].get<double>() == doctest::Approx(9.25));
+    CHECK_FALSE(r.report["input_cost"]["profile_reused"].get<bool>());
+    CHECK(cost["median_device_seconds_with_input"].get<double>() >= cost["median_device_seconds"].get<double>());
+    if (!all) CHECK(cost["profiled"] == profiles - 1);
+    CHECK(r.report_markdown.find("| the input kernel | 9.25 s of device time, once (") != std::string::npos);
     CHECK(cost["median_phase_seconds"]["time"] == doctest::Approx(0.2));
     CHECK(r.report_markdown.find("| per candidate | median ") != std::string::npos);
     // Device time counts each candidate's measurement and each profile once (0.25 s and 9 s here).
