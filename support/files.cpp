@@ -35,12 +35,16 @@ std::optional<std::string> read_file_if_exists(const fs::path& path) {
   }
 }
 
-void write_file_atomically(const fs::path& path, std::string_view bytes) {
+fs::path temporary_sibling(const fs::path& path) {
   static std::atomic<unsigned> sequence{0};
+  return path.string() + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(sequence++);
+}
+
+void write_file_atomically(const fs::path& path, std::string_view bytes) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  // Unique per process and call, in the same folder so that the rename is atomic.
-  const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(sequence++);
+  // In the same folder, so that the rename is atomic.
+  const fs::path tmp = temporary_sibling(path);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -58,10 +62,9 @@ void write_file_atomically(const fs::path& path, std::string_view bytes) {
 }
 
 void write_secret_file(const fs::path& path, std::string_view bytes) {
-  static std::atomic<unsigned> sequence{0};
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(sequence++);
+  const fs::path tmp = temporary_sibling(path);
   const auto fail = [&](const std::string& why) {
     fs::remove(tmp, ec);
     return file_error("cannot write " + path.string() + ": " + why);

@@ -21,6 +21,11 @@ std::string read_file(const std::filesystem::path& path);
 /// The whole file, or nullopt when it cannot be read (missing, unreadable).
 std::optional<std::string> read_file_if_exists(const std::filesystem::path& path);
 
+/// A name beside `path` for writing it whole before a rename: unique per process and call, so
+/// that two threads of one process building the same file (the save's profile and Optimize
+/// both building the input kernel) never write into each other's.
+std::filesystem::path temporary_sibling(const std::filesystem::path& path);
+
 /// Writes `bytes` to `path` through a temporary name in the same folder and a rename, so that
 /// a concurrent reader (another thread, another daemon) sees the old file or the new one, never
 /// half of one. Creates the folder. Throws file_error.

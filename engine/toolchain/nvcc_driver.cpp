@@ -146,7 +146,7 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
     struct release_slot { std::counting_semaphore<64>& s; ~release_slot() { s.release(); } } guard{*slots_};
     // Build into a temporary name so that a concurrent reader never sees half a file.
     std::vector<std::string> cmd = r.command;
-    const std::string tmp = r.output_path + ".tmp" + std::to_string(::getpid());
+    const std::string tmp = support::temporary_sibling(r.output_path).string();
     cmd[cmd.size() - 2] = tmp;
     std::optional<support::sandbox_scratch> scratch;
     if (options.sandboxed) {

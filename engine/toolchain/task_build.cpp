@@ -58,7 +58,7 @@ candidate_build build_host_candidate(const std::string& source, const std::strin
     b.ok = b.from_cache = true;
     return b;
   }
-  const auto tmp = b.library + ".tmp" + std::to_string(::getpid());
+  const auto tmp = support::temporary_sibling(b.library).string();
   argv.insert(argv.end(), {"-o", tmp, source});
   // Model-written source: compiled in the sandbox, with only the cache folder writable.
   std::optional<support::sandbox_scratch> scratch;

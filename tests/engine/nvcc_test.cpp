@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 
 using namespace kblaster::engine;
 namespace support = kblaster::support;
@@ -110,6 +112,41 @@ TEST_CASE("nvcc diagnostics of broken sources, compiled for real") {
     const auto r = driver.compile("/nonexistent/k.cu", output_kind::object, o);
     CHECK_FALSE(r.ok);
     CHECK(r.diagnostics.at(0).message.find("cannot read") != std::string::npos);
+  }
+}
+
+TEST_CASE("threads of one process building the same source at once each get the whole output") {
+  // The save's profile and Optimize build the input kernel at the same moment in one daemon. A
+  // temporary name per process let the second build write into the first's file, which the
+  // first then renamed away: the second appended to a fresh file and kept half an output (the
+  // two evaluators at once of engine.harness_evaluator_gpu). A stand-in nvcc writes its output
+  // in two parts, 0.4 s apart, so the two builds overlap every time.
+  const auto dir = fs::path(fresh_cache()) / "stand-in";
+  fs::create_directories(dir);
+  const auto nvcc = dir / "nvcc";
+  {
+    std::ofstream script(nvcc);
+    script << "#!/bin/sh\n"
+              "case \"$1\" in --version) echo 'Cuda compilation tools, release 0.0 (stand-in)'; exit 0;; esac\n"
+              "for a; do [ \"$prev\" = -o ] && out=$a; prev=$a; done\n"
+              "printf 'first half, ' > \"$out\"; sleep 0.4; printf 'second half' >> \"$out\"\n";
+  }
+  fs::permissions(nvcc, fs::perms::owner_all);
+  std::ofstream(dir / "k.cu") << "__global__ void k() {}\n";
+  nvcc_driver driver(nvcc.string(), (dir / "cache").string());
+  nvcc_options o;
+  o.arch = "sm_90";
+  o.use_cache = false;  // both threads run the compiler
+  std::vector<compile_result> results(2);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    threads.emplace_back([&, i] { results[i] = driver.compile((dir / "k.cu").string(), output_kind::object, o); });
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) {
+    CHECK(r.ok);
+    std::ifstream in(r.output_path);
+    const std::string built((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(built == "first half, second half");
   }
 }
 

@@ -169,8 +169,10 @@ TEST_CASE("live evaluator on a GPU: a kernel profiled before is not profiled aga
     std::thread tb([&] { eb = b.evaluate("vector_add", fresh, {false, true}); });
     ta.join();
     tb.join();
-    REQUIRE(ea.profile);
-    REQUIRE(eb.profile);
+    for (const auto* e : {&ea, &eb}) {
+      INFO("verdict " << e->verdict << " (" << e->check << "): " << e->reason << "; profile note: " << e->profile_note);
+      REQUIRE(e->profile);
+    }
     CHECK(ea.profile->view.contains("reused") != eb.profile->view.contains("reused"));
     CHECK(ea.profile->primary == eb.profile->primary);
   }

@@ -2,6 +2,7 @@
 #include "support/files.h"
 
 #include <doctest/doctest.h>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,6 +56,21 @@ TEST_CASE("concurrent writers of one path never expose half a file") {
   reader.join();
   CHECK(torn == 0);
   fs::remove_all(d);
+}
+
+TEST_CASE("temporary_sibling: beside the file, and never the same name twice, across threads of one process") {
+  const fs::path target = "/some/folder/lib.so";
+  std::vector<std::string> names(8 * 50);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) names[static_cast<std::size_t>(t * 50 + i)] = kblaster::support::temporary_sibling(target).string();
+    });
+  for (auto& t : threads) t.join();
+  std::set<std::string> distinct(names.begin(), names.end());
+  CHECK(distinct.size() == names.size());
+  for (const auto& n : names) CHECK(fs::path(n).parent_path() == target.parent_path());
+  CHECK(names.front().rfind("/some/folder/lib.so.tmp", 0) == 0);
 }
 
 TEST_CASE("the user's scratch root is private and refused when it is not ours") {
