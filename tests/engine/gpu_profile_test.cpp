@@ -56,7 +56,10 @@ TEST_CASE("live profile: kernels of distinct character get their states") {
   CHECK(fs::exists(o.report_path));
   for (int i = 0; i < 3; ++i) CHECK(o.kernels[static_cast<std::size_t>(i)].signature.function == "vadd");
   const auto* vadd = first(o, "vadd");
-  CHECK(vadd->primary == "memory_bound_dram");
+  // Memory-bound, at the level whose share of its peak leads on this GPU: DRAM on an H100; on an
+  // H200 (HBM3e 43 % faster) L2 led with DRAM at 61.9 % (2026-11-26).
+  INFO("vadd: " << vadd->primary << ", DRAM " << vadd->sol.dram_pct.value_or(-1) << "%, L2 " << vadd->sol.l2_pct.value_or(-1) << "%");
+  CHECK((vadd->primary == "memory_bound_dram" || vadd->primary == "memory_bound_l2"));
   const auto* naive = first(o, "matmul_naive");
   CHECK(naive->has("uncoalesced_global_access"));
   const auto* fma = first(o, "fma_heavy");
