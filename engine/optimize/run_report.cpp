@@ -166,7 +166,7 @@ std::string render_run_report(const json& rep) {
      << tot.value("correct_attempts", 0) << " |\n";
   md << "| tokens | " << tot.value("tokens", 0) << " |\n";
   md << "| GPU time | " << num(tot.value("gpu_seconds", 0.0), 1) << " s |\n";
-  if (rep.contains("cost_per_candidate")) md << "| per candidate | " << rep["cost_per_candidate"].value("text", "") << " |\n";
+  if (rep.contains("cost_per_candidate")) md << "| per candidate after the input | " << rep["cost_per_candidate"].value("text", "") << " |\n";
   if (rep.contains("input_cost")) md << "| the input kernel | " << rep["input_cost"].value("text", "") << " |\n";
   md << "| stopped because | " << rep.value("stop_reason", "") << " |\n\n";
   const auto& o = rep["options"];

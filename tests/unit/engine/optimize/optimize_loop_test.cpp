@@ -180,7 +180,7 @@ TEST_CASE("optimize: only the input and each version a step starts from are prof
     if (!all) CHECK(cost["profiled"] == profiles - 1);
     CHECK(r.report_markdown.find("| the input kernel | 9.25 s of device time, once (") != std::string::npos);
     CHECK(cost["median_phase_seconds"]["time"] == doctest::Approx(0.2));
-    CHECK(r.report_markdown.find("| per candidate | median ") != std::string::npos);
+    CHECK(r.report_markdown.find("| per candidate after the input | median ") != std::string::npos);
     // Device time counts each candidate's measurement and each profile once (0.25 s and 9 s here).
     CHECK(r.gpu_seconds == doctest::Approx(0.25 * r.candidates + 9.0 * eval.profiles.load()));
   }
