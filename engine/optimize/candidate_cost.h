@@ -33,7 +33,8 @@ nlohmann::json to_json(const cost_summary& c);
 std::string describe_costs(const cost_summary& c, const std::string& noun = "candidate");
 
 /// The input kernel's measurement in one line: "4.17 s of device time, once (harness start 0.49 s,
-/// verify 0.11 s, time 1.92 s, profile 2.29 s)", the profile said to be kept when it was reused.
+/// verify 0.11 s, time 1.92 s with the reference's, profile 2.29 s)", the profile said to be kept when
+/// it was reused.
 std::string describe_input_cost(const phase_seconds& p, bool profile_reused);
 
 }  // namespace kblaster::engine::optimize
