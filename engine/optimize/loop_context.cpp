@@ -2,6 +2,7 @@
 #include "engine/optimize/loop_context.h"
 
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 namespace kblaster::engine::optimize {
@@ -205,6 +206,19 @@ void loop_context::step_started(int iteration, int trajectory, int step, const s
   e.trajectory = trajectory;
   e.step = step;
   e.message = step_position(options, iteration, trajectory, step) + ": " + what;
+  emit(std::move(e));
+}
+
+void loop_context::step_profiling(int iteration, int trajectory, int step, double speedup) {
+  progress_event e;
+  e.phase = "profile";
+  e.iteration = iteration;
+  e.trajectory = trajectory;
+  e.step = step;
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << speedup;
+  e.message = step_position(options, iteration, trajectory, step) + ": profiling its new best (" + s.str() +
+              "x over the step's start) under ncu, for the state the next step chooses by";
   emit(std::move(e));
 }
 

@@ -95,6 +95,9 @@ class loop_context {
   /// Progress: a step began trying `what` (counts nothing done yet; a step may take a while,
   /// and the user sees what it is doing rather than the previous message).
   void step_started(int iteration, int trajectory, int step, const std::string& what);
+  /// Progress: a step's new best goes under ncu for the state the next step chooses by (seconds
+  /// of the GPU's in which nothing else would be said).
+  void step_profiling(int iteration, int trajectory, int step, double speedup);
   /// Progress: a step finished (or was skipped), with the best speedup known.
   void step_done(int iteration, int trajectory, int step, int count, const std::string& message);
   void set_best_speedup(double s);

@@ -58,7 +58,7 @@ struct loop_options {
 
 /// One progress event: the CLI shows it as a line, the daemon as LSP $/progress.
 struct progress_event {
-  std::string phase;        ///< baseline | step_started | step | gradient | done
+  std::string phase;        ///< baseline | step_started | profile | step | gradient | done
   int iteration = 0, trajectory = 0, step = 0;
   int steps_done = 0, steps_total = 0;  ///< for a percentage
   int candidates = 0;

@@ -130,6 +130,7 @@ const kb::choice* pick_choice(const loop_context& ctx, const std::vector<kb::cho
 version with_state_recorded(loop_context& ctx, kb::knowledge_base& kb, const version& best, const version& start,
                             step_record& rec, bool needs_state) {
   if (!needs_state) return best;
+  if (!best.eval.profile && best.ms() > 0) ctx.step_profiling(rec.iteration, rec.trajectory, rec.step, start.ms() / best.ms());
   auto profiled = ctx.with_state(best);
   for (auto& c : rec.candidates)
     if (c.hash == profiled.hash) {

@@ -112,6 +112,17 @@ TEST_CASE("optimize: the mechanical tier alone improves vector_add and records e
       CHECK_MESSAGE(announced.count(at), e.message);
   }
   CHECK(started >= 2);
+  // A step's new best that the next step starts from is profiled, and the seconds under ncu say
+  // so (small_options' depth is 2: a first step that improves needs its state).
+  int profiling = 0;
+  for (const auto& e : events)
+    if (e.phase == "profile") {
+      ++profiling;
+      CHECK(e.step + 1 < small_options().depth);
+      CHECK(e.message.find(": profiling its new best (") != std::string::npos);
+      CHECK(e.message.find("x over the step's start) under ncu, for the state the next step chooses by") != std::string::npos);
+    }
+  CHECK(profiling >= 1);
   for (const char* f : {"best.cu", "best.diff", "report.md", "report.json", "manifest.json", "steps.jsonl"})
     CHECK(fs::exists(env.out_dir / f));
   const auto report = r.report;
