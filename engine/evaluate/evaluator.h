@@ -27,7 +27,9 @@ struct profile_snapshot {
   std::string summary;                 ///< summarize_for_prompt(): what the agents read
   nlohmann::json view = nlohmann::json::object();  ///< to_json(kernel_view): evidence, SOL, findings
   std::optional<std::int64_t> elapsed_cycles;
-  std::string source = "ncu";          ///< ncu (live on a GPU) | static (ptxas + occupancy)
+  /// ncu (live on a GPU, the editor's sections and ncu's rules) | ncu_counters (live, the state's
+  /// counters alone: profile_scope::state_counters) | static (ptxas + occupancy)
+  std::string source = "ncu";
   std::string report_path;             ///< the kept .ncu-rep, its pages beside it (ncu_pages_beside); empty: none
   std::string shape_note;              ///< profiled at another shape than the task's, and why (profile_shape.h); empty: its own
   kb::kernel_evidence evidence;        ///< weighed characteristics and facts: what the KB matches
@@ -84,11 +86,23 @@ struct evaluation {
 };
 
 /// What to do with a candidate.
+/// What a profile asks ncu for.
+enum class profile_scope {
+  /// The editor's sections: the state, ncu's guided analysis (rules and their estimates), the
+  /// hover's tables. The input kernel's profile: the first selection reads it, and a save's
+  /// profile of the same kernel serves it.
+  sections,
+  /// The counters the state is classified from (state_ncu_metrics()), no section and no rule:
+  /// 13 replay passes against 36. A step's new best, whose state the next step chooses by.
+  state_counters,
+};
+
 struct evaluation_request {
   bool time = true;     ///< time against the reference once correct
   /// Profile once correct. The loop asks only for the versions whose state it needs (the input,
   /// each version a step starts from); asked of a candidate already verified and timed, only the profile runs.
   bool profile = true;
+  profile_scope scope = profile_scope::sections;
   /// The median the candidate must beat to matter to the loop (its version's), when there is one:
   /// timing stops once the candidate is clearly slower (its fastest sample a quarter over), and
   /// such a candidate is not timed against the reference. Its runtime is still a measured median,

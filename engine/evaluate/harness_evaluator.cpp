@@ -293,37 +293,40 @@ evaluation harness_evaluator::evaluate(const std::string& task_name, const std::
     }
   }
   const auto hash = source_hash(task_name, source);
-  auto key = [&](bool t, bool p) { return hash + (t ? "|t" : "|-") + (p ? "p" : "-"); };
+  // A profile: '-' none, 'c' the state's counters, 'p' the sections (which hold the counters' state too).
+  const char asked = !request.profile ? '-' : request.scope == profile_scope::state_counters ? 'c' : 'p';
+  auto key = [&](bool t, char p) { return hash + (t ? "|t" : "|-") + p; };
   std::promise<evaluation> promise;
   std::shared_future<evaluation> result, prior;
   {
     std::lock_guard lock(cache_mutex_);
-    // The same request, or one that did more (timed, profiled), answers this one.
+    // The same request, or one that did more (timed, profiled, with the sections), answers this one.
     for (bool t : {request.time, true})
-      for (bool p : {request.profile, true})
-        if (!result.valid())
+      for (char p : {'-', 'c', 'p'})
+        if (!result.valid() && p >= asked)
           if (const auto it = cache_.find(key(t, p)); it != cache_.end()) result = it->second;
     if (result.valid()) return result.get();  // may wait for a concurrent measurement
-    // Verified (and timed) without a profile, now wanted with one: only the profile runs.
+    // Verified (and timed) without the profile wanted, now wanted with it: only the profile runs.
     if (request.profile)
       for (bool t : {request.time, true})
-        if (!prior.valid())
-          if (const auto it = cache_.find(key(t, false)); it != cache_.end()) prior = it->second;
+        for (char p : {'-', 'c'})
+          if (!prior.valid() && p < asked)
+            if (const auto it = cache_.find(key(t, p)); it != cache_.end()) prior = it->second;
     result = promise.get_future().share();
-    cache_[key(request.time, request.profile)] = result;
+    cache_[key(request.time, asked)] = result;
   }
   try {
     auto e = measure(*task, source, hash, request, prior);
     if (cancelled(e)) {
       std::lock_guard lock(cache_mutex_);
-      cache_.erase(key(request.time, request.profile));  // no verdict: a later run measures it
+      cache_.erase(key(request.time, asked));  // no verdict: a later run measures it
     }
     promise.set_value(e);
     return e;
   } catch (...) {
     {
       std::lock_guard lock(cache_mutex_);
-      cache_.erase(key(request.time, request.profile));  // a later call may try again
+      cache_.erase(key(request.time, asked));  // a later call may try again
     }
     promise.set_exception(std::current_exception());
     throw;
@@ -505,7 +508,7 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
   lease held(*this);
   slot& s = held.get();
   if (before) {
-    if (request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.stop);
+    if (request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.scope, request.stop);
     return e;
   }
   nlohmann::json timing{{"max_seconds", options_.max_seconds}};
@@ -555,7 +558,7 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
       e.reason += "; " + ms_text(*e.runtime_ms) + ", timed only until clearly slower than the " + ms_text(*request.beat_ms) +
                   " it had to beat";
   }
-  if (e.correct && request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.stop);
+  if (e.correct && request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.scope, request.stop);
   return e;
 }
 

@@ -51,19 +51,30 @@ std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& detai
     if (v.signature.sol.duration_us.value_or(0) > best->signature.sol.duration_us.value_or(0)) best = &v;
   auto snap = snapshot_of(*best, "ncu");
   try {
-    const auto report = parse_ncu_details(details_csv);
+    profile_report report;
+    try {
+      report = parse_ncu_details(details_csv);
+    } catch (const ncu_parse_error&) {
+      // a profile of counters alone: the raw page below
+    }
+    if (!raw_csv.empty()) merge_ncu_raw(report, raw_csv);
     for (const auto& k : report.kernels)
-      if (k.id == best->signature.id)
-        if (const auto c = k.value("Elapsed Cycles")) snap.elapsed_cycles = static_cast<std::int64_t>(*c);
+      if (k.id == best->signature.id) {
+        // Speed of Light's "Elapsed Cycles" is gpc__cycles_elapsed.max, the counters' spelling.
+        auto c = k.value("Elapsed Cycles");
+        if (!c) c = k.value("gpc__cycles_elapsed.max");
+        if (c) snap.elapsed_cycles = static_cast<std::int64_t>(*c);
+      }
   } catch (const std::exception&) {
-    // analyze_pages parsed the same page; cycles are a nicety.
+    // analyze_pages parsed the same pages; cycles are a nicety.
   }
   if (out.kernels.size() > 1) snap.view["profiled_kernels"] = static_cast<int>(out.kernels.size());  // the longest is kept
   return snap;
 }
 
 void harness_evaluator::profile(const task_entry& task, const fs::path& dir, const std::string& source_path,
-                                const std::string& library, slot& s, evaluation& e, std::stop_token stop) {
+                                const std::string& library, slot& s, evaluation& e, profile_scope scope,
+                                std::stop_token stop) {
   if (device_ == "cpu") {
     e.profile_note = "no profile on the CPU path (host C++ candidates have no GPU profile)";
     return;
@@ -82,7 +93,15 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     return;
   }
   ncu_options n;
-  n.sections = loop_ncu_sections();  // what the loop reads: state, evidence, prompt summary
+  const bool counters = scope == profile_scope::state_counters;
+  if (counters) {
+    // The state alone, from its counters: no section, so no rule and no tables (ncu_runner.h).
+    n.sections.clear();
+    n.metrics = state_ncu_metrics();
+    for (const auto& m : default_ncu_metrics()) n.metrics.push_back(m);
+  } else {
+    n.sections = loop_ncu_sections();  // what the loop reads: state, evidence, prompt summary
+  }
   n.nvtx_include = "kb_candidate/";  // trailing '/': a push/pop range (without it, a start/end range)
   n.report_base = (scratch / ("profile-" + e.code_hash)).string();
   n.timeout = options_.profile_timeout;
@@ -205,6 +224,11 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     return;
   }
   snap->view["report_path"] = run.report_path;
+  if (counters) {
+    snap->source = "ncu_counters";
+    snap->view["scope"] = "the state's counters alone (state_ncu_metrics): no ncu section or rule";
+    snap->summary = "Profile: ncu's counters for the state alone (no guided analysis, no memory tables).\n" + snap->summary;
+  }
   snap->report_path = run.report_path;
   if (run.reused)
     snap->view["reused"] = "ncu's pages of an earlier profile of this kernel on the same task, GPU and ncu (" +

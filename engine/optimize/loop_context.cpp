@@ -68,7 +68,7 @@ version loop_context::evaluate(const std::string& source, std::optional<double> 
   return as_measured(v);
 }
 
-version loop_context::with_state(const version& v) {
+version loop_context::with_state(const version& v, profile_scope scope) {
   if (!v.eval.correct || v.eval.profile) return v;
   {
     // Two trajectories may need the same version's state at once: the second waits for the
@@ -89,6 +89,7 @@ version loop_context::with_state(const version& v) {
   try {
     evaluation_request request;
     request.stop = env.stop;
+    request.scope = scope;
     e = env.eval->evaluate(task.name, v.source, request);  // verified and timed already: only the profile runs
   } catch (...) {
     done();

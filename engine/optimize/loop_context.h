@@ -65,9 +65,10 @@ class loop_context {
   version evaluate(const std::string& source, std::optional<double> beat_ms = std::nullopt);
   /// `v` with its profile, the evidence its KB state is read from: taken now when `v` is correct
   /// and has none (only the profile runs; its seconds join the evaluation's). The loop profiles
-  /// only what it needs a state of: the input and each version a step starts from. Throws
-  /// evaluation_cancelled like evaluate().
-  version with_state(const version& v);
+  /// only what it needs a state of: the input (with the editor's sections, which a save's profile
+  /// of the same kernel serves) and each version a step starts from (`scope` state_counters: the
+  /// state alone, in a third of ncu's replay passes). Throws evaluation_cancelled like evaluate().
+  version with_state(const version& v, profile_scope scope = profile_scope::sections);
   /// Has the evaluator build `sources` in the background (the next candidates, while the GPU
   /// verifies the first).
   void prepare(const std::vector<std::string>& sources);

@@ -225,7 +225,7 @@ void replay_checkpoint(loop_context& ctx, run_journal& journal, const version& b
 version iteration_start(loop_context& ctx, step_accounting& accounting, const version& best, int k) {
   if (best.eval.profile || !best.eval.correct) return best;
   if (auto v = ctx.cached(best.hash); v && v->eval.profile) return *v;
-  const auto profiled = ctx.with_state(best);
+  const auto profiled = ctx.with_state(best, profile_scope::state_counters);
   ctx.journal.set_record(start_record(k), {{"evaluation", to_json(profiled.eval)}});
   accounting.account(profiled);
   return profiled;

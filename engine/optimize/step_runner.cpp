@@ -131,7 +131,8 @@ version with_state_recorded(loop_context& ctx, kb::knowledge_base& kb, const ver
                             step_record& rec, bool needs_state) {
   if (!needs_state) return best;
   if (!best.eval.profile && best.ms() > 0) ctx.step_profiling(rec.iteration, rec.trajectory, rec.step, start.ms() / best.ms());
-  auto profiled = ctx.with_state(best);
+  // The state's counters alone: the next step reads the state, not ncu's tables (ncu_runner.h).
+  auto profiled = ctx.with_state(best, profile_scope::state_counters);
   for (auto& c : rec.candidates)
     if (c.hash == profiled.hash) {
       const auto parameters = c.parameters;

@@ -210,8 +210,20 @@ void merge_ncu_raw(profile_report& report, std::string_view csv_text) {
       it = index_of.emplace(row[id_col], report.kernels.size() - 1).first;
     }
     kernel_instance& k = report.kernels[it->second];
+    // A metric asked for with --metrics is also a details row ("Command line profiler metrics"),
+    // printed in scaled units ("us", "Msector", "Krequest"); the raw page's base-unit figure
+    // replaces it, so that a lookup by the raw name reads one unit whichever page has it.
+    std::map<std::string, std::size_t> details_row;
+    for (std::size_t j = 0; j < k.metrics.size(); ++j)
+      if (k.metrics[j].section != "raw") details_row.emplace(k.metrics[j].name, j);
     for (std::size_t i = 0; i < header.size() && i < row.size(); ++i) {
       if (is_identity[i] || header[i].empty()) continue;
+      if (const auto d = details_row.find(header[i]); d != details_row.end()) {
+        auto& m = k.metrics[d->second];
+        m.unit = units[i];
+        m.text = row[i];
+        m.value = parse_metric_number(m.text);
+      }
       metric m;
       m.section = "raw";
       m.name = header[i];

@@ -80,6 +80,45 @@ const std::vector<std::string>& loop_ncu_sections() {
   return identifiers;
 }
 
+const std::vector<std::string>& state_ncu_metrics() {
+  // Grouped by what reads them (state_classifier.cpp). ncu 2025.3.1 on an H100 collects the list
+  // in 13 replay passes; the editor's twelve sections take 36.
+  static const std::vector<std::string> metrics = {
+      // Speed of Light: the primary bottleneck, the busiest memory level, the duration.
+      "sm__throughput.avg.pct_of_peak_sustained_elapsed", "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+      "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+      "l1tex__throughput.avg.pct_of_peak_sustained_active", "gpu__time_duration.sum", "gpc__cycles_elapsed.max",
+      // Occupancy, theoretical and achieved (the block limits are launch__ attributes).
+      "sm__maximum_warps_per_active_cycle_pct", "sm__warps_active.avg.pct_of_peak_sustained_active",
+      // The instruction mix, active threads per warp, and the SM's issue (divergence's cost).
+      "smsp__cycles_elapsed.avg", "smsp__inst_executed.sum", "smsp__thread_inst_executed_per_inst_executed.ratio",
+      "sm__inst_executed.avg.pct_of_peak_sustained_elapsed",
+      "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed",
+      "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum.per_cycle_elapsed",
+      "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum.per_cycle_elapsed",
+      // Local memory (spills) and atomics at L2.
+      "smsp__sass_inst_executed_op_local_ld.sum", "smsp__sass_inst_executed_op_local_st.sum",
+      "lts__t_requests_srcunit_tex_op_red.sum", "lts__t_requests_srcunit_tex_op_atom_dot_alu.sum",
+      "lts__t_requests_srcunit_tex_op_atom_dot_cas.sum",
+      // Pipes: tensor cores, FP16, FP64, and the integer side.
+      "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+      "sm__inst_executed_pipe_fma_type_fp16.avg.pct_of_peak_sustained_active",
+      "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active",
+      "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active", "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",
+      "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
+      // Data reuse: global-load sectors per DRAM sector read.
+      "dram__sectors_read.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+      // Coalescing, in place of UncoalescedGlobalAccess and the tables' store pattern: global
+      // sectors moved against those the accesses need, and the bytes a store uses of a sector.
+      "memory_l2_theoretical_sectors_global", "memory_l2_theoretical_sectors_global_ideal",
+      "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio",
+      // Shared-memory bank conflicts, in place of SharedMemoryConflicts: conflict wavefronts
+      // among the wavefronts of shared loads and of shared stores.
+      "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+      "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"};
+  return metrics;
+}
+
 const std::vector<std::string>& default_ncu_metrics() {
   // What the roofline section reads (by metric, not by that section's name, which ncu versions
   // spell differently): DRAM bytes per second and its peak; FP32 add, multiply and FMA rates per

@@ -37,6 +37,14 @@ const std::vector<std::string>& default_ncu_sections();
 /// requested section is among them; the comment in ncu_runner.cpp says what keeps each.
 const std::vector<std::string>& loop_ncu_sections();
 
+/// The raw counters a state is classified from without any section or ncu rule: what
+/// state_classifier reads by its raw-page name, plus those that stand in for the rules of the
+/// memory tables and SourceCounters (global sectors per request, shared-memory wavefronts and
+/// bank conflicts, branch uniformity). ncu records the launch__* and device__* attributes with
+/// any of them. tests/unit/engine/profile/ncu_state_metrics_test.cpp holds a state from these alone
+/// to the state from the editor's sections on every recorded H100 report.
+const std::vector<std::string>& state_ncu_metrics();
+
 /// Metrics collected beside the sections: those the achieved DRAM bandwidth and FP32 FLOP rate
 /// against the GPU's peaks are computed from (state_classifier's sol_figures).
 const std::vector<std::string>& default_ncu_metrics();

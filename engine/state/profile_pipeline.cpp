@@ -33,7 +33,13 @@ profile_outcome analyze_pages(const std::string& details_csv, const std::string&
   profile_outcome out;
   profile_report report;
   try {
-    report = parse_ncu_details(details_csv);
+    try {
+      report = parse_ncu_details(details_csv);
+    } catch (const ncu_parse_error&) {
+      // A profile of counters alone (--metrics, no section) may print no details table: its raw
+      // page holds every launch and metric.
+      if (raw_csv.empty()) throw;
+    }
     if (!raw_csv.empty()) merge_ncu_raw(report, raw_csv);
   } catch (const std::exception& e) {
     out.error = e.what();

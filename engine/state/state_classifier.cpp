@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <regex>
+#include <tuple>
 
 namespace kblaster::engine {
 
@@ -169,6 +170,56 @@ void occupancy_characteristic(performance_signature& s, occupancy_limiter limite
   }
 }
 
+// A profile of counters alone (state_ncu_metrics(), the loop's profile of a step's best) has no
+// rule results: ncu's guided analysis runs on sections. The counter rules below stand in for the
+// rules the state reads, from the counters those rules read themselves; on the recorded H100
+// reports they name the secondaries the rules name (ncu_state_metrics_test.cpp).
+bool counters_only(const kernel_instance& k) { return k.rules.empty(); }
+
+// Uncoalesced global access from counters: the share of the global sectors moved that the
+// accesses did not need (SourceCounters' excessive sectors), or global stores that use a few
+// bytes of each sector they write (the memory tables' access pattern).
+void counter_coalescing(const kernel_instance& k, const classifier_thresholds& t, performance_signature& s) {
+  const auto moved = first_value(k, {{nullptr, "memory_l2_theoretical_sectors_global"}});
+  const auto ideal = first_value(k, {{nullptr, "memory_l2_theoretical_sectors_global_ideal"}});
+  if (moved && ideal && *moved > 0 && *moved > *ideal) {
+    const double excess = (*moved - *ideal) / *moved * 100;
+    if (excess >= t.excess_sectors_pct) {
+      add(s, secondary::uncoalesced_global_access,
+          "ncu counters: " + fmt(excess) + "% of the " + fmt(*moved, 0) + " global sectors moved are beyond the " +
+              fmt(*ideal, 0) + " the accesses need",
+          excess);
+      return;
+    }
+  }
+  const auto stored = first_value(k, {{nullptr, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"}});
+  const auto bytes = first_value(k, {{nullptr, "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio"}});
+  if (stored && bytes && *stored > 0 && *bytes > 0 && *bytes <= t.store_bytes_per_sector)
+    add(s, secondary::uncoalesced_global_access,
+        "ncu counters: global stores use " + fmt(*bytes) + " of the 32 bytes of each sector they write (" +
+            fmt(*stored, 0) + " sectors)",
+        (1 - *bytes / 32) * 100);
+}
+
+// Bank conflicts from counters: conflict wavefronts among the wavefronts of shared loads, and of
+// shared stores, as a share (SharedMemoryConflicts' n-way conflict), the larger.
+void counter_bank_conflicts(const kernel_instance& k, const classifier_thresholds& t, performance_signature& s) {
+  std::optional<double> worst;
+  std::string ev;
+  for (const auto& [op, conflicts, wavefronts] :
+       {std::tuple{"loads", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"},
+        std::tuple{"stores", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"}}) {
+    const auto c = first_value(k, {{nullptr, conflicts}}), w = first_value(k, {{nullptr, wavefronts}});
+    if (!c || !w || *w <= 0) continue;
+    const double share = *c / *w * 100;
+    if (!worst || share > *worst) {
+      worst = share;
+      ev = "ncu counters: " + fmt(share) + "% of the shared " + op + "' " + fmt(*w, 0) + " wavefronts are bank conflicts";
+    }
+  }
+  if (worst && *worst >= t.rule_speedup_pct) add(s, secondary::shared_memory_bank_conflicts, ev, worst);
+}
+
 void classify_secondary(const kernel_instance& k, const classify_context& ctx, performance_signature& s) {
   const auto& t = ctx.thresholds;
   // Uncoalesced global access.
@@ -177,6 +228,8 @@ void classify_secondary(const kernel_instance& k, const classify_context& ctx, p
   else if (const auto* p = best_rule(k, "MemoryCacheAccessPattern", "global");
            p && *p->estimated_speedup >= t.access_pattern_speedup_pct)
     add(s, secondary::uncoalesced_global_access, rule_evidence(*p), p->estimated_speedup);
+  else if (counters_only(k))
+    counter_coalescing(k, t, s);
 
   // Shared-memory bank conflicts.
   const rule_result* conflicts = best_rule(k, "SharedMemoryConflicts");
@@ -188,17 +241,27 @@ void classify_secondary(const kernel_instance& k, const classify_context& ctx, p
     if (auto w = first_value(k, {{nullptr, "L1 Wavefronts Shared Excessive"}}); w && *w > 0)
       ev += "; excessive shared wavefronts " + fmt(*w, 0);
     add(s, secondary::shared_memory_bank_conflicts, ev, bank->estimated_speedup);
+  } else if (counters_only(k)) {
+    counter_bank_conflicts(k, t, s);
   }
 
   // Warp divergence.
   const auto active = first_value(k, {{"Warp State Statistics", "Avg. Active Threads Per Warp"},
                                       {nullptr, "smsp__thread_inst_executed_per_inst_executed.ratio"}});
   const rule_result* div = best_rule(k, "ThreadDivergence");
-  if ((active && *active < t.divergence_active_threads) || (div && *div->estimated_speedup >= t.rule_speedup_pct)) {
+  // From counters, ThreadDivergence's cost: the idle lanes' share of the SM's issued
+  // instructions (% of its peak over the elapsed time).
+  std::optional<double> idle_issue;
+  if (counters_only(k) && active)
+    if (const auto issued = first_value(k, {{nullptr, "sm__inst_executed.avg.pct_of_peak_sustained_elapsed"}}))
+      idle_issue = (1.0 - *active / 32.0) * *issued;
+  if ((active && *active < t.divergence_active_threads) || (div && *div->estimated_speedup >= t.rule_speedup_pct) ||
+      (idle_issue && *idle_issue >= t.rule_speedup_pct)) {
     std::string ev = active ? "average active threads per warp " + fmt(*active, 2) + " of 32" : std::string();
     if (auto be = first_value(k, {{nullptr, "Branch Efficiency"}})) ev += "; branch efficiency " + fmt(*be) + "%";
     if (div) ev += "; " + rule_evidence(*div);
-    std::optional<double> cost = div ? div->estimated_speedup : std::nullopt;
+    if (idle_issue) ev += "; ncu counters: idle lanes cost " + fmt(*idle_issue) + "% of the SM's issue";
+    std::optional<double> cost = div ? div->estimated_speedup : idle_issue;
     // ncu estimates the time divergence costs from the stalls it sees; when the SM's issue is
     // the limit, every idle lane of an issued instruction is issue time lost, and the share of
     // idle lanes is the better figure (a reduction's divergent tree: ncu says 8 %).
@@ -393,8 +456,8 @@ performance_signature classify(const kernel_instance& k, const classify_context&
   f.l1_pct = first_value(k, {{sol, "L1/TEX Cache Throughput"}, {nullptr, "l1tex__throughput.avg.pct_of_peak_sustained_active"}});
   if (const metric* d = k.find(sol, "Duration"); d && d->value)
     f.duration_us = to_base_unit(*d->value, d->unit).value * 1e6;
-  else if (auto ns = first_value(k, {{nullptr, "gpu__time_duration.sum"}}))
-    f.duration_us = *ns / 1000.0;
+  else if (const metric* t = k.find("gpu__time_duration.sum"); t && t->value)
+    f.duration_us = (t->unit.empty() ? *t->value * 1e-9 : to_base_unit(*t->value, t->unit).value) * 1e6;  // ns on the raw page
   f.waves_per_sm = k.launch.waves_per_sm;
   f.theoretical_occupancy_pct = first_value(k, {{nullptr, "Theoretical Occupancy"}, {nullptr, "sm__maximum_warps_per_active_cycle_pct"}});
   f.achieved_occupancy_pct = first_value(k, {{nullptr, "Achieved Occupancy"}, {nullptr, "sm__warps_active.avg.pct_of_peak_sustained_active"}});

@@ -34,6 +34,12 @@ struct classifier_thresholds {
   double memory_level_tie_pct = 5;  // DRAM this close to the busiest cache level is the limit
   double rule_speedup_pct = 5;     // an OPT rule's estimate that makes its issue a characteristic
   double access_pattern_speedup_pct = 20;  // MemoryCacheAccessPattern (global) is noisier
+  // A profile of counters alone (no rules): global sectors moved beyond those the accesses need,
+  // as a share (a tiled transpose's edge tiles: 5.6 %; a register-blocked SGEMM: 9.7 %; SpMVs
+  // 64-85 %), and global stores using at most this many bytes of a 32-byte sector (one lane's
+  // float per sector: 4).
+  double excess_sectors_pct = 10;
+  double store_bytes_per_sector = 8;
   double local_pattern_speedup_pct = 10;   // MemoryCacheAccessPattern (local loads/stores)
   double divergence_active_threads = 24;   // of 32: below this the warps are divergent
   double local_instruction_share = 0.02;   // local ld/st among executed instructions
