@@ -66,6 +66,10 @@ class feature_evaluator final : public evaluator {
     if (!request.profile) return e;
     // Profiled: as the live evaluator, which runs only the profile for a candidate it verified.
     ++profiles;
+    {
+      std::lock_guard lock(beats_mutex);
+      scopes.emplace(e.code_hash, request.scope);
+    }
     e.phases.profile = 9;
     e.gpu_seconds += 9;
     profile_snapshot p;
@@ -82,6 +86,7 @@ class feature_evaluator final : public evaluator {
   std::atomic<int> calls{0}, profiles{0}, prepared{0};
   std::mutex beats_mutex;
   std::map<std::string, std::optional<double>> beats;  ///< per candidate hash, the time it was asked to beat
+  std::map<std::string, profile_scope> scopes;  ///< per profiled candidate hash, what its profile asked ncu for
 };
 
 }  // namespace loop_test
