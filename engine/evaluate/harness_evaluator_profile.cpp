@@ -93,19 +93,24 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     return;
   }
   ncu_options n;
-  const bool counters = scope == profile_scope::state_counters;
-  if (counters) {
-    // The state alone, from its counters: no section, so no rule and no tables (ncu_runner.h).
-    n.sections.clear();
-    n.metrics = state_ncu_metrics();
-    for (const auto& m : default_ncu_metrics()) n.metrics.push_back(m);
-  } else {
-    n.sections = loop_ncu_sections();  // what the loop reads: state, evidence, prompt summary
-  }
+  bool counters = false;
+  const auto ask_for = [&](profile_scope asked) {
+    counters = asked == profile_scope::state_counters;
+    if (counters) {
+      // The state alone, from its counters: no section, so no rule and no tables (ncu_runner.h).
+      n.sections.clear();
+      n.metrics = state_ncu_metrics();
+      for (const auto& m : default_ncu_metrics()) n.metrics.push_back(m);
+    } else {
+      n.sections = loop_ncu_sections();  // what the loop reads: state, evidence, prompt summary
+      n.metrics = default_ncu_metrics();
+    }
+  };
+  ask_for(scope);
   n.nvtx_include = "kb_candidate/";  // trailing '/': a push/pop range (without it, a start/end range)
   n.report_base = (scratch / ("profile-" + e.code_hash)).string();
   n.timeout = options_.profile_timeout;
-  const auto command = prepare_ncu_command(ncu_, n, {});
+  auto command = prepare_ncu_command(ncu_, n, {});
   const auto cache_dir = options_.profile_cache_dir.empty() ? profile_cache::default_dir() : options_.profile_cache_dir;
   const profile_cache cache(cache_dir);
   const bool cached = cache_dir != "none";
@@ -192,12 +197,23 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   // one that ran out of time or was cancelled is not tried again.
   const auto shape = options_.profile_full_shape ? std::nullopt : reduced_profile_shape(task.spec, e.runtime_ms);
   bool timed_out = false;
-  auto run = profiled_call(shape ? shape->task : task.spec, timed_out);
+  const task_spec* profiled_spec = shape ? &shape->task : &task.spec;
+  auto run = profiled_call(*profiled_spec, timed_out);
   std::string shape_note = shape ? shape->note : "";
   if (shape && !run.ok && !timed_out && run.error != "cancelled") {
     shape_note = "profiled at the task's own shape: at a leading dimension of " + std::to_string(shape->batch) +
                  " the profiled call failed (" + support::first_line(run.error) + ")";
-    run = profiled_call(task.spec, timed_out);
+    profiled_spec = &task.spec;
+    run = profiled_call(*profiled_spec, timed_out);
+  }
+  std::string scope_note;
+  if (counters && !run.ok && !timed_out && run.error != "cancelled") {
+    // An ncu that lacks one of the state's counters (another version, another GPU) refuses the
+    // whole list: the sections, of which it leaves out those it lacks, still give the state.
+    scope_note = "ncu's sections: the state's counters alone failed (" + support::first_line(run.error) + ")";
+    ask_for(profile_scope::sections);
+    command = prepare_ncu_command(ncu_, n, {});
+    run = profiled_call(*profiled_spec, timed_out);
   }
   if (harness_trace_requested() && run.reused)
     std::fprintf(stderr, "[kblaster] ncu: an earlier profile of this kernel reused (%s)\n", cache_dir.c_str());
@@ -233,6 +249,10 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   if (run.reused)
     snap->view["reused"] = "ncu's pages of an earlier profile of this kernel on the same task, GPU and ncu (" +
                            cache_dir.string() + "); no GPU time spent on it now";
+  if (!scope_note.empty()) {
+    snap->view["scope"] = scope_note;
+    snap->summary = "Profile: " + scope_note + "\n" + snap->summary;
+  }
   if (!shape_note.empty()) {
     snap->shape_note = shape_note;
     snap->summary = "Shape: " + shape_note + "\n" + snap->summary;

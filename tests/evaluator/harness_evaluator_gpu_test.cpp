@@ -291,3 +291,42 @@ TEST_CASE("live evaluator on a GPU: a slow task is profiled at a smaller batch, 
   std::cout << "slow vector_add at 2^24, full shape: profiled " << g.phases.profile << " s; primary " << g.profile->primary
             << "\n";
 }
+
+TEST_CASE("live evaluator on a GPU: a version profiled for its state's counters has the state the sections give") {
+  const auto task = load_task(root() + "/examples/tasks/vector_add");
+  const auto source = read(task.kernel);
+  harness_evaluator live({task}, first_gpu_options());
+  evaluation_request sections;
+  const auto full = live.evaluate("vector_add", source, sections);
+  evaluation_request counters;
+  counters.scope = profile_scope::state_counters;
+  const auto lean = live.evaluate("vector_add", source + "\n// the same kernel, profiled for its counters\n", counters);
+  REQUIRE(full.profile);
+  REQUIRE(lean.profile);
+  INFO("sections: " << full.profile->summary.substr(0, 600));
+  INFO("counters: " << lean.profile->summary.substr(0, 600));
+  CHECK(full.profile->source == "ncu");
+  CHECK(lean.profile->source == "ncu_counters");
+  CHECK(lean.profile->summary.find("ncu's counters for the state alone") != std::string::npos);
+  CHECK(lean.profile->primary == full.profile->primary);
+  CHECK(lean.profile->secondary == full.profile->secondary);
+  CHECK(lean.profile->elapsed_cycles.value_or(0) > 0);
+  std::cout << "profile of vector_add: sections " << full.phases.profile << " s (" << full.profile->primary
+            << "), the state's counters " << lean.phases.profile << " s (" << lean.profile->primary << ")\n";
+}
+
+TEST_CASE("live evaluator on a GPU: an ncu that refuses one of the state's counters profiles with the sections") {
+  const auto task = load_task(root() + "/examples/tasks/vector_add");
+  auto o = first_gpu_options();
+  o.ncu = root() + "/tests/evaluator/ncu_refusing_counters.sh";
+  harness_evaluator live({task}, o);
+  evaluation_request counters;
+  counters.scope = profile_scope::state_counters;
+  const auto e = live.evaluate("vector_add", read(task.kernel), counters);
+  INFO("profile note: " << e.profile_note);
+  REQUIRE(e.profile);
+  CHECK(e.profile->source == "ncu");
+  CHECK(e.profile->view.value("scope", "").find("the state's counters alone failed") != std::string::npos);
+  CHECK(e.profile->summary.find("Profile: ncu's sections") != std::string::npos);
+  std::cout << "an ncu without memory_l2_theoretical_sectors_global: " << e.profile->view.value("scope", "") << "\n";
+}
