@@ -182,6 +182,9 @@ std::string explain_ncu_failure(const support::process_result& r, std::chrono::s
     return "the program to profile does not exist or is not executable: " + all.substr(all.find("==ERROR=="));
   if (all.find("LibraryNotLoaded") != std::string::npos)
     return "ncu could not initialise the profiler (LibraryNotLoaded): the driver does not allow profiling here";
+  if (const auto at = all.find("Failed to find metric"); at != std::string::npos)
+    return "this ncu does not know a metric kblaster asked for (" + all.substr(at, all.find('\n', at) - at) +
+           "): an older or newer Nsight Compute than the one the counters were chosen on";
   if (all.find("No kernels were profiled") != std::string::npos)
     return "no kernel was profiled: the kernel filter matched nothing, or the program launched no kernel";
   if (!r.ok()) {

@@ -123,3 +123,13 @@ TEST_CASE("run_ncu asks only for the sections this ncu has") {
   CHECK(kblaster::support::read_file(unreadable.dir / "tool" / "profiled-with").find("--section WorkloadDistribution") !=
         std::string::npos);
 }
+
+TEST_CASE("an ncu that does not know a metric is named as such, not as the program failing") {
+  kblaster::support::process_result r;
+  r.exit_code = 1;
+  r.err = "==ERROR== Failed to find metric memory_l2_theoretical_sectors_global\n";
+  const auto why = explain_ncu_failure(r, std::chrono::seconds(60));
+  CHECK(why.find("this ncu does not know a metric kblaster asked for") != std::string::npos);
+  CHECK(why.find("memory_l2_theoretical_sectors_global") != std::string::npos);
+  CHECK(why.find("the program failed") == std::string::npos);
+}
