@@ -293,25 +293,25 @@ evaluation harness_evaluator::evaluate(const std::string& task_name, const std::
     }
   }
   const auto hash = source_hash(task_name, source);
-  // A profile: '-' none, 'c' the state's counters, 'p' the sections (which hold the counters' state too).
-  const char asked = !request.profile ? '-' : request.scope == profile_scope::state_counters ? 'c' : 'p';
-  auto key = [&](bool t, char p) { return hash + (t ? "|t" : "|-") + p; };
+  // How much of a profile: 0 none, 1 the state's counters, 2 the sections (whose state is the
+  // counters' too); a result with at least the profile asked for answers the request.
+  const int asked = !request.profile ? 0 : request.scope == profile_scope::state_counters ? 1 : 2;
+  auto key = [&](bool t, int p) { return hash + (t ? "|t" : "|-") + "-cp"[p]; };
   std::promise<evaluation> promise;
   std::shared_future<evaluation> result, prior;
   {
     std::lock_guard lock(cache_mutex_);
     // The same request, or one that did more (timed, profiled, with the sections), answers this one.
     for (bool t : {request.time, true})
-      for (char p : {'-', 'c', 'p'})
-        if (!result.valid() && p >= asked)
+      for (int p = asked; p <= 2; ++p)
+        if (!result.valid())
           if (const auto it = cache_.find(key(t, p)); it != cache_.end()) result = it->second;
     if (result.valid()) return result.get();  // may wait for a concurrent measurement
-    // Verified (and timed) without the profile wanted, now wanted with it: only the profile runs.
-    if (request.profile)
-      for (bool t : {request.time, true})
-        for (char p : {'-', 'c'})
-          if (!prior.valid() && p < asked)
-            if (const auto it = cache_.find(key(t, p)); it != cache_.end()) prior = it->second;
+    // Verified (and timed) with less of a profile than wanted: only the profile runs.
+    for (bool t : {request.time, true})
+      for (int p = 0; p < asked; ++p)
+        if (!prior.valid())
+          if (const auto it = cache_.find(key(t, p)); it != cache_.end()) prior = it->second;
     result = promise.get_future().share();
     cache_[key(request.time, asked)] = result;
   }
