@@ -5,7 +5,6 @@
 #include "engine/evaluate/harness_client.h"
 #include "engine/evaluate/profile_cache.h"
 #include "engine/evaluate/profile_key.h"
-#include "engine/profile/ncu_csv_parser.h"
 #include "engine/profile/ncu_runner.h"
 #include "support/files.h"
 #include "support/text.h"
@@ -50,24 +49,7 @@ std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& detai
   for (const auto& v : out.kernels)
     if (v.signature.sol.duration_us.value_or(0) > best->signature.sol.duration_us.value_or(0)) best = &v;
   auto snap = snapshot_of(*best, "ncu");
-  try {
-    profile_report report;
-    try {
-      report = parse_ncu_details(details_csv);
-    } catch (const ncu_parse_error&) {
-      // a profile of counters alone: the raw page below
-    }
-    if (!raw_csv.empty()) merge_ncu_raw(report, raw_csv);
-    for (const auto& k : report.kernels)
-      if (k.id == best->signature.id) {
-        // Speed of Light's "Elapsed Cycles" is gpc__cycles_elapsed.max, the counters' spelling.
-        auto c = k.value("Elapsed Cycles");
-        if (!c) c = k.value("gpc__cycles_elapsed.max");
-        if (c) snap.elapsed_cycles = static_cast<std::int64_t>(*c);
-      }
-  } catch (const std::exception&) {
-    // analyze_pages parsed the same pages; cycles are a nicety.
-  }
+  if (const auto c = best->signature.sol.elapsed_cycles) snap.elapsed_cycles = static_cast<std::int64_t>(*c);
   if (out.kernels.size() > 1) snap.view["profiled_kernels"] = static_cast<int>(out.kernels.size());  // the longest is kept
   return snap;
 }

@@ -64,6 +64,7 @@ struct finding {
 struct sol_figures {
   std::optional<double> compute_pct, memory_pct, dram_pct, l2_pct, l1_pct;
   std::optional<double> duration_us, waves_per_sm;
+  std::optional<double> elapsed_cycles;  // Speed of Light's "Elapsed Cycles" (gpc__cycles_elapsed.max)
   std::optional<double> theoretical_occupancy_pct, achieved_occupancy_pct;
   // Achieved rates against this GPU's peaks at the clocks it was profiled at (ncu's roofline
   // metrics, default_ncu_metrics): DRAM bytes per second, and single-precision FLOP per

@@ -466,6 +466,7 @@ performance_signature classify(const kernel_instance& k, const classify_context&
     f.duration_us = to_base_unit(*d->value, d->unit).value * 1e6;
   else if (const metric* t = k.find("gpu__time_duration.sum"); t && t->value)
     f.duration_us = (t->unit.empty() ? *t->value * 1e-9 : to_base_unit(*t->value, t->unit).value) * 1e6;  // ns on the raw page
+  f.elapsed_cycles = first_value(k, {{sol, "Elapsed Cycles"}, {nullptr, "gpc__cycles_elapsed.max"}});
   f.waves_per_sm = k.launch.waves_per_sm;
   f.theoretical_occupancy_pct = first_value(k, {{nullptr, "Theoretical Occupancy"}, {nullptr, "sm__maximum_warps_per_active_cycle_pct"}});
   f.achieved_occupancy_pct = first_value(k, {{nullptr, "Achieved Occupancy"}, {nullptr, "sm__warps_active.avg.pct_of_peak_sustained_active"}});

@@ -12,41 +12,16 @@
 #include "kb/knowledge_base.h"
 #include "support/files.h"
 #include "tests/unit/engine/profile/ncu_report_cut.h"
+#include "tests/unit/kb/kb_test_util.h"
 
 #include <doctest/doctest.h>
 
-#include <stdlib.h>
-
-#include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
 using namespace kblaster;
-namespace fs = std::filesystem;
 
 namespace {
-
-// The seed KB in a folder of its own, gone with the test.
-class seed_kb {
- public:
-  seed_kb() {
-    std::string tmpl = (fs::temp_directory_path() / "kblaster-counters-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()));
-    dir_ = tmpl;
-    kb_ = std::make_unique<kb::knowledge_base>(kb::knowledge_base::open(dir_ / "kb.sqlite"));
-  }
-  ~seed_kb() {
-    kb_.reset();
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  kb::knowledge_base& get() { return *kb_; }
-
- private:
-  fs::path dir_;
-  std::unique_ptr<kb::knowledge_base> kb_;
-};
 
 // What the next selection reads of a profile: the signature's primary and secondaries, and the KB
 // state its evidence matches in the seed KB with the three techniques offered first there.
@@ -76,7 +51,8 @@ std::vector<std::string> loop_metrics() {
 }  // namespace
 
 TEST_CASE("a state from state_ncu_metrics() alone is the state of the editor's sections, on every recorded report, and so is its KB state") {
-  seed_kb kb;
+  const kb_test::temp_dir dir;  // the seed KB, in a folder of its own
+  auto kb = kb::knowledge_base::open(dir / "kb.sqlite");
   int reports = 0;
   for (const auto& folder : {test::ncu_h100_fixtures(), test::ncu_h100_rewrite_fixtures()})
     for (const auto& name : test::reports_in(folder)) {
@@ -84,7 +60,7 @@ TEST_CASE("a state from state_ncu_metrics() alone is the state of the editor's s
       ++reports;
       const auto details = support::read_file((folder / (name + ".details.csv")).string());
       const auto raw = support::read_file((folder / (name + ".raw.csv")).string());
-      const auto editor = state_of(test::only_sections(details, engine::requested_ncu_sections()), raw, kb.get());
+      const auto editor = state_of(test::only_sections(details, engine::requested_ncu_sections()), raw, kb);
       const auto counters_raw = test::only_metrics(raw, loop_metrics());
       // ncu's details page of a --metrics run: the metrics' rows in scaled units (a lookup must
       // read the raw page's base units: a duration in "us" read as ns made every kernel
@@ -92,7 +68,7 @@ TEST_CASE("a state from state_ncu_metrics() alone is the state of the editor's s
       for (const auto& counters_details : {test::metrics_details(details, raw, loop_metrics()),
                                            test::only_sections(details, {}), std::string()}) {
         CAPTURE(counters_details.substr(0, 400));
-        const auto counters = state_of(counters_details, counters_raw, kb.get());
+        const auto counters = state_of(counters_details, counters_raw, kb);
         INFO(test::first_difference(editor, counters, "the editor's sections", "the state's counters"));
         CHECK(editor == counters);
       }
