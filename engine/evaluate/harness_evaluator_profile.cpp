@@ -16,6 +16,7 @@
 #include "engine/toolchain/task_build.h"
 
 #include <cstdio>
+#include <sstream>
 
 namespace kblaster::engine::optimize {
 namespace fs = std::filesystem;
@@ -202,6 +203,13 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   else if (harness_trace_requested())
     std::fprintf(stderr, "[kblaster] ncu: the profiled run %.3f s, its pages read back %.3f s%s%s\n", run.profile_seconds,
                  run.export_seconds, shape_note.empty() ? "" : "; ", shape_note.c_str());
+  if (harness_trace_requested() && !run.reused) {
+    // ncu's warnings say why a profile is slow (memory backed up in system memory, a replay
+    // fallback); the user who asked for the trace sees them as they came.
+    std::istringstream log(run.log);
+    for (std::string line; std::getline(log, line);)
+      if (line.find("==WARNING==") != std::string::npos) std::fprintf(stderr, "[kblaster] ncu: %s\n", line.c_str());
+  }
   if (!run.ok && run.error == "cancelled") {
     // Correct and timed, but the profile was abandoned: the whole evaluation is, so that a
     // half-profiled result is never recorded as the candidate's.
