@@ -583,7 +583,8 @@ nlohmann::json judge::time(const engine::task_spec& task, std::unique_ptr<runner
 }
 
 nlohmann::json judge::profile(const engine::task_spec& task, const std::string& path, reference_model& ref,
-                                std::uint64_t seed, const std::vector<std::string>& ncu_argv, deadline until) {
+                                std::uint64_t seed, const std::vector<std::string>& ncu_argv,
+                                const std::vector<std::string>& next_argv, deadline until) {
   const auto inputs = make_inputs(task, seed, dev_.torch_device());
   trace_phase("profile: inputs drawn");
   const auto expected = ref.run(inputs);
@@ -592,26 +593,44 @@ nlohmann::json judge::profile(const engine::task_spec& task, const std::string& 
   call_frame frame(dev_, args, expected, initial_inputs(task));
   frame.load(args);
   dev_.sync_device();
-  // The runner under ncu: its socket and ncu's log in this sandbox's own folder ($TMPDIR, the
-  // scratch folder the engine gave it).
+  // The runner under ncu: its socket, ncu's log (and, started ahead, its report) in this
+  // sandbox's own folder ($TMPDIR, the scratch folder the engine gave it).
   const auto dir = std::filesystem::temp_directory_path();
-  const auto n = std::to_string(++profiles_);
-  const runner_wrapper wrapper{ncu_argv, (dir / ("runner-" + std::to_string(::getpid()) + "-" + n + ".sock")).string(),
-                               (dir / ("ncu-" + n + ".log")).string()};
-  runner_process runner(runner_program_, dev_.is_cuda() ? "cuda" : "cpu", wrapper);
+  const auto device = dev_.is_cuda() ? "cuda" : "cpu";
+  std::unique_ptr<profile_runner> started;
+  if (profile_spare_ && profile_spare_->serves(ncu_argv)) {
+    started = std::move(profile_spare_);
+    // One that failed while it waited (its ncu gone, its runner's start refused) is replaced; a
+    // start takes about a second, so one not up in 30 s never will be.
+    if (!started->process().ready(std::min(until, clock_type::now() + std::chrono::seconds(30))).empty()) started.reset();
+  }
+  profile_spare_.reset();  // started under another command: of no use now
+  if (!started) started = std::make_unique<profile_runner>(runner_program_, device, ncu_argv, dir, ++profiles_, false);
+  auto& runner = started->process();
   // Whatever happens to the call, ncu's exit and output are part of the reply: they say why a
   // profile is missing (no permission for the counters, a report not written...).
   auto finished = [&](nlohmann::json r) {
     const int status = runner.quit_and_wait(until);
-    nlohmann::json ncu{{"timed_out", status == -1}};
+    nlohmann::json ncu{{"timed_out", status == -1}, {"started_ahead", started->started_ahead()}};
     if (status != -1) {
       if (WIFEXITED(status)) ncu["exit_code"] = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) ncu["signal"] = WTERMSIG(status);
     }
-    std::string log = read_tail(wrapper.log_path, 16384);
+    std::string log = read_tail(started->log_path(), 16384);
+    if (const auto moved = started->deliver_report(ncu_argv); !moved.empty()) log += "\n" + moved;
     ncu["log"] = std::move(log);
     r["ncu"] = std::move(ncu);
-    trace_phase("profile: ncu done");
+    trace_phase(started->started_ahead() ? "profile: ncu done (its runner started ahead)" : "profile: ncu done");
+    // The next profile's runner starts now, while the engine reads this one's report. Not after
+    // a failure, which the same command would most likely repeat.
+    const auto& next = next_argv.empty() ? ncu_argv : next_argv;
+    if (r.value("verdict", "") == "pass" && status == 0 && !ncu_report_base(next).empty()) {
+      try {
+        profile_spare_ = std::make_unique<profile_runner>(runner_program_, device, next, dir, ++profiles_, true);
+      } catch (const std::exception&) {
+        // None ahead: the next profile starts its own runner and reports why that fails.
+      }
+    }
     return r;
   };
   if (const auto err = runner.ready(until); !err.empty())
@@ -709,7 +728,9 @@ nlohmann::json judge::handle(const nlohmann::json& req) {
       // engine gives (ncu with its sections and report path), inside this sandbox.
       const auto ncu = req.value("ncu", std::vector<std::string>{});
       if (ncu.empty()) throw std::invalid_argument("a profile request needs 'ncu' (the command to start the runner under)");
-      reply.update(profile(task, path, ref, seed_base, ncu, until));
+      // 'next_ncu': the command the engine expects its next profile to ask for (the loop profiles
+      // its input with ncu's sections, then each step's best for the state's counters).
+      reply.update(profile(task, path, ref, seed_base, ncu, req.value("next_ncu", std::vector<std::string>{}), until));
       mark("profile");
       return reply;
     }

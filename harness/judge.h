@@ -12,6 +12,7 @@
 
 #include "harness/candidate.h"
 #include "harness/device.h"
+#include "harness/profile_runner.h"
 #include "harness/reference.h"
 #include "harness/runner_process.h"
 #include "harness/timing.h"
@@ -48,6 +49,8 @@ class judge {
   device_context dev_;
   std::string runner_program_;
   std::unique_ptr<runner_process> spare_;  // started after each request, ready for the next
+  // Started under ncu when a profile ends, for the next profile request (profile_runner.h).
+  std::unique_ptr<profile_runner> profile_spare_;
   std::map<std::string, std::unique_ptr<reference_model>> references_;
   // The reference's timing of a task, kept for the next candidates of the same task and batch
   // size: the reference does not change between candidates, and timing it again cost as much as
@@ -97,9 +100,12 @@ class judge {
   nlohmann::json check_slot(const engine::task_spec& task, timed_batch& batch, reference_model& ref, int s);
   /// One call of the candidate at `path` inside the NVTX range, by a runner started under
   /// `ncu_argv` (which profiles it and writes the report it was told to); ncu's exit and log come
-  /// back with the reply. No verdict: a profile describes a candidate already judged.
+  /// back with the reply. No verdict: a profile describes a candidate already judged. The runner
+  /// started ahead serves it when it was started under the same command; after a profile that
+  /// passed, one is started under `next_argv` (empty: the same command) for the next.
   nlohmann::json profile(const engine::task_spec& task, const std::string& path, reference_model& ref,
-                         std::uint64_t seed, const std::vector<std::string>& ncu_argv, deadline until);
+                         std::uint64_t seed, const std::vector<std::string>& ncu_argv,
+                         const std::vector<std::string>& next_argv, deadline until);
 };
 
 }  // namespace kblaster::harness

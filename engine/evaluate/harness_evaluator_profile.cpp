@@ -75,25 +75,28 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     profile_static(task, source_path, e, "the harness has no scratch folder for ncu's report");
     return;
   }
-  ncu_options n;
-  bool counters = false;
-  const auto ask_for = [&](profile_scope asked) {
-    counters = asked == profile_scope::state_counters;
-    if (counters) {
+  const auto options_for = [&](profile_scope asked) {
+    ncu_options o;
+    if (asked == profile_scope::state_counters) {
       // The state alone, from its counters: no section, so no rule and no tables (ncu_runner.h).
-      n.sections.clear();
-      n.metrics = state_ncu_metrics();
-      for (const auto& m : default_ncu_metrics()) n.metrics.push_back(m);
+      o.metrics = state_ncu_metrics();
+      for (const auto& m : default_ncu_metrics()) o.metrics.push_back(m);
     } else {
-      n.sections = loop_ncu_sections();  // what the loop reads: state, evidence, prompt summary
-      n.metrics = default_ncu_metrics();
+      o.sections = loop_ncu_sections();  // what the loop reads: state, evidence, prompt summary
+      o.metrics = default_ncu_metrics();
     }
+    o.nvtx_include = "kb_candidate/";  // trailing '/': a push/pop range (without it, a start/end range)
+    o.report_base = (scratch / ("profile-" + e.code_hash)).string();
+    o.timeout = options_.profile_timeout;
+    return o;
   };
-  ask_for(scope);
-  n.nvtx_include = "kb_candidate/";  // trailing '/': a push/pop range (without it, a start/end range)
-  n.report_base = (scratch / ("profile-" + e.code_hash)).string();
-  n.timeout = options_.profile_timeout;
+  bool counters = scope == profile_scope::state_counters;
+  ncu_options n = options_for(scope);
   auto command = prepare_ncu_command(ncu_, n, {});
+  // The loop's next profile is a step's best, for the state's counters: the harness starts its
+  // runner under ncu as this profile ends, while the GPU serves the next candidates
+  // (harness/profile_runner.h), and that profile pays only ncu's passes and exit.
+  const auto next_command = prepare_ncu_command(ncu_, options_for(profile_scope::state_counters), {});
   const auto cache_dir = options_.profile_cache_dir.empty() ? profile_cache::default_dir() : options_.profile_cache_dir;
   const profile_cache cache(cache_dir);
   const bool cached = cache_dir != "none";
@@ -130,6 +133,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
                        {"task", to_json(spec)},
                        {"candidate", library},
                        {"ncu", command.argv},
+                       {"next_ncu", next_command.argv},
                        {"deadline_ms", static_cast<double>(options_.profile_timeout.count()) * 1000}};
     if (!task.reference_library.empty()) req["reference_library"] = task.reference_library;
     double on_device = 0;
@@ -151,6 +155,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     r.signal = ncu.value("signal", 0);
     r.out = ncu.value("log", "");
     run.log = r.out;
+    run.started_ahead = ncu.value("started_ahead", false);
     timed_out = r.timed_out;
     if (body.value("verdict", "") != "pass") {
       // ncu's own failure (no counters, a bad option) says more than the runner that never came.
@@ -194,15 +199,17 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     // An ncu that lacks one of the state's counters (another version, another GPU) refuses the
     // whole list: the sections, of which it leaves out those it lacks, still give the state.
     scope_note = "ncu's sections: the state's counters alone failed (" + support::first_line(run.error) + ")";
-    ask_for(profile_scope::sections);
+    counters = false;
+    n = options_for(profile_scope::sections);
     command = prepare_ncu_command(ncu_, n, {});
     run = profiled_call(*profiled_spec, timed_out);
   }
   if (harness_trace_requested() && run.reused)
     std::fprintf(stderr, "[kblaster] ncu: an earlier profile of this kernel reused (%s)\n", cache_dir.c_str());
   else if (harness_trace_requested())
-    std::fprintf(stderr, "[kblaster] ncu: the profiled run %.3f s, its pages read back %.3f s%s%s\n", run.profile_seconds,
-                 run.export_seconds, shape_note.empty() ? "" : "; ", shape_note.c_str());
+    std::fprintf(stderr, "[kblaster] ncu: the profiled run %.3f s%s, its pages read back %.3f s%s%s\n", run.profile_seconds,
+                 run.started_ahead ? " (its runner started ahead)" : "", run.export_seconds, shape_note.empty() ? "" : "; ",
+                 shape_note.c_str());
   if (harness_trace_requested() && !run.reused) {
     // ncu's warnings say why a profile is slow (memory backed up in system memory, a replay
     // fallback); the user who asked for the trace sees them as they came.
@@ -236,6 +243,9 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     snap->summary = "Profile: ncu's counters for the state alone (no guided analysis, no memory tables).\n" + snap->summary;
   }
   snap->report_path = run.report_path;
+  if (run.started_ahead)
+    snap->view["started_ahead"] = "the runner under ncu was started when the previous profile ended (ncu's start, its "
+                                  "injection and the runner's CUDA context are not in this profile's seconds)";
   if (run.reused)
     snap->view["reused"] = "ncu's pages of an earlier profile of this kernel on the same task, GPU and ncu (" +
                            cache_dir.string() + "); no GPU time spent on it now";

@@ -86,6 +86,7 @@ struct ncu_run_result {
   double profile_seconds = 0;  // the profiled program under ncu (the part that holds the GPU)
   double export_seconds = 0;   // the pages read back from the report (CPU, the three at once)
   bool reused = false;         // the pages of an earlier run of the same profile (profile_cache.h)
+  bool started_ahead = false;  // the harness had started the runner under ncu before it was asked
 };
 
 /// A clear message for a failed ncu run, or empty when `r` succeeded. Recognises a missing

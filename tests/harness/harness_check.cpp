@@ -325,9 +325,11 @@ struct checker {
                               "echo '==PROF== stand-in profiling'\n"
                               "exec \"$@\"\n";
     fs::permissions(wrapper, fs::perms::owner_all);
-    auto profile_with = [&](const std::vector<std::string>& command, const std::string& library) {
+    auto profile_with = [&](const std::vector<std::string>& command, const std::string& library,
+                            const std::vector<std::string>& next = {}) {
       nlohmann::json req{{"op", "profile"}, {"task", to_json(task)}, {"candidate", library}, {"ncu", command},
                          {"deadline_ms", 30000}};
+      if (!next.empty()) req["next_ncu"] = next;
       return client->request(req).to_json();
     };
     // The report goes where the running harness may write: its scratch folder.
@@ -344,6 +346,16 @@ struct checker {
                     report.find("kblaster-runner") != std::string::npos && report.find("--connect") != std::string::npos;
     record("profile", "vector_add under the stand-in", ok, ok ? "runner connected, called, ncu exited 0" : r.dump().substr(0, 400), r);
 
+    // The next profile under the same command finds its runner started ahead (as the first one
+    // ended), and its report where it asked for it.
+    const auto base2 = report_base("check-profile-2");
+    const auto r2 = profile_with({wrapper.string(), "-o", base2}, good.library);
+    const auto report2 = read(base2 + ".ncu-rep");
+    const bool ahead_ok = r2.value("verdict", "") == "pass" && r2["ncu"].value("started_ahead", false) &&
+                          !ncu.value("started_ahead", true) && report2.find("--connect") != std::string::npos;
+    record("profile", "the next profile's runner started ahead", ahead_ok,
+           ahead_ok ? "started ahead, its report moved to the requested path" : r2.dump().substr(0, 400), r2);
+
     const auto c = profile_with({wrapper.string(), "-o", report_base("check-profile-crash")}, crash.library);
     const auto after = evaluate(task, good.library);
     const auto c_ncu = c.value("ncu", nlohmann::json::object());
@@ -352,6 +364,24 @@ struct checker {
                           after.value("verdict", "") == "pass";
     record("profile", crash_file.filename().string() + " under the stand-in", crash_ok,
            crash_ok ? crash_expect + " reported with ncu's exit; the harness goes on" : c.dump().substr(0, 300) + " then " + after.dump().substr(0, 300), c);
+
+    // After a failed profile nothing is started ahead; 'next_ncu' names the command to start
+    // ahead, and a request under another command does not use it.
+    const auto other = fs::path(opt.cache) / "stand_in_ncu_other.sh";
+    fs::copy_file(wrapper, other, fs::copy_options::overwrite_existing);
+    const auto r4 = profile_with({wrapper.string(), "-o", report_base("check-profile-4")}, good.library,
+                                 {other.string(), "-o", "unused"});
+    const auto r5 = profile_with({other.string(), "-o", report_base("check-profile-5")}, good.library);
+    const auto r6 = profile_with({wrapper.string(), "-o", report_base("check-profile-6")}, good.library);
+    const auto ahead = [](const nlohmann::json& x) { return x.value("ncu", nlohmann::json::object()).value("started_ahead", false); };
+    const bool next_ok = c_ncu.value("started_ahead", false) && !ahead(r4) && ahead(r5) && !ahead(r6) &&
+                         r4.value("verdict", "") == "pass" && r5.value("verdict", "") == "pass" && r6.value("verdict", "") == "pass";
+    record("profile", "what is started ahead, and when", next_ok,
+           next_ok ? "the crash used the runner started ahead and left none; next_ncu's command was started ahead, and not used for another"
+                   : std::string("started ahead: crash ") + (ahead(c) ? "yes" : "no") + ", after it " + (ahead(r4) ? "yes" : "no") +
+                         ", next_ncu's command " + (ahead(r5) ? "yes" : "no") + ", another " + (ahead(r6) ? "yes" : "no") +
+                         "; verdicts " + r4.value("verdict", "") + " " + r5.value("verdict", "") + " " + r6.value("verdict", ""),
+           r5);
 
     // A wrapper that never starts the runner (ncu refusing its options) ends the request at once.
     const auto t0 = std::chrono::steady_clock::now();

@@ -1,0 +1,97 @@
+// Whether an ncu that waits (started, its target's CUDA context up, no kernel yet in the profiled
+// NVTX range) disturbs another process's timing: the question behind starting the profile's
+// runner under ncu before the profile is asked for. Two modes:
+//   idle_ncu_probe wait SECONDS   CUDA up, then SECONDS idle, then one kernel in the NVTX range
+//                                 "kb_candidate" (what ncu --nvtx-include kb_candidate/ profiles)
+//   idle_ncu_probe wait2 SECONDS  the same with an empty kernel in the range first: whether ncu's
+//                                 cost at its first profiled kernel is paid once or per kernel
+//   idle_ncu_probe time REPS      the median of REPS cudaEvent timings of a memory-bound and a
+//                                 compute-bound kernel, in microseconds, on one line
+// tools/gpu/ncu_cost/idle_ncu_check.sh runs `time` alone, beside an idle ncu, and beside ncu
+// starting, and prints the medians side by side.
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+
+__global__ void stream_add(const float* a, const float* b, float* c, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
+}
+
+__global__ void empty_kernel() {}
+
+__global__ void fma_chain(float* out, int iterations) {
+  float x = threadIdx.x * 1e-3f, y = 1.0001f;
+  for (int i = 0; i < iterations; ++i) x = fmaf(x, y, 1e-7f);
+  out[blockIdx.x * blockDim.x + threadIdx.x] = x;
+}
+
+#define CHECK(call)                                                                  \
+  do {                                                                               \
+    if (cudaError_t e = (call); e != cudaSuccess) {                                  \
+      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e));                \
+      std::exit(1);                                                                  \
+    }                                                                                \
+  } while (0)
+
+template <class Launch>
+double median_us(int reps, Launch launch) {
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  for (int i = 0; i < 10; ++i) launch();  // warm-up
+  std::vector<float> ms(static_cast<std::size_t>(reps));
+  for (auto& m : ms) {
+    CHECK(cudaEventRecord(start));
+    launch();
+    CHECK(cudaEventRecord(stop));
+    CHECK(cudaEventSynchronize(stop));
+    CHECK(cudaEventElapsedTime(&m, start, stop));
+  }
+  std::sort(ms.begin(), ms.end());
+  return 1e3 * ms[ms.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool wait = argc == 3 && std::strcmp(argv[1], "wait") == 0, wait2 = argc == 3 && std::strcmp(argv[1], "wait2") == 0;
+  if (argc != 3 || (!wait && !wait2 && std::strcmp(argv[1], "time") != 0)) {
+    std::fprintf(stderr, "usage: idle_ncu_probe wait|wait2 SECONDS | time REPS\n");
+    return 2;
+  }
+  const int n = 1 << 24;
+  float *a, *b, *c;
+  CHECK(cudaMalloc(&a, n * sizeof(float)));
+  CHECK(cudaMalloc(&b, n * sizeof(float)));
+  CHECK(cudaMalloc(&c, n * sizeof(float)));
+  CHECK(cudaMemset(a, 0, n * sizeof(float)));
+  CHECK(cudaMemset(b, 0, n * sizeof(float)));
+  CHECK(cudaDeviceSynchronize());
+  if (wait || wait2) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(argv[2])));
+    nvtxRangePushA("kb_candidate");
+    if (wait2) {
+      empty_kernel<<<1, 32>>>();
+      CHECK(cudaDeviceSynchronize());
+    }
+    stream_add<<<(n + 255) / 256, 256>>>(a, b, c, n);
+    CHECK(cudaDeviceSynchronize());
+    nvtxRangePop();
+    return 0;
+  }
+  const int reps = std::max(1, std::atoi(argv[2]));
+  const double mem = median_us(reps, [&] { stream_add<<<(n + 255) / 256, 256>>>(a, b, c, n); });
+  const double fma = median_us(reps, [&] { fma_chain<<<1024, 256>>>(c, 4096); });
+  std::printf("stream_add %.2f us  fma_chain %.2f us\n", mem, fma);
+  return 0;
+}
