@@ -607,6 +607,14 @@ nlohmann::json judge::profile(const engine::task_spec& task, const std::string& 
   profile_spare_.reset();  // started under another command: of no use now
   if (!started) started = std::make_unique<profile_runner>(runner_program_, device, ncu_argv, dir, ++profiles_, false);
   auto& runner = started->process();
+  if (tracing()) {
+    const auto sections = std::count(ncu_argv.begin(), ncu_argv.end(), std::string("--section"));
+    const auto metrics = std::find(ncu_argv.begin(), ncu_argv.end(), std::string("--metrics"));
+    const auto listed = metrics == ncu_argv.end() || metrics + 1 == ncu_argv.end() ? 0 : 1 + std::count(metrics[1].begin(), metrics[1].end(), ',');
+    trace_phase(("profile: ncu with " + std::to_string(sections) + " section(s) and " + std::to_string(listed) +
+                 " metric(s), its runner " + (started->started_ahead() ? "started ahead" : "started now"))
+                    .c_str());
+  }
   // Whatever happens to the call, ncu's exit and output are part of the reply: they say why a
   // profile is missing (no permission for the counters, a report not written...).
   auto finished = [&](nlohmann::json r) {

@@ -9,11 +9,6 @@
 namespace kblaster::harness {
 namespace {
 
-bool tracing() {
-  static const bool on = std::getenv("KBLASTER_HARNESS_TRACE") != nullptr;
-  return on;
-}
-
 // When the process was loaded: a request's line says how long the harness took to come up
 // (LibTorch, the CUDA context; under ncu, its injection too).
 const auto process_loaded = std::chrono::steady_clock::now();
@@ -24,6 +19,11 @@ std::chrono::steady_clock::time_point& request_start() {
 }
 
 }  // namespace
+
+bool tracing() {
+  static const bool on = std::getenv("KBLASTER_HARNESS_TRACE") != nullptr;
+  return on;
+}
 
 void trace_request(const char* op) {
   if (!tracing()) return;

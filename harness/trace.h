@@ -5,6 +5,9 @@
 
 namespace kblaster::harness {
 
+/// Whether KBLASTER_HARNESS_TRACE is set: a line worth building only then.
+bool tracing();
+
 /// Starts the clock of a new request.
 void trace_request(const char* op);
 
