@@ -7,6 +7,7 @@
 #pragma once
 
 #include "engine/evaluate/evaluator.h"
+#include "engine/profile/ncu_runner.h"
 #include "support/device_lock.h"
 #include "engine/evaluate/reference_probe.h"
 #include "engine/task/task.h"
@@ -66,6 +67,10 @@ struct harness_evaluator_options {
 std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& details_csv, const std::string& raw_csv,
                                                         const std::string& source_csv, const state_namer* matcher,
                                                         std::string& error);
+
+/// What ncu is asked for when a profile of `scope` is: the loop's sections, or the state's counters
+/// alone (no section); filtered to the runner's NVTX range. The report path and timeout are the caller's.
+ncu_options profile_ncu_options(profile_scope scope);
 
 /// The live evaluator over kblaster-harness. Thread-safe; evaluations of distinct candidates
 /// run in parallel up to parallelism() (one per GPU), and the same (source, request) is

@@ -55,6 +55,21 @@ std::optional<profile_snapshot> snapshot_from_ncu_pages(const std::string& detai
   return snap;
 }
 
+ncu_options profile_ncu_options(profile_scope scope) {
+  ncu_options o;
+  if (scope == profile_scope::state_counters) {
+    // The state alone, from its counters: no section, so no rule and no tables (ncu_runner.h).
+    o.sections.clear();  // ncu_options starts with the editor's sections
+    o.metrics = state_ncu_metrics();
+    for (const auto& m : default_ncu_metrics()) o.metrics.push_back(m);
+  } else {
+    o.sections = loop_ncu_sections();  // what the loop reads: state, evidence, prompt summary
+    o.metrics = default_ncu_metrics();
+  }
+  o.nvtx_include = "kb_candidate/";  // trailing '/': a push/pop range (without it, a start/end range)
+  return o;
+}
+
 void harness_evaluator::profile(const task_entry& task, const fs::path& dir, const std::string& source_path,
                                 const std::string& library, slot& s, evaluation& e, profile_scope scope,
                                 std::stop_token stop) {
@@ -76,16 +91,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
     return;
   }
   const auto options_for = [&](profile_scope asked) {
-    ncu_options o;
-    if (asked == profile_scope::state_counters) {
-      // The state alone, from its counters: no section, so no rule and no tables (ncu_runner.h).
-      o.metrics = state_ncu_metrics();
-      for (const auto& m : default_ncu_metrics()) o.metrics.push_back(m);
-    } else {
-      o.sections = loop_ncu_sections();  // what the loop reads: state, evidence, prompt summary
-      o.metrics = default_ncu_metrics();
-    }
-    o.nvtx_include = "kb_candidate/";  // trailing '/': a push/pop range (without it, a start/end range)
+    auto o = profile_ncu_options(asked);
     o.report_base = (scratch / ("profile-" + e.code_hash)).string();
     o.timeout = options_.profile_timeout;
     return o;
