@@ -311,8 +311,18 @@ TEST_CASE("live evaluator on a GPU: a version profiled for its state's counters 
   CHECK(lean.profile->primary == full.profile->primary);
   CHECK(lean.profile->secondary == full.profile->secondary);
   CHECK(lean.profile->elapsed_cycles.value_or(0) > 0);
+  // The sections profile named the counters command as the next: its runner was started under
+  // ncu as that profile ended (harness/profile_runner.h), and its report moved where it was asked.
+  CHECK_FALSE(full.profile->view.contains("started_ahead"));
+  CHECK(lean.profile->view.contains("started_ahead"));
+  CHECK(fs::exists(lean.profile->report_path));
+  const auto again = live.evaluate("vector_add", source + "\n// profiled for its counters again\n", counters);
+  REQUIRE(again.profile);
+  CHECK(again.profile->view.contains("started_ahead"));
+  CHECK(again.profile->primary == full.profile->primary);
   std::cout << "profile of vector_add: sections " << full.phases.profile << " s (" << full.profile->primary
-            << "), the state's counters " << lean.phases.profile << " s (" << lean.profile->primary << ")\n";
+            << "), the state's counters " << lean.phases.profile << " s and " << again.phases.profile << " s ("
+            << lean.profile->primary << "), their runners started ahead\n";
 }
 
 TEST_CASE("live evaluator on a GPU: an ncu that refuses one of the state's counters profiles with the sections") {

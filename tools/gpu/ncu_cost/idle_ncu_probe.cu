@@ -5,6 +5,8 @@
 //                                 "kb_candidate" (what ncu --nvtx-include kb_candidate/ profiles)
 //   idle_ncu_probe wait2 SECONDS  the same with an empty kernel in the range first: whether ncu's
 //                                 cost at its first profiled kernel is paid once or per kernel
+//   idle_ncu_probe pre SECONDS    an empty kernel outside the range before the wait: whether a
+//                                 launch ncu does not profile already pays that cost
 //   idle_ncu_probe time REPS      the median of REPS cudaEvent timings of a memory-bound and a
 //                                 compute-bound kernel, in microseconds, on one line
 // tools/gpu/ncu_cost/idle_ncu_check.sh runs `time` alone, beside an idle ncu, and beside ncu
@@ -64,9 +66,10 @@ double median_us(int reps, Launch launch) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool wait = argc == 3 && std::strcmp(argv[1], "wait") == 0, wait2 = argc == 3 && std::strcmp(argv[1], "wait2") == 0;
+  const bool pre = argc == 3 && std::strcmp(argv[1], "pre") == 0;
+  const bool wait = pre || (argc == 3 && std::strcmp(argv[1], "wait") == 0), wait2 = argc == 3 && std::strcmp(argv[1], "wait2") == 0;
   if (argc != 3 || (!wait && !wait2 && std::strcmp(argv[1], "time") != 0)) {
-    std::fprintf(stderr, "usage: idle_ncu_probe wait|wait2 SECONDS | time REPS\n");
+    std::fprintf(stderr, "usage: idle_ncu_probe wait|wait2|pre SECONDS | time REPS\n");
     return 2;
   }
   const int n = 1 << 24;
@@ -78,6 +81,10 @@ int main(int argc, char** argv) {
   CHECK(cudaMemset(b, 0, n * sizeof(float)));
   CHECK(cudaDeviceSynchronize());
   if (wait || wait2) {
+    if (pre) {
+      empty_kernel<<<1, 32>>>();
+      CHECK(cudaDeviceSynchronize());
+    }
     std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(argv[2])));
     const auto range_start = std::chrono::steady_clock::now();
     nvtxRangePushA("kb_candidate");
