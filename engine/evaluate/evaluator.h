@@ -103,6 +103,10 @@ struct evaluation_request {
   /// each version a step starts from); asked of a candidate already verified and timed, only the profile runs.
   bool profile = true;
   profile_scope scope = profile_scope::sections;
+  /// The scope of the caller's next profile, when it knows it (the loop: the state's counters,
+  /// after the input's sections). The live evaluator has the runner for that profile started
+  /// under ncu as this one ends (harness/profile_runner.h). Unset: the same scope as this one.
+  std::optional<profile_scope> next_scope = std::nullopt;
   /// The median the candidate must beat to matter to the loop (its version's), when there is one:
   /// timing stops once the candidate is clearly slower (its fastest sample a quarter over), and
   /// such a candidate is not timed against the reference. Its runtime is still a measured median,

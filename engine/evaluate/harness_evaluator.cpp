@@ -508,7 +508,8 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
   lease held(*this);
   slot& s = held.get();
   if (before) {
-    if (request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.scope, request.stop);
+    if (request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.scope,
+                                      request.next_scope.value_or(request.scope), request.stop);
     return e;
   }
   nlohmann::json timing{{"max_seconds", options_.max_seconds}};
@@ -558,7 +559,8 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
       e.reason += "; " + ms_text(*e.runtime_ms) + ", timed only until clearly slower than the " + ms_text(*request.beat_ms) +
                   " it had to beat";
   }
-  if (e.correct && request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.scope, request.stop);
+  if (e.correct && request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.scope,
+                                      request.next_scope.value_or(request.scope), request.stop);
   return e;
 }
 

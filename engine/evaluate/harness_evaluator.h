@@ -165,7 +165,8 @@ class harness_evaluator final : public evaluator {
   /// tries' seconds counted as harness_start; then evaluation_error. Any other reply is returned.
   harness_reply ask_judge(slot& s, const nlohmann::json& request, evaluation& e, std::stop_token stop, double& took);
   void profile(const task_entry& task, const std::filesystem::path& dir, const std::string& source_path,
-               const std::string& library, slot& s, evaluation& e, profile_scope scope, std::stop_token stop);
+               const std::string& library, slot& s, evaluation& e, profile_scope scope, profile_scope next_scope,
+               std::stop_token stop);
   void profile_static(const task_entry& task, const std::string& source_path, evaluation& e, const std::string& why);
 
   /// Stops every build still running when the evaluator goes (its futures' destructors wait for

@@ -72,7 +72,7 @@ ncu_options profile_ncu_options(profile_scope scope) {
 
 void harness_evaluator::profile(const task_entry& task, const fs::path& dir, const std::string& source_path,
                                 const std::string& library, slot& s, evaluation& e, profile_scope scope,
-                                std::stop_token stop) {
+                                profile_scope next_scope, std::stop_token stop) {
   if (device_ == "cpu") {
     e.profile_note = "no profile on the CPU path (host C++ candidates have no GPU profile)";
     return;
@@ -99,10 +99,10 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   bool counters = scope == profile_scope::state_counters;
   ncu_options n = options_for(scope);
   auto command = prepare_ncu_command(ncu_, n, {});
-  // The loop's next profile is a step's best, for the state's counters: the harness starts its
-  // runner under ncu as this profile ends, while the GPU serves the next candidates
-  // (harness/profile_runner.h), and that profile pays only ncu's passes and exit.
-  const auto next_command = prepare_ncu_command(ncu_, options_for(profile_scope::state_counters), {});
+  // The harness starts the next profile's runner under ncu as this profile ends, while the GPU
+  // serves the next candidates (harness/profile_runner.h): that profile pays only ncu's passes
+  // and exit. The loop's next is a step's best, for the state's counters.
+  const auto next_command = prepare_ncu_command(ncu_, options_for(next_scope), {});
   const auto cache_dir = options_.profile_cache_dir.empty() ? profile_cache::default_dir() : options_.profile_cache_dir;
   const profile_cache cache(cache_dir);
   const bool cached = cache_dir != "none";

@@ -90,6 +90,7 @@ version loop_context::with_state(const version& v, profile_scope scope) {
     evaluation_request request;
     request.stop = env.stop;
     request.scope = scope;
+    request.next_scope = profile_scope::state_counters;  // every later version's profile (a step's best)
     e = env.eval->evaluate(task.name, v.source, request);  // verified and timed already: only the profile runs
   } catch (...) {
     done();

@@ -297,6 +297,7 @@ TEST_CASE("live evaluator on a GPU: a version profiled for its state's counters 
   const auto source = read(task.kernel);
   harness_evaluator live({task}, first_gpu_options());
   evaluation_request sections;
+  sections.next_scope = profile_scope::state_counters;  // as the loop asks for its input
   const auto full = live.evaluate("vector_add", source, sections);
   evaluation_request counters;
   counters.scope = profile_scope::state_counters;
@@ -311,8 +312,9 @@ TEST_CASE("live evaluator on a GPU: a version profiled for its state's counters 
   CHECK(lean.profile->primary == full.profile->primary);
   CHECK(lean.profile->secondary == full.profile->secondary);
   CHECK(lean.profile->elapsed_cycles.value_or(0) > 0);
-  // The sections profile named the counters command as the next: its runner was started under
-  // ncu as that profile ended (harness/profile_runner.h), and its report moved where it was asked.
+  // The sections profile named the counters as the next scope: that runner was started under ncu
+  // as it ended (harness/profile_runner.h), and its report moved where it was asked; the next
+  // counters profile's runner was started as this one ended, under the same command.
   CHECK_FALSE(full.profile->view.contains("started_ahead"));
   CHECK(lean.profile->view.contains("started_ahead"));
   CHECK(fs::exists(lean.profile->report_path));
