@@ -86,7 +86,7 @@ struct checker {
   void record(const std::string& section, const std::string& name, bool ok, const std::string& detail,
               const nlohmann::json& reply) {
     if (!ok) ++failures;
-    std::cout << (ok ? "  ok    " : "  FAIL  ") << std::left << std::setw(34) << name << std::right << detail << "\n";
+    std::cout << (ok ? "  ok    " : "  FAIL  ") << std::left << std::setw(34) << name << std::right << " " << detail << "\n";
     log.push_back({{"section", section}, {"name", name}, {"ok", ok}, {"detail", detail}, {"reply", reply}});
   }
 
@@ -353,7 +353,7 @@ struct checker {
     const auto report2 = read(base2 + ".ncu-rep");
     const bool ahead_ok = r2.value("verdict", "") == "pass" && r2["ncu"].value("started_ahead", false) &&
                           !ncu.value("started_ahead", true) && report2.find("--connect") != std::string::npos;
-    record("profile", "the next profile's runner started ahead", ahead_ok,
+    record("profile", "the next runner, started ahead", ahead_ok,
            ahead_ok ? "started ahead, its report moved to the requested path" : r2.dump().substr(0, 400), r2);
 
     const auto c = profile_with({wrapper.string(), "-o", report_base("check-profile-crash")}, crash.library);
