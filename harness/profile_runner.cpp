@@ -20,9 +20,8 @@ std::vector<std::string> with_ncu_report_base(std::vector<std::string> argv, con
   for (std::size_t i = 0; i + 1 < argv.size(); ++i)
     if (argv[i] == report_option) {
       argv[i + 1] = base;
-      return argv;
+      break;
     }
-  argv.insert(argv.end(), {"-f", report_option, base});
   return argv;
 }
 

@@ -18,7 +18,8 @@ namespace kblaster::harness {
 
 /// The value of ncu's `-o` option in `argv` (the report's base path), or empty when it has none.
 std::string ncu_report_base(const std::vector<std::string>& argv);
-/// `argv` with the value of its `-o` option replaced by `base`; `-f -o base` added when it has none.
+/// `argv` with the value of its `-o` option replaced by `base` (unchanged when it has none: the
+/// judge starts nothing ahead for a command that names no report).
 std::vector<std::string> with_ncu_report_base(std::vector<std::string> argv, const std::string& base);
 /// The file ncu writes for a report base: the base itself when it ends in .ncu-rep, else base.ncu-rep.
 std::string ncu_report_file(const std::string& base);

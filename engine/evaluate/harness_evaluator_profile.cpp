@@ -102,7 +102,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   // The harness starts the next profile's runner under ncu as this profile ends, while the GPU
   // serves the next candidates (harness/profile_runner.h): that profile pays only ncu's passes
   // and exit. The loop's next is a step's best, for the state's counters.
-  const auto next_command = prepare_ncu_command(ncu_, options_for(next_scope), {});
+  const auto next_command = next_scope == scope ? command : prepare_ncu_command(ncu_, options_for(next_scope), {});
   const auto cache_dir = options_.profile_cache_dir.empty() ? profile_cache::default_dir() : options_.profile_cache_dir;
   const profile_cache cache(cache_dir);
   const bool cached = cache_dir != "none";
