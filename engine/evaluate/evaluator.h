@@ -112,6 +112,11 @@ struct evaluation_request {
   /// such a candidate is not timed against the reference. Its runtime is still a measured median,
   /// of fewer samples.
   std::optional<double> beat_ms = std::nullopt;
+  /// The reference's median the caller already holds (the loop: its input's, timed against the
+  /// reference at the run's start), when it needs no fresh one: the reference is not timed again,
+  /// and the speedup's review and the reason use this figure. A captured program's reference (its
+  /// original kernel) costs a timing as long as the candidate's every time.
+  std::optional<double> reference_ms = std::nullopt;
   /// Abandons the evaluation in flight (the harness or ncu is killed): it comes back with
   /// check "cancelled", which is no verdict on the candidate and must not be recorded.
   std::stop_token stop = {};

@@ -514,6 +514,7 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
   }
   nlohmann::json timing{{"max_seconds", options_.max_seconds}};
   if (request.beat_ms && *request.beat_ms > 0) timing["slower_than_ms"] = *request.beat_ms;
+  if (request.reference_ms && *request.reference_ms > 0) timing["reference_ms"] = *request.reference_ms;
   nlohmann::json req{{"op", request.time ? "evaluate" : "verify"},
                      {"task", to_json(task.spec)},
                      {"candidate", b.library},
@@ -553,8 +554,11 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
   }
   if (e.correct && e.reason.empty()) {
     e.reason = "correct on " + std::to_string(task.spec.seeds) + " seeds";
+    const bool given = e.harness.contains("timing") && e.harness["timing"].contains("reference") &&
+                       e.harness["timing"]["reference"].value("given", false);
     if (e.runtime_ms && e.reference_ms)
-      e.reason += "; " + ms_text(*e.runtime_ms) + " against the reference's " + ms_text(*e.reference_ms);
+      e.reason += "; " + ms_text(*e.runtime_ms) + " against the reference's " + ms_text(*e.reference_ms) +
+                  (given ? " (timed with the input, not again)" : "");
     else if (e.runtime_ms && e.timed_until_slower && request.beat_ms)
       e.reason += "; " + ms_text(*e.runtime_ms) + ", timed only until clearly slower than the " + ms_text(*request.beat_ms) +
                   " it had to beat";

@@ -38,6 +38,7 @@ version loop_context::evaluate(const std::string& source, std::optional<double> 
       request.stop = env.stop;
       request.profile = options.profile_all;  // else with_state() profiles the versions whose state the loop needs
       request.beat_ms = beat_ms;
+      request.reference_ms = reference_ms;
       e = env.eval->evaluate(task.name, source, request);
       if (!cancelled(e)) journal.put_evaluation(hash, e);
     }

@@ -55,6 +55,10 @@ class loop_context {
   run_journal& journal;
   const std::string run_id;
   std::string arch;  ///< the KB statistics key (sm_90), set once the baseline is measured
+  /// The reference's median timed with the input, set once the baseline is measured: every later
+  /// candidate is set against its own version's median, so the reference is not timed again for it
+  /// (evaluation_request::reference_ms).
+  std::optional<double> reference_ms;
 
   /// Evaluates `source` (verify, then time when correct; no profile, unless profile_all), once per
   /// hash per run: later calls, and resumed runs, are served from the cache and the checkpoint,

@@ -445,6 +445,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
   }
   const version baseline = *measured;
   ctx.arch = !options.arch.empty() ? options.arch : baseline.eval.arch;
+  ctx.reference_ms = baseline.eval.reference_ms;
   step_accounting accounting(ctx, baseline);
   replay_checkpoint(ctx, journal, baseline, accounting);
 

@@ -205,6 +205,36 @@ TEST_CASE("live evaluator on the CPU: pass, mismatch, compile error, crash, then
     CHECK(full.reference_ms);
   }
 
+  SUBCASE("a reference figure the caller holds is used, not timed again") {
+    const auto src = f.good + "\n// against a given reference\n";
+    evaluation_request request;
+    request.profile = false;
+    const auto timed = f.eval->evaluate("vector_add", src, request);
+    REQUIRE(timed.correct);
+    REQUIRE(timed.runtime_ms);
+    REQUIRE(timed.reference_ms);
+    CHECK_FALSE(timed.harness["timing"]["reference"].value("given", false));
+    CHECK(timed.harness["timing"]["reference"].value("samples", 0) > 0);  // timed here
+    // The same figure given back: taken as it is, no sample of the reference taken.
+    request.reference_ms = *timed.reference_ms * 1.5;
+    const auto given = f.eval->evaluate("vector_add", src + "// given\n", request);
+    INFO(to_json(given).dump(2));
+    REQUIRE(given.correct);
+    REQUIRE(given.reference_ms);
+    CHECK(*given.reference_ms == doctest::Approx(*timed.reference_ms * 1.5));
+    CHECK(given.harness["timing"]["reference"].value("given", false));
+    CHECK_FALSE(given.harness["timing"]["reference"].contains("samples"));
+    CHECK(given.harness["timing"]["method"].get<std::string>().find("not timed again") != std::string::npos);
+    CHECK(given.reason.find("timed with the input, not again") != std::string::npos);
+    // The speedup is still judged: against a given figure a hundred times the candidate's, it is
+    // flagged for review.
+    request.reference_ms = *given.runtime_ms * 100;
+    const auto fast = f.eval->evaluate("vector_add", src + "// given, far slower\n", request);
+    INFO(to_json(fast).dump(2));
+    CHECK(fast.verdict == "needs_review");
+    CHECK(fast.check == "speedup_review");
+  }
+
   SUBCASE("verify only: correct without timing") {
     const auto v = f.eval->evaluate("vector_add", f.good + "\n// verify only\n", {false, false});
     CHECK(v.correct);

@@ -7,6 +7,9 @@
 //                                 cost at its first profiled kernel is paid once or per kernel
 //   idle_ncu_probe pre SECONDS    an empty kernel outside the range before the wait: whether a
 //                                 launch ncu does not profile already pays that cost
+//   idle_ncu_probe warmed SECONDS an empty kernel in the NVTX range "kb_warmup" at once (ncu
+//                                 --nvtx-include kb_warmup/ profiles it), then as `wait`: whether
+//                                 a profiled warm-up pays ncu's first-kernel cost ahead
 //   idle_ncu_probe time REPS      the median of REPS cudaEvent timings of a memory-bound and a
 //                                 compute-bound kernel, in microseconds, on one line
 // tools/gpu/ncu_cost/idle_ncu_check.sh runs `time` alone, beside an idle ncu, and beside ncu
@@ -67,9 +70,10 @@ double median_us(int reps, Launch launch) {
 
 int main(int argc, char** argv) {
   const bool pre = argc == 3 && std::strcmp(argv[1], "pre") == 0;
-  const bool wait = pre || (argc == 3 && std::strcmp(argv[1], "wait") == 0), wait2 = argc == 3 && std::strcmp(argv[1], "wait2") == 0;
+  const bool warmed = argc == 3 && std::strcmp(argv[1], "warmed") == 0;
+  const bool wait = pre || warmed || (argc == 3 && std::strcmp(argv[1], "wait") == 0), wait2 = argc == 3 && std::strcmp(argv[1], "wait2") == 0;
   if (argc != 3 || (!wait && !wait2 && std::strcmp(argv[1], "time") != 0)) {
-    std::fprintf(stderr, "usage: idle_ncu_probe wait|wait2|pre SECONDS | time REPS\n");
+    std::fprintf(stderr, "usage: idle_ncu_probe wait|wait2|pre|warmed SECONDS | time REPS\n");
     return 2;
   }
   const int n = 1 << 24;
@@ -84,6 +88,15 @@ int main(int argc, char** argv) {
     if (pre) {
       empty_kernel<<<1, 32>>>();
       CHECK(cudaDeviceSynchronize());
+    }
+    if (warmed) {
+      const auto warm_start = std::chrono::steady_clock::now();
+      nvtxRangePushA("kb_warmup");
+      empty_kernel<<<1, 32>>>();
+      CHECK(cudaDeviceSynchronize());
+      nvtxRangePop();
+      std::printf("warm-up range %.3f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - warm_start).count());
+      std::fflush(stdout);
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(argv[2])));
     const auto range_start = std::chrono::steady_clock::now();

@@ -197,7 +197,7 @@ TEST_CASE("optimize: only the input and each version a step starts from are prof
   }
 }
 
-TEST_CASE("optimize: a candidate is timed against its step's start; the input against nothing") {
+TEST_CASE("optimize: a candidate is timed against its step's start, the reference timed with the input only") {
   temp_dir dir;
   feature_evaluator eval;
   auto env = environment_in(dir, eval);
@@ -216,6 +216,9 @@ TEST_CASE("optimize: a candidate is timed against its step's start; the input ag
   REQUIRE_FALSE(input_hash.empty());
   runtime[input_hash] = *r.input_ms;
   CHECK_FALSE(eval.beats.at(input_hash).has_value());
+  // The input is timed against the reference; every candidate is given that figure instead.
+  CHECK_FALSE(eval.references.at(input_hash).has_value());
+  REQUIRE(r.reference_ms);
   int checked = 0;
   for (const auto& it : r.report["iterations"])
     for (const auto& tr : it["trajectories"])
@@ -224,6 +227,9 @@ TEST_CASE("optimize: a candidate is timed against its step's start; the input ag
           const auto beat = eval.beats.at(c["hash"].get<std::string>());
           REQUIRE(beat.has_value());
           CHECK(*beat == doctest::Approx(runtime.at(st["start"].get<std::string>())));
+          const auto given = eval.references.at(c["hash"].get<std::string>());
+          REQUIRE(given.has_value());
+          CHECK(*given == doctest::Approx(*r.reference_ms));
           ++checked;
         }
   CHECK(checked >= 4);
