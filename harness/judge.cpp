@@ -297,18 +297,31 @@ judge::runner_timing judge::time_in_runner(runner_process& runner, timed_batch& 
   }
   trace_phase("time: warm-up calls");
   // The cost of the exchange itself, measured the same way with nothing called (the same views
-  // built and checked, the GPU held about as long as a batch: empty_kernel.cu says why).
-  constexpr int empty_exchanges = 15;
-  std::vector<double> overhead;
-  const long long cpu_before_empty = runner.cpu_ns();
-  for (int i = 0; i < empty_exchanges; ++i) {
-    prepare(0);
-    const auto e = exchange(out.calls, true);
-    overhead.push_back(std::max(0.0, e.host_ms - e.ms));
-  }
-  out.empty_cpu_ms = static_cast<double>(runner.cpu_ns() - cpu_before_empty) / 1e6 / empty_exchanges;
-  out.exchange_ms = median(overhead);
-  trace_phase("time: empty exchanges");
+  // built and checked, the GPU held about as long as a batch: empty_kernel.cu says why). The
+  // judge's figure needs it where no half batch cancels it: a call alone in its batch, the CPU
+  // (the runner's CPU time in an empty exchange), or too few batches of either kind (a candidate
+  // stopped early). On the GPU with half batches it is therefore taken only in that last case,
+  // after the sampling: 15 empty exchanges of a batch's length were 0.09-0.13 s of every
+  // candidate's timing on an H100, for a figure the difference of the batches does not read.
+  const int half = out.calls / 2;
+  const bool differenced = dev_.is_cuda() && half > 0;
+  const auto measure_exchange = [&] {
+    constexpr int empty_exchanges = 15;
+    const auto last = out.last;  // the last timed batch's reply, which the judge's checks read
+    std::vector<double> overhead;
+    const long long cpu_before_empty = runner.cpu_ns();
+    for (int i = 0; i < empty_exchanges; ++i) {
+      prepare(0);
+      const auto e = exchange(out.calls, true);
+      overhead.push_back(std::max(0.0, e.host_ms - e.ms));
+    }
+    out.empty_cpu_ms = static_cast<double>(runner.cpu_ns() - cpu_before_empty) / 1e6 / empty_exchanges;
+    out.exchange_ms = median(overhead);
+    out.exchange_measured = true;
+    out.last = last;
+    trace_phase("time: empty exchanges");
+  };
+  if (!differenced) measure_exchange();
   const long long cpu_before = runner.cpu_ns();
   // Batches of `calls` and batches of half as many, in an order the judge draws: the judge's
   // figure per call is the difference of their host times' medians over the calls between them,
@@ -318,7 +331,6 @@ judge::runner_timing judge::time_in_runner(runner_process& runner, timed_batch& 
   // drawn so that a candidate cannot tell, at a batch's first call, which kind it is in, and so
   // cannot pad the half batches alone to shrink the difference. A call alone in its batch (4 ms
   // or more) has no half: the empty exchange is taken off it, a few percent at most there.
-  const int half = out.calls / 2;
   std::vector<double> host_full, host_half;
   auto sampling = policy;
   if (half > 0) sampling.min_samples = std::max(policy.min_samples, 20);
@@ -344,12 +356,21 @@ judge::runner_timing judge::time_in_runner(runner_process& runner, timed_batch& 
         return timed_sample{s.ms / k, std::max(0.0, s.host_ms - out.exchange_ms) / k};
       },
       sampling);
-  out.judge_ms = out.stats.host_median_ms;
-  if (half > 0 && host_full.size() >= 3 && host_half.size() >= 3)
-    out.judge_ms = std::max(0.0, median(host_full) - median(host_half)) / (out.calls - half);
   out.runner_mean_ms = event_ms_total / static_cast<double>(std::max<long long>(1, calls_made));
   out.cpu_per_call_ms = (static_cast<double>(runner.cpu_ns() - cpu_before) / 1e6 - out.empty_cpu_ms * made) /
                         static_cast<double>(std::max<long long>(1, calls_made));
+  out.judge_ms = out.stats.host_median_ms;
+  if (half > 0 && host_full.size() >= 3 && host_half.size() >= 3) {
+    out.judge_ms = std::max(0.0, median(host_full) - median(host_half)) / (out.calls - half);
+  } else if (differenced) {
+    // Too few of one kind for the difference: the judge's clock per call less an exchange, as
+    // the samples would have had it with the exchange measured first.
+    measure_exchange();
+    std::vector<double> per_call;
+    for (const double h : host_full) per_call.push_back(std::max(0.0, h - out.exchange_ms) / out.calls);
+    for (const double h : host_half) per_call.push_back(std::max(0.0, h - out.exchange_ms) / half);
+    out.judge_ms = median(per_call);
+  }
   return out;
 }
 
@@ -455,7 +476,7 @@ nlohmann::json judge::time(const engine::task_spec& task, std::unique_ptr<runner
   cand_json["calls_per_sample"] = cand.calls;
   cand_json["judge_ms"] = judge_ms;
   cand_json["judge_floor_ms"] = judge_floor_ms;
-  cand_json["exchange_ms"] = cand.exchange_ms;
+  if (cand.exchange_measured) cand_json["exchange_ms"] = cand.exchange_ms;
   if (mismatch) {
     // The judge's figure: on the GPU its clock's median, on the CPU the runner's CPU time per call.
     cand_json["runner_median_ms"] = st.median_ms;
@@ -566,8 +587,10 @@ nlohmann::json judge::time(const engine::task_spec& task, std::unique_ptr<runner
       {"reference_kind", engine::to_string(task.reference.kind)},
       {"method", dev_.is_cuda()
                      ? "candidate: CUDA events on the legacy default stream in its own runner process over " + batches +
-                           ", confirmed by the judge's host clock around each batch and a device-wide barrier (less an "
-                           "empty exchange's " + std::to_string(cand.exchange_ms) + " ms); reference: " + ref_how +
+                           ", confirmed by the judge's host clock around each batch and a device-wide barrier (" +
+                           (cand.exchange_measured ? "less an empty exchange's " + std::to_string(cand.exchange_ms) + " ms"
+                                                   : std::string("full batches less half batches, which cancels the exchange")) +
+                           "); reference: " + ref_how +
                            (own_batches || reference_given ? std::string() : ", the same batches") + "; L2 flushed and persisting lines reset before each batch; inputs drawn "
                            "afresh for every call"
                      : "host clock (CPU, no cache flush) over " + batches + ": the candidate's in its runner, confirmed by "

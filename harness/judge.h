@@ -83,6 +83,7 @@ class judge {
     int calls = 1;             // calls per (full) batch
     double judge_ms = 0;       // the judge's own figure per call (its host clock)
     double exchange_ms = 0;    // an empty exchange's host time over its events (one per batch)
+    bool exchange_measured = false;  // exchange_ms taken (not where full less half batches cancel it)
     double empty_cpu_ms = 0;   // the runner's CPU time in an empty exchange
     double cpu_per_call_ms = 0;
     double runner_mean_ms = 0;  // the runner's event time over every timed call, per call

@@ -105,6 +105,19 @@ TEST_CASE("live evaluator on a GPU: vector_add passes, is timed and profiled by 
   std::cout << "vector_add: " << *e.runtime_ms << " ms, reference " << *e.reference_ms << " ms, primary "
             << e.profile->primary << ", gpu_seconds " << e.gpu_seconds << "\n";
 
+  // A loop's candidate is given the reference's figure timed with its input: the reference is not
+  // timed again, and the figure stands in the evaluation.
+  evaluation_request given_request{true, false};
+  given_request.reference_ms = *e.reference_ms;
+  const auto given = eval->evaluate("vector_add", source + "\n// given the reference's figure\n", given_request);
+  CHECK(given.correct);
+  REQUIRE(given.reference_ms);
+  CHECK(*given.reference_ms == doctest::Approx(*e.reference_ms));
+  CHECK(given.harness["timing"]["reference"].value("given", false));
+  CHECK(given.harness["timing"]["method"].get<std::string>().find("not timed again") != std::string::npos);
+  std::cout << "vector_add given the reference's figure: time " << given.phases.time << " s (first: " << e.phases.time
+            << " s)\n";
+
   const auto wrong = eval->evaluate("vector_add", [&] {
     auto s = source;
     s.replace(s.find("a[i] + b[i]"), 11, "a[i] - b[i]");

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The judge's accuracy on honest candidates, from harness_check's --json-out log: per timed
 reply, the runner's median per call, the judge's own figure (its host clock around each batch,
-less an empty exchange, per call), their ratio and the calls a sample. Honest candidates must
+full batches less half batches per call, or less an empty exchange where there are no half batches), their ratio and the calls a sample. Honest candidates must
 read within 10 % (the margin the judge allows a runner, with no absolute slack); the adversarial
 ones that forge their timer show where they land. Usage: judge_accuracy.py harness-gpu.json"""
 import json
