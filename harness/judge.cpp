@@ -352,7 +352,8 @@ judge::runner_timing judge::time_in_runner(runner_process& runner, timed_batch& 
         // A call alone in its batch is checked once, after the last: a reference call after each
         // would double the time a slow task's timing holds the GPU.
         if (check && out.calls > 1) check(static_cast<int>(rng() % static_cast<std::uint64_t>(k)));
-        // Per call: the runner's events over the batch, and the judge's clock less one exchange.
+        // Per call: the runner's events over the batch, and the judge's clock less one exchange
+        // (where it was measured first; else the difference of full and half batches cancels it).
         return timed_sample{s.ms / k, std::max(0.0, s.host_ms - out.exchange_ms) / k};
       },
       sampling);
