@@ -511,7 +511,7 @@ nlohmann::json judge::time(const engine::task_spec& task, std::unique_ptr<runner
   if (reference_given) {
     refst = timing_stats{};
     refst->median_ms = given_reference_ms;
-    ref_how = "not timed again: the figure the caller gave (its own earlier timing of the reference)";
+    ref_how = "not timed again: the figure the request gave";
   } else if (const auto kept = reference_timings_.find(ref_key);
       !st.stopped_slower && kept != reference_timings_.end() && std::chrono::steady_clock::now() - kept->second.when < std::chrono::minutes(10)) {
     refst = kept->second.stats;

@@ -558,7 +558,7 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
                        e.harness["timing"]["reference"].value("given", false);
     if (e.runtime_ms && e.reference_ms)
       e.reason += "; " + ms_text(*e.runtime_ms) + " against the reference's " + ms_text(*e.reference_ms) +
-                  (given ? " (timed with the input, not again)" : "");
+                  (given ? " (a figure the request gave, not timed again)" : "");
     else if (e.runtime_ms && e.timed_until_slower && request.beat_ms)
       e.reason += "; " + ms_text(*e.runtime_ms) + ", timed only until clearly slower than the " + ms_text(*request.beat_ms) +
                   " it had to beat";
