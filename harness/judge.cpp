@@ -618,9 +618,44 @@ nlohmann::json judge::time(const engine::task_spec& task, std::unique_ptr<runner
   return r;
 }
 
+nlohmann::json judge::finish_profile(profile_runner& started, const std::vector<std::string>& ncu_argv,
+                                     const std::vector<std::string>& next_argv, bool passed, deadline until) {
+  const int status = started.process().quit_and_wait(until);
+  nlohmann::json ncu{{"timed_out", status == -1}, {"started_ahead", started.started_ahead()}};
+  if (status != -1) {
+    if (WIFEXITED(status)) ncu["exit_code"] = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) ncu["signal"] = WTERMSIG(status);
+  }
+  std::string log = read_tail(started.log_path(), 16384);
+  if (const auto moved = started.deliver_report(ncu_argv); !moved.empty()) log += "\n" + moved;
+  ncu["log"] = std::move(log);
+  trace_phase(started.started_ahead() ? "profile: ncu done (its runner started ahead)" : "profile: ncu done");
+  // The next profile's runner starts now, while the engine reads this one's report. Not after
+  // a failure, which the same command would most likely repeat.
+  const auto& next = next_argv.empty() ? ncu_argv : next_argv;
+  if (passed && status == 0 && !ncu_report_base(next).empty()) {
+    try {
+      profile_spare_ = std::make_unique<profile_runner>(runner_program_, dev_.is_cuda() ? "cuda" : "cpu", next,
+                                                        std::filesystem::temp_directory_path(), ++profiles_, true);
+    } catch (const std::exception&) {
+      // None ahead: the next profile starts its own runner and reports why that fails.
+    }
+  }
+  return ncu;
+}
+
+nlohmann::json judge::profile_report() {
+  if (!pending_report_) return fail("error", "request", "no profile is waiting for its report (profile_report follows a profile asked with report_later)");
+  auto pending = std::move(*pending_report_);
+  pending_report_.reset();
+  auto ncu = finish_profile(*pending.runner, pending.ncu_argv, pending.next_argv, true, pending.until);
+  const bool written = ncu.value("exit_code", -1) == 0;
+  return {{"verdict", written ? "pass" : "error"}, {"ncu", std::move(ncu)}};
+}
+
 nlohmann::json judge::profile(const engine::task_spec& task, const std::string& path, reference_model& ref,
-                                std::uint64_t seed, const std::vector<std::string>& ncu_argv,
-                                const std::vector<std::string>& next_argv, deadline until) {
+                              std::uint64_t seed, const std::vector<std::string>& ncu_argv,
+                              const std::vector<std::string>& next_argv, bool report_later, deadline until) {
   const auto inputs = make_inputs(task, seed, dev_.torch_device());
   trace_phase("profile: inputs drawn");
   const auto expected = ref.run(inputs);
@@ -652,29 +687,20 @@ nlohmann::json judge::profile(const engine::task_spec& task, const std::string& 
                     .c_str());
   }
   // Whatever happens to the call, ncu's exit and output are part of the reply: they say why a
-  // profile is missing (no permission for the counters, a report not written...).
+  // profile is missing (no permission for the counters, a report not written...). A profile that
+  // passed, asked with report_later, replies once its runner is gone and leaves ncu to finish.
   auto finished = [&](nlohmann::json r) {
-    const int status = runner.quit_and_wait(until);
-    nlohmann::json ncu{{"timed_out", status == -1}, {"started_ahead", started->started_ahead()}};
-    if (status != -1) {
-      if (WIFEXITED(status)) ncu["exit_code"] = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) ncu["signal"] = WTERMSIG(status);
-    }
-    std::string log = read_tail(started->log_path(), 16384);
-    if (const auto moved = started->deliver_report(ncu_argv); !moved.empty()) log += "\n" + moved;
-    ncu["log"] = std::move(log);
-    r["ncu"] = std::move(ncu);
-    trace_phase(started->started_ahead() ? "profile: ncu done (its runner started ahead)" : "profile: ncu done");
-    // The next profile's runner starts now, while the engine reads this one's report. Not after
-    // a failure, which the same command would most likely repeat.
-    const auto& next = next_argv.empty() ? ncu_argv : next_argv;
-    if (r.value("verdict", "") == "pass" && status == 0 && !ncu_report_base(next).empty()) {
-      try {
-        profile_spare_ = std::make_unique<profile_runner>(runner_program_, device, next, dir, ++profiles_, true);
-      } catch (const std::exception&) {
-        // None ahead: the next profile starts its own runner and reports why that fails.
+    const bool passed = r.value("verdict", "") == "pass";
+    if (passed && report_later) {
+      if (runner.quit_and_await_close(until)) {
+        trace_phase("profile: the runner gone (ncu writes its report)");
+        r["report"] = "pending";
+        pending_report_ = pending_report{std::move(started), ncu_argv, next_argv, until};
+        return r;
       }
+      // Not gone by the deadline: ncu's wait below kills it and says so.
     }
+    r["ncu"] = finish_profile(*started, ncu_argv, next_argv, passed, until);
     return r;
   };
   if (const auto err = runner.ready(until); !err.empty())
@@ -739,9 +765,22 @@ nlohmann::json judge::handle(const nlohmann::json& req) {
       reply.update({{"ok", true}, {"device", dev_.name()}, {"cuda", dev_.is_cuda()}, {"torch", TORCH_VERSION}});
       return reply;
     }
+    if (op == "profile_report") {
+      reply.update(profile_report());
+      mark("profile_report");
+      return reply;
+    }
+    // A profile whose report nobody asked for is finished first: its ncu and report do not
+    // outlive the next request, nor does its runner start ahead after it.
+    if (pending_report_) {
+      auto pending = std::move(*pending_report_);
+      pending_report_.reset();
+      (void)finish_profile(*pending.runner, pending.ncu_argv, pending.next_argv, true, pending.until);
+    }
     const bool probe = op == "probe_reference";  // the reference alone (degenerate.h): no candidate
     if (op != "verify" && op != "time" && op != "evaluate" && op != "profile" && !probe)
-      throw std::invalid_argument("unknown op '" + op + "' (ping, verify, time, evaluate, profile, probe_reference)");
+      throw std::invalid_argument("unknown op '" + op +
+                                  "' (ping, verify, time, evaluate, profile, profile_report, probe_reference)");
     if (!req.contains("task") || (!probe && (!req.contains("candidate") || !req["candidate"].is_string())))
       throw std::invalid_argument("a request needs 'task' (an object) and 'candidate' (the .so path)");
     const auto task = engine::task_from_json(req["task"], req["task"].value("dir", "."), "request.task");
@@ -774,7 +813,8 @@ nlohmann::json judge::handle(const nlohmann::json& req) {
       if (ncu.empty()) throw std::invalid_argument("a profile request needs 'ncu' (the command to start the runner under)");
       // 'next_ncu': the command the engine expects its next profile to ask for (the loop profiles
       // its input with ncu's sections, then each step's best for the state's counters).
-      reply.update(profile(task, path, ref, seed_base, ncu, req.value("next_ncu", std::vector<std::string>{}), until));
+      reply.update(profile(task, path, ref, seed_base, ncu, req.value("next_ncu", std::vector<std::string>{}),
+                           req.value("report_later", false), until));
       mark("profile");
       return reply;
     }

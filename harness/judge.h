@@ -24,6 +24,8 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
+#include <vector>
 #include <string>
 
 namespace kblaster::harness {
@@ -51,6 +53,14 @@ class judge {
   std::unique_ptr<runner_process> spare_;  // started after each request, ready for the next
   // Started under ncu when a profile ends, for the next profile request (profile_runner.h).
   std::unique_ptr<profile_runner> profile_spare_;
+  // A profile that replied once its runner was gone, its ncu still writing the report: finished
+  // by the next profile_report request (or before any other request).
+  struct pending_report {
+    std::unique_ptr<profile_runner> runner;
+    std::vector<std::string> ncu_argv, next_argv;
+    deadline until;
+  };
+  std::optional<pending_report> pending_report_;
   std::map<std::string, std::unique_ptr<reference_model>> references_;
   // The reference's timing of a task, kept for the next candidates of the same task and batch
   // size: the reference does not change between candidates, and timing it again cost as much as
@@ -104,9 +114,19 @@ class judge {
   /// back with the reply. No verdict: a profile describes a candidate already judged. The runner
   /// started ahead serves it when it was started under the same command; after a profile that
   /// passed, one is started under `next_argv` (empty: the same command) for the next.
+  /// `report_later`: a profile that passed replies as soon as its runner has exited (the GPU is
+  /// free then), with "report": "pending"; ncu's exit, log and report come with the next
+  /// profile_report request. ncu writes its report after its target is gone, 0.2 s on an H100,
+  /// which a caller that holds the GPU for the request need not hold it for.
   nlohmann::json profile(const engine::task_spec& task, const std::string& path, reference_model& ref,
                          std::uint64_t seed, const std::vector<std::string>& ncu_argv,
-                         const std::vector<std::string>& next_argv, deadline until);
+                         const std::vector<std::string>& next_argv, bool report_later, deadline until);
+  /// Waits for the ncu of a profile that passed, takes its exit and log, delivers its report, and
+  /// starts the next profile's runner ahead: the profile's "ncu" object.
+  nlohmann::json finish_profile(profile_runner& started, const std::vector<std::string>& ncu_argv,
+                                const std::vector<std::string>& next_argv, bool passed, deadline until);
+  /// A profile_report request: the pending profile finished (an error when none is pending).
+  nlohmann::json profile_report();
 };
 
 }  // namespace kblaster::harness

@@ -342,6 +342,29 @@ int runner_process::quit_and_wait(deadline until) {
   return -1;
 }
 
+bool runner_process::quit_and_await_close(deadline until) {
+  if (pid_ <= 0 || fd_ < 0) return pid_ <= 0;
+  runner::request_header h;
+  h.kind = runner::op::quit;
+  (void)!::send(fd_, &h, sizeof(h), MSG_NOSIGNAL);
+  // The runner sends nothing after quit; whatever it does send is read and dropped.
+  char sink[256];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd pfd{fd_, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count() + 1, 1 << 30)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;
+    const ssize_t got = ::read(fd_, sink, sizeof(sink));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;  // closed: the runner is gone
+  }
+  ::close(fd_);
+  fd_ = -1;
+  return true;
+}
+
 runner_reply runner_process::finish(deadline until) {
   runner::request_header h;
   h.kind = runner::op::finish;

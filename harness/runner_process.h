@@ -74,6 +74,11 @@ class runner_process {
   /// Asks the runner to quit and waits for the process started (the wrapper, when there is one)
   /// to exit; kills it at `until`. Its wait status, or -1 when it had to be killed.
   int quit_and_wait(deadline until);
+  /// Asks the runner to quit and waits until its end of the socket is closed: the runner has
+  /// exited (its descriptors, the GPU's among them, close as it exits), though a wrapper (ncu)
+  /// may still be writing its report. False when the runner was not gone by `until`; the
+  /// process is left as it is either way, for quit_and_wait().
+  bool quit_and_await_close(deadline until);
   /// Threads in the runner now (from /proc, not from the runner), or -1.
   int threads() const;
   /// Nanoseconds the runner's threads have spent on a CPU so far (the kernel's scheduler

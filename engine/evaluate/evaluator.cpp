@@ -108,7 +108,7 @@ profile_snapshot snapshot_from_json(const nlohmann::json& j) {
 nlohmann::json to_json(const phase_seconds& p) {
   nlohmann::json j{{"build", p.build},   {"build_wait", p.build_wait}, {"harness_start", p.harness_start},
                    {"reference", p.reference}, {"runner", p.runner}, {"verify", p.verify},
-                   {"time", p.time},     {"profile", p.profile}, {"profile_export", p.profile_export}};
+                   {"time", p.time},     {"profile", p.profile}, {"profile_report", p.profile_report}, {"profile_export", p.profile_export}};
   if (p.device_wait > 0) j["device_wait"] = p.device_wait;  // only where another measurement held the GPU
   return j;
 }
@@ -124,6 +124,7 @@ phase_seconds phases_from_json(const nlohmann::json& j) {
   p.verify = j.value("verify", 0.0);
   p.time = j.value("time", 0.0);
   p.profile = j.value("profile", 0.0);
+  p.profile_report = j.value("profile_report", 0.0);
   p.profile_export = j.value("profile_export", 0.0);
   p.device_wait = j.value("device_wait", 0.0);
   return p;
@@ -135,6 +136,7 @@ evaluation without_profile(evaluation e) {
   e.profile_note.clear();
   e.gpu_seconds = std::max(0.0, e.gpu_seconds - e.phases.profile);
   e.phases.profile = 0;
+  e.phases.profile_report = 0;
   e.phases.profile_export = 0;
   return e;
 }

@@ -46,6 +46,7 @@ struct phase_seconds {
   double verify = 0;         ///< the checked calls on every seed and stress set
   double time = 0;           ///< the timed calls, candidate and reference
   double profile = 0;        ///< ncu's profiled run (or the static profile)
+  double profile_report = 0; ///< ncu writing its report after the profiled runner exited (the GPU is free)
   double profile_export = 0; ///< ncu's report pages read back (CPU: the GPU is free by then)
   double device_wait = 0;    ///< waiting for the GPU while another kblaster measurement held it (not device time)
   /// Seconds the device was held: harness start, reference, runner, verify, time, profile.
@@ -53,7 +54,8 @@ struct phase_seconds {
   /// Adds another evaluation's phases (a candidate checked on more than one task).
   phase_seconds& operator+=(const phase_seconds& o) {
     build += o.build, build_wait += o.build_wait, harness_start += o.harness_start, reference += o.reference;
-    runner += o.runner, verify += o.verify, time += o.time, profile += o.profile, profile_export += o.profile_export;
+    runner += o.runner, verify += o.verify, time += o.time, profile += o.profile, profile_report += o.profile_report;
+    profile_export += o.profile_export;
     device_wait += o.device_wait;
     return *this;
   }

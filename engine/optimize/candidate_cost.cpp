@@ -41,7 +41,7 @@ cost_summary summarize_costs(const std::vector<phase_seconds>& phases) {
   }
   c.mean_device = c.total_device / static_cast<double>(phases.size());
   c.median_device = median_by(phases, [](const phase_seconds& p) { return p.device(); });
-  c.median_wall = median_by(phases, [](const phase_seconds& p) { return p.device() + p.build_wait + p.profile_export; });
+  c.median_wall = median_by(phases, [](const phase_seconds& p) { return p.device() + p.build_wait + p.profile_report + p.profile_export; });
   c.median.build = median_by(phases, [](const phase_seconds& p) { return p.build; });
   c.median.build_wait = median_by(phases, [](const phase_seconds& p) { return p.build_wait; });
   c.median.harness_start = median_by(phases, [](const phase_seconds& p) { return p.harness_start; });
@@ -50,6 +50,7 @@ cost_summary summarize_costs(const std::vector<phase_seconds>& phases) {
   c.median.verify = median_by(phases, [](const phase_seconds& p) { return p.verify; });
   c.median.time = median_by(phases, [](const phase_seconds& p) { return p.time; });
   c.median.profile = median_by(phases, [](const phase_seconds& p) { return p.profile; });
+  c.median.profile_report = median_by(phases, [](const phase_seconds& p) { return p.profile_report; });
   c.median.profile_export = median_by(phases, [](const phase_seconds& p) { return p.profile_export; });
   return c;
 }

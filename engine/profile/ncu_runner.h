@@ -84,6 +84,7 @@ struct ncu_run_result {
   std::string log;           // what ncu and the program printed
   double seconds = 0;          // the whole run: profile and export
   double profile_seconds = 0;  // the profiled program under ncu (the part that holds the GPU)
+  double report_seconds = 0;   // ncu writing its report once the profiled program is gone (the GPU is free)
   double export_seconds = 0;   // the pages read back from the report (CPU, the three at once)
   bool reused = false;         // the pages of an earlier run of the same profile (profile_cache.h)
   bool started_ahead = false;  // the harness had started the runner under ncu before it was asked

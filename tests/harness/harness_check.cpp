@@ -383,6 +383,60 @@ struct checker {
                          "; verdicts " + r4.value("verdict", "") + " " + r5.value("verdict", "") + " " + r6.value("verdict", ""),
            r5);
 
+    // report_later: the reply comes once the runner is gone, before the wrapper has written its
+    // report (this one takes a second after its program, as ncu takes 0.2 s on an H100); the
+    // report, the wrapper's exit and log come with profile_report.
+    const auto slow = fs::path(opt.cache) / "stand_in_ncu_slow.sh";
+    std::ofstream(slow) << "#!/bin/sh\n"
+                           "# ncu's stand-in that writes its report a second after its program ends.\n"
+                           "[ \"$1\" = -o ] || exit 64\n"
+                           "base=$2; shift 2\n"
+                           "echo '==PROF== slow stand-in'\n"
+                           "\"$@\"; rc=$?\n"
+                           "sleep 1\n"
+                           "printf '%s\\n' \"$@\" > \"$base.ncu-rep\"\n"
+                           "exit $rc\n";
+    fs::permissions(slow, fs::perms::owner_all);
+    const auto slow_base = report_base("check-profile-later");
+    nlohmann::json later_req{{"op", "profile"},  {"task", to_json(task)},          {"candidate", good.library},
+                             {"ncu", std::vector<std::string>{slow.string(), "-o", slow_base}},
+                             {"report_later", true}, {"deadline_ms", 30000}};
+    const auto l0 = std::chrono::steady_clock::now();
+    const auto later = client->request(later_req).to_json();
+    const double replied_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - l0).count();
+    const bool report_absent = !fs::exists(slow_base + ".ncu-rep");
+    const auto l1 = std::chrono::steady_clock::now();
+    const auto delivered = client->request({{"op", "profile_report"}}).to_json();
+    const double delivered_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - l1).count();
+    const auto later_ncu = delivered.value("ncu", nlohmann::json::object());
+    const bool later_ok = later.value("verdict", "") == "pass" && later.value("report", "") == "pending" &&
+                          !later.contains("ncu") && report_absent && delivered.value("verdict", "") == "pass" &&
+                          later_ncu.value("exit_code", -1) == 0 &&
+                          later_ncu.value("log", "").find("==PROF== slow stand-in") != std::string::npos &&
+                          read(slow_base + ".ncu-rep").find("--connect") != std::string::npos && delivered_after > 0.5;
+    std::ostringstream ld;
+    ld << std::fixed << std::setprecision(2) << "the reply after " << replied_after << " s with the report "
+       << (report_absent ? "not yet written" : "already there") << "; profile_report after " << delivered_after << " s more";
+    record("profile", "the reply before ncu's report (report_later)", later_ok,
+           later_ok ? ld.str() : ld.str() + ": " + later.dump().substr(0, 300) + " then " + delivered.dump().substr(0, 300),
+           delivered);
+    // One nobody asks the report of is finished before the next request; a profile_report with
+    // nothing pending is an error, not a hang.
+    const auto base_unasked = report_base("check-profile-unasked");
+    later_req["ncu"] = std::vector<std::string>{slow.string(), "-o", base_unasked};
+    const auto unasked = client->request(later_req).to_json();
+    const auto next_eval = evaluate(task, good.library);
+    const bool unasked_written = fs::exists(base_unasked + ".ncu-rep");
+    const auto stray = client->request({{"op", "profile_report"}}).to_json();
+    const bool unasked_ok = unasked.value("report", "") == "pending" && next_eval.value("verdict", "") == "pass" &&
+                            unasked_written && stray.value("verdict", "") == "error" &&
+                            stray.value("reason", "").find("no profile is waiting") != std::string::npos;
+    record("profile", "a report nobody asked for", unasked_ok,
+           unasked_ok ? "written before the next request ran; profile_report with none pending: " + stray.value("reason", "")
+                      : unasked.dump().substr(0, 200) + " then " + next_eval.dump().substr(0, 200) + " then " +
+                            stray.dump().substr(0, 200),
+           stray);
+
     // A wrapper that never starts the runner (ncu refusing its options) ends the request at once.
     const auto t0 = std::chrono::steady_clock::now();
     const auto f = profile_with({"/bin/false"}, good.library);
