@@ -335,9 +335,15 @@ TEST_CASE("live evaluator on a GPU: a version profiled for its state's counters 
   REQUIRE(again.profile);
   CHECK(again.profile->view.contains("started_ahead"));
   CHECK(again.profile->primary == full.profile->primary);
+  // Each reply came once the profiled runner was gone; ncu's report was waited for after, without
+  // the GPU (report_later): a phase of its own, not one of the device's.
+  CHECK(full.phases.profile_report > 0);
+  CHECK(again.phases.profile_report > 0);
   std::cout << "profile of vector_add: sections " << full.phases.profile << " s (" << full.profile->primary
             << "), the state's counters " << lean.phases.profile << " s and " << again.phases.profile << " s ("
-            << lean.profile->primary << "), their runners started ahead\n";
+            << lean.profile->primary << "), their runners started ahead; ncu's reports written "
+            << full.phases.profile_report << ", " << lean.phases.profile_report << " and " << again.phases.profile_report
+            << " s after the replies\n";
 }
 
 TEST_CASE("live evaluator on a GPU: an ncu that refuses one of the state's counters profiles with the sections") {
