@@ -1,7 +1,8 @@
 // The harness's requests: verify (several seeds, every guard), time (candidate and reference,
 // same policy), evaluate (verify, then time if correct), profile (one call inside an NVTX range,
-// by a runner started under ncu), probe_reference (the reference alone over a few draws: is the
-// task degenerate? degenerate.h), ping. One judge per process; requests are handled one at a
+// by a runner started under ncu), profile_report (ncu's report of a profile that replied before
+// ncu had written it), probe_reference (the reference alone over a few draws: is the task
+// degenerate? degenerate.h), ping. One judge per process; requests are handled one at a
 // time.
 //
 // This process is the judge: it owns the protocol with the engine, the reference, the expected
