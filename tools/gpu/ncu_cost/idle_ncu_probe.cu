@@ -12,6 +12,11 @@
 //                                 a profiled warm-up pays ncu's first-kernel cost ahead
 //   idle_ncu_probe time REPS      the median of REPS cudaEvent timings of a memory-bound and a
 //                                 compute-bound kernel, in microseconds, on one line
+//   idle_ncu_probe clock SECONDS  the SM clock this process's kernels run at, every few ms for
+//                                 SECONDS: one line "UNIX_NS MHZ" each (the observer of
+//                                 ncu_clock_check.sh)
+//   idle_ncu_probe after SECONDS  one kernel in the range kb_candidate, then its own SM clock for
+//                                 SECONDS, then exit; prints UNIX_NS at the range's end and at exit
 // tools/gpu/ncu_cost/idle_ncu_check.sh runs `time` alone, beside an idle ncu, and beside ncu
 // starting, and prints the medians side by side.
 #include <cuda_runtime.h>
@@ -33,6 +38,19 @@ __global__ void stream_add(const float* a, const float* b, float* c, int n) {
 }
 
 __global__ void empty_kernel() {}
+
+// Cycles and nanoseconds over about `spin_ns` of one thread's spinning: the SM clock it ran at.
+__global__ void clock_rate(unsigned long long* out, unsigned long long spin_ns) {
+  unsigned long long g0, g1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
+  const long long c0 = clock64();
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+  } while (g1 - g0 < spin_ns);
+  const long long c1 = clock64();
+  out[0] = static_cast<unsigned long long>(c1 - c0);
+  out[1] = g1 - g0;
+}
 
 __global__ void fma_chain(float* out, int iterations) {
   float x = threadIdx.x * 1e-3f, y = 1.0001f;
@@ -66,14 +84,57 @@ double median_us(int reps, Launch launch) {
   return 1e3 * ms[ms.size() / 2];
 }
 
+long long unix_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The SM clock, read every few milliseconds for `seconds`: one line "UNIX_NS MHZ" each.
+void print_clocks(double seconds, const char* tag) {
+  unsigned long long* d;
+  CHECK(cudaMalloc(&d, 2 * sizeof(unsigned long long)));
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    clock_rate<<<1, 1>>>(d, 1000000);
+    unsigned long long h[2];
+    CHECK(cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost));
+    std::printf("%s %lld %.0f\n", tag, unix_ns(), h[1] ? 1e3 * static_cast<double>(h[0]) / static_cast<double>(h[1]) : 0.0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  std::fflush(stdout);
+  CHECK(cudaFree(d));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "clock") == 0) {
+    print_clocks(std::atof(argv[2]), "observer");
+    return 0;
+  }
+  if (argc == 3 && std::strcmp(argv[1], "after") == 0) {
+    const int n = 1 << 24;
+    float *a, *b, *c;
+    CHECK(cudaMalloc(&a, n * sizeof(float)));
+    CHECK(cudaMalloc(&b, n * sizeof(float)));
+    CHECK(cudaMalloc(&c, n * sizeof(float)));
+    CHECK(cudaDeviceSynchronize());
+    print_clocks(0.05, "target-before");
+    std::printf("range-start %lld\n", unix_ns());
+    nvtxRangePushA("kb_candidate");
+    stream_add<<<(n + 255) / 256, 256>>>(a, b, c, n);
+    CHECK(cudaDeviceSynchronize());
+    nvtxRangePop();
+    std::printf("range-end %lld\n", unix_ns());
+    print_clocks(std::atof(argv[2]), "target-after");
+    std::printf("target-exit %lld\n", unix_ns());
+    std::fflush(stdout);
+    return 0;
+  }
   const bool pre = argc == 3 && std::strcmp(argv[1], "pre") == 0;
   const bool warmed = argc == 3 && std::strcmp(argv[1], "warmed") == 0;
   const bool wait = pre || warmed || (argc == 3 && std::strcmp(argv[1], "wait") == 0), wait2 = argc == 3 && std::strcmp(argv[1], "wait2") == 0;
   if (argc != 3 || (!wait && !wait2 && std::strcmp(argv[1], "time") != 0)) {
-    std::fprintf(stderr, "usage: idle_ncu_probe wait|wait2|pre|warmed SECONDS | time REPS\n");
+    std::fprintf(stderr, "usage: idle_ncu_probe wait|wait2|pre|warmed|clock|after SECONDS | time REPS\n");
     return 2;
   }
   const int n = 1 << 24;
