@@ -98,6 +98,7 @@ class judge {
     double empty_cpu_ms = 0;   // the runner's CPU time in an empty exchange
     double cpu_per_call_ms = 0;
     double runner_mean_ms = 0;  // the runner's event time over every timed call, per call
+    int second_look_batches = 0;  // batches more, taken when the judge's figure was over half its margin
     int threads_before = -1;
     runner::reply last;        // the last batch's reply
   };
