@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -131,6 +132,40 @@ runner_process::~runner_process() {
   if (!socket_path_.empty()) ::unlink(socket_path_.c_str());
 }
 
+namespace {
+
+// Whether every thread of process `pid` has exited: its /proc entry gone, or each of its tasks a
+// zombie (Z) or dead (X). A process whose threads have all exited has closed its descriptors,
+// the GPU's among them; one that merely closed a socket has not. Empty when /proc cannot say.
+std::optional<bool> threads_all_exited(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    if (errno == ENOENT) return true;
+    return std::nullopt;
+  }
+  bool exited = true;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::FILE* f = std::fopen((dir + "/" + e->d_name + "/stat").c_str(), "r");
+    if (!f) continue;  // that thread is gone
+    char buf[512] = {};
+    const std::size_t got = std::fread(buf, 1, sizeof(buf) - 1, f);
+    std::fclose(f);
+    // "tid (comm) S ...": the state follows the last ')' (a comm may hold parentheses).
+    const char* close = static_cast<const char*>(::memrchr(buf, ')', got));
+    const char state = close && close + 2 < buf + got ? close[2] : '?';
+    if (state != 'Z' && state != 'X') {
+      exited = false;
+      break;
+    }
+  }
+  ::closedir(d);
+  return exited;
+}
+
+}  // namespace
+
 std::string runner_process::accept_runner(deadline until) {
   while (fd_ < 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
@@ -146,6 +181,11 @@ std::string runner_process::accept_runner(deadline until) {
     if (::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 100))) <= 0) continue;
     fd_ = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
   }
+  // Who connected, as the kernel saw it at connect(), before any candidate was loaded: the
+  // runner whose exit quit_and_await_close() waits for.
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (::getsockopt(fd_, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof(cred)) peer_pid_ = cred.pid;
   ::close(listen_fd_);
   listen_fd_ = -1;
   ::unlink(socket_path_.c_str());
@@ -155,6 +195,8 @@ std::string runner_process::accept_runner(deadline until) {
 
 void runner_process::kill() {
   if (pid_ <= 0) return;
+  // A wrapped runner is the wrapper's child: killing the wrapper alone would leave it running.
+  if (wrapped_ && peer_pid_ > 0 && !threads_all_exited(peer_pid_).value_or(false)) ::kill(peer_pid_, SIGKILL);
   ::kill(pid_, SIGKILL);
   while (::waitpid(pid_, &wait_status_, 0) < 0 && errno == EINTR) {
   }
@@ -358,7 +400,18 @@ bool runner_process::quit_and_await_close(deadline until) {
     if (ready <= 0) continue;
     const ssize_t got = ::read(fd_, sink, sizeof(sink));
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;  // closed: the runner is gone
+    if (got <= 0) break;  // closed
+  }
+  // A closed socket is not yet an ended runner: a candidate can close it and go on running
+  // kernels. Gone is every thread of the process that connected exited.
+  // Where neither its pid nor /proc can say, the caller waits for the wrapper as before.
+  if (peer_pid_ <= 0) return false;
+  for (;;) {
+    const auto exited = threads_all_exited(peer_pid_);
+    if (!exited) return false;
+    if (*exited) break;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   ::close(fd_);
   fd_ = -1;

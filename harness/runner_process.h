@@ -74,10 +74,11 @@ class runner_process {
   /// Asks the runner to quit and waits for the process started (the wrapper, when there is one)
   /// to exit; kills it at `until`. Its wait status, or -1 when it had to be killed.
   int quit_and_wait(deadline until);
-  /// Asks the runner to quit and waits until its end of the socket is closed: the runner has
-  /// exited (its descriptors, the GPU's among them, close as it exits), though a wrapper (ncu)
-  /// may still be writing its report. False when the runner was not gone by `until`; the
-  /// process is left as it is either way, for quit_and_wait().
+  /// Asks the runner to quit and waits until it has exited: its end of the socket closed and
+  /// every thread of the process that connected ended (its descriptors, the GPU's among them,
+  /// are closed then), though a wrapper (ncu) may still be writing its report. False when that
+  /// was not so by `until`, or the runner's pid is not known; the process is left as it is
+  /// either way, for quit_and_wait().
   bool quit_and_await_close(deadline until);
   /// Threads in the runner now (from /proc, not from the runner), or -1.
   int threads() const;
@@ -94,6 +95,7 @@ class runner_process {
   int fd_ = -1;
   bool wrapped_ = false;
   int listen_fd_ = -1;  // wrapped: the socket the runner connects to, until it has
+  pid_t peer_pid_ = 0;  // wrapped: the runner's pid, from the socket's peer credentials
   std::string socket_path_;
   int wait_status_ = 0;
   std::string filter_state_;

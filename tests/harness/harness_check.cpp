@@ -119,6 +119,22 @@ struct checker {
     throw task_error("no task named " + name);
   }
 
+  /// Processes that have `library` mapped now (/proc/PID/maps): a candidate still loaded somewhere.
+  static int processes_mapping(const std::string& library) {
+    int n = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+      const auto name = e.path().filename().string();
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream maps(e.path() / "maps");
+      for (std::string line; std::getline(maps, line);)
+        if (line.find(library) != std::string::npos) {
+          ++n;
+          break;
+        }
+    }
+    return n;
+  }
   std::string source_of(const task_spec& t) const { return opt.device == "cpu" ? t.cpu_kernel : t.kernel; }
 
   static std::string figures(const nlohmann::json& r) {
@@ -436,6 +452,33 @@ struct checker {
                       : unasked.dump().substr(0, 200) + " then " + next_eval.dump().substr(0, 200) + " then " +
                             stray.dump().substr(0, 200),
            stray);
+
+    // A runner that closes its socket at its exit and stays: no reply before it has ended (it is
+    // killed at the request's deadline), and nothing left running. Host code: the CPU path only.
+    if (opt.device == "cpu") {
+      const auto stays = build((fs::path(opt.root) / "tests/harness/profiled/outlives_its_socket.cpp").string());
+      nlohmann::json stay_req = later_req;
+      stay_req["candidate"] = stays.library;
+      stay_req["ncu"] = std::vector<std::string>{wrapper.string(), "-o", report_base("check-profile-stays")};
+      stay_req["deadline_ms"] = 3000;
+      stay_req["screening"] = false;  // close() is refused by the screening: this tests the layer behind it
+      const auto s0 = std::chrono::steady_clock::now();
+      const auto stayed = client->request(stay_req).to_json();
+      const double stay_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+      const int left_running = processes_mapping(stays.library);
+      const auto after_stay = evaluate(task, good.library);
+      const auto stay_ncu = stayed.value("ncu", nlohmann::json::object());
+      const bool stay_ok = stays.ok && !stayed.contains("report") && stay_ncu.value("timed_out", false) &&
+                           stay_secs > 2.5 && left_running == 0 && after_stay.value("verdict", "") == "pass";
+      std::ostringstream sd;
+      sd << std::fixed << std::setprecision(1) << "replied after " << stay_secs << " s (the deadline: 3 s), "
+         << (stayed.contains("report") ? "with its report pending" : "with ncu's wait timed out") << "; "
+         << left_running << " process(es) still mapping the candidate; the next request "
+         << after_stay.value("verdict", "");
+      record("profile", "a runner that closes its socket and stays", stay_ok,
+             stay_ok ? sd.str() : sd.str() + ": " + stayed.dump().substr(0, 300) + (stays.ok ? "" : " " + stays.log.substr(0, 300)),
+             stayed);
+    }
 
     // A wrapper that never starts the runner (ncu refusing its options) ends the request at once.
     const auto t0 = std::chrono::steady_clock::now();
