@@ -41,6 +41,21 @@ TEST_CASE("candidate cost: medians resist the one profiled candidate; the device
   CHECK(describe_costs(s).find("1 of 4 profiled") != std::string::npos);
 }
 
+TEST_CASE("candidate cost: ncu writing its report after the profiled runner is gone is wall time, not device time") {
+  auto profiled = candidate(0.1, 0.4, 1.2, 1.0, 1.0);
+  profiled.profile_report = 0.13;
+  const auto s = summarize_costs({profiled});
+  CHECK(profiled.device() == doctest::Approx(1.7));  // verify, time, profile: not the report's wait
+  CHECK(s.median_device == doctest::Approx(1.7));
+  CHECK(s.median_wall == doctest::Approx(1.7 + 1.0 + 0.13));
+  CHECK(s.median.profile_report == doctest::Approx(0.13));
+  const auto back = phases_from_json(to_json(profiled));
+  CHECK(back.profile_report == doctest::Approx(0.13));
+  auto sum = profiled;
+  sum += profiled;
+  CHECK(sum.profile_report == doctest::Approx(0.26));
+}
+
 TEST_CASE("candidate cost: the input kernel's line says what it cost once, and whether its profile was kept") {
   const auto input = candidate(0.1, 1.9, 4.5, 1.2, 1.2);
   CHECK(describe_input_cost(input, false) ==
