@@ -794,11 +794,7 @@ nlohmann::json judge::handle(const nlohmann::json& req) {
     }
     // A profile whose report nobody asked for is finished first: its ncu and report do not
     // outlive the next request, nor does its runner start ahead after it.
-    if (pending_report_) {
-      auto pending = std::move(*pending_report_);
-      pending_report_.reset();
-      (void)finish_profile(*pending.runner, pending.ncu_argv, pending.next_argv, true, pending.until);
-    }
+    if (pending_report_) (void)profile_report();
     const bool probe = op == "probe_reference";  // the reference alone (degenerate.h): no candidate
     if (op != "verify" && op != "time" && op != "evaluate" && op != "profile" && !probe)
       throw std::invalid_argument("unknown op '" + op +

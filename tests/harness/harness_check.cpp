@@ -332,15 +332,17 @@ struct checker {
       record("profile", "builds", false, "the candidates do not build", {});
       return;
     }
-    const auto wrapper = fs::path(opt.cache) / "stand_in_ncu.sh";
-    std::ofstream(wrapper) << "#!/bin/sh\n"
-                              "# ncu's stand-in: its command line as the report, then the program it wraps.\n"
-                              "[ \"$1\" = -o ] || exit 64\n"
-                              "base=$2; shift 2\n"
-                              "printf '%s\\n' \"$@\" > \"$base.ncu-rep\"\n"
-                              "echo '==PROF== stand-in profiling'\n"
-                              "exec \"$@\"\n";
-    fs::permissions(wrapper, fs::perms::owner_all);
+    // ncu's stand-ins: `-o BASE`, then the program they wrap; `body` runs it and writes BASE.ncu-rep.
+    auto stand_in = [&](const std::string& name, const std::string& what, const std::string& body) {
+      const auto path = fs::path(opt.cache) / name;
+      std::ofstream(path) << "#!/bin/sh\n# " << what << "\n[ \"$1\" = -o ] || exit 64\nbase=$2; shift 2\n" << body;
+      fs::permissions(path, fs::perms::owner_all);
+      return path;
+    };
+    const auto wrapper = stand_in("stand_in_ncu.sh", "ncu's stand-in: its command line as the report, then the program it wraps.",
+                                  "printf '%s\\n' \"$@\" > \"$base.ncu-rep\"\n"
+                                  "echo '==PROF== stand-in profiling'\n"
+                                  "exec \"$@\"\n");
     auto profile_with = [&](const std::vector<std::string>& command, const std::string& library,
                             const std::vector<std::string>& next = {}) {
       nlohmann::json req{{"op", "profile"}, {"task", to_json(task)}, {"candidate", library}, {"ncu", command},
@@ -402,17 +404,12 @@ struct checker {
     // report_later: the reply comes once the runner is gone, before the wrapper has written its
     // report (this one takes a second after its program, as ncu takes 0.2 s on an H100); the
     // report, the wrapper's exit and log come with profile_report.
-    const auto slow = fs::path(opt.cache) / "stand_in_ncu_slow.sh";
-    std::ofstream(slow) << "#!/bin/sh\n"
-                           "# ncu's stand-in that writes its report a second after its program ends.\n"
-                           "[ \"$1\" = -o ] || exit 64\n"
-                           "base=$2; shift 2\n"
-                           "echo '==PROF== slow stand-in'\n"
-                           "\"$@\"; rc=$?\n"
-                           "sleep 1\n"
-                           "printf '%s\\n' \"$@\" > \"$base.ncu-rep\"\n"
-                           "exit $rc\n";
-    fs::permissions(slow, fs::perms::owner_all);
+    const auto slow = stand_in("stand_in_ncu_slow.sh", "ncu's stand-in that writes its report a second after its program ends.",
+                               "echo '==PROF== slow stand-in'\n"
+                               "\"$@\"; rc=$?\n"
+                               "sleep 1\n"
+                               "printf '%s\\n' \"$@\" > \"$base.ncu-rep\"\n"
+                               "exit $rc\n");
     const auto slow_base = report_base("check-profile-later");
     nlohmann::json later_req{{"op", "profile"},  {"task", to_json(task)},          {"candidate", good.library},
                              {"ncu", std::vector<std::string>{slow.string(), "-o", slow_base}},
