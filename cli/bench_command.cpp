@@ -124,6 +124,7 @@ int run_learning(const bench_cli_options& o, const bench::bench_hooks& hooks, op
     std::cout << "  " << a.arm << ": " << a.runs << " runs counted, " << a.reached << " reached 90 % of the best, mean "
               << a.mean_attempts << " attempts\n";
   if (r.summary.warm_over_cold) std::cout << "  warm / cold mean attempts: " << *r.summary.warm_over_cold << "\n";
+  if (r.summary.seed_over_cold) std::cout << "  seed / cold mean attempts: " << *r.summary.seed_over_cold << "\n";
   if (ctrl_c.interrupted()) {
     std::cout << "interrupted: run the same command again to resume\n";
     return 130;
@@ -251,11 +252,13 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--depth", o->bench.loop.depth, "steps per trajectory")->check(CLI::Range(1, 64));
   app->add_option("--iterations", o->bench.loop.iterations, "iterations per problem")->check(CLI::Range(1, 1000));
   app->add_option("--top-k", o->bench.loop.top_k, "techniques considered per step")->check(CLI::Range(1, 64));
-  app->add_option("--policy", o->bench.loop.policy, "weighted (the paper's), thompson, or greedy (top-1, an ablation)")
-      ->check(CLI::IsMember({"weighted", "thompson", "greedy"}));
+  app->add_option("--policy", o->bench.loop.policy, "ucb (the default: what searches kept, with an exploration bonus), weighted (the paper's), mean (the weighted draw over every variant's mean, the rule before issue 49), thompson, or greedy (top-1, an ablation)")
+      ->check(CLI::IsMember({"ucb", "weighted", "mean", "thompson", "greedy"}));
   app->add_flag("--greedy", [o](std::int64_t) { o->bench.loop.policy = "greedy"; }, "ablation: greedy top-1 selection");
   app->add_flag("--no-gradient", [o](std::int64_t) { o->bench.loop.textual_gradient = false; },
                 "ablation: no textual-gradient KB update");
+  app->add_flag("--no-mechanical-first", [o](std::int64_t) { o->bench.loop.mechanical_first = false; },
+                "with a model: every technique goes to the model, the mechanical tier is not probed first");
   app->add_flag("--cycles-only", o->bench.loop.cycles_only, "ablation: feedback is cycles only, not the profile");
   app->add_flag("--profile-all", o->bench.loop.profile_all,
                 "profile every correct candidate (each KB attempt records its state after; an ncu run per candidate), "

@@ -18,7 +18,7 @@ namespace kbns = kblaster::kb;
 struct kb_options {
   std::string path;
   bool json = false;
-  std::string state, file, arch, policy = "weighted", primary;
+  std::string state, file, arch, policy = "ucb", primary;
   std::vector<std::string> secondary;
   std::int64_t revert_id = 0, show_id = 0;
   std::size_t limit = 20, k = 3;
@@ -238,7 +238,7 @@ int cmd_select(const kb_options& o) {
   req.seed = o.seed;
   req.temperature = o.temperature;
   const auto p = kbns::parse_policy(o.policy);
-  if (!p) throw kbns::kb_error(kbns::error_kind::invalid_argument, "unknown policy '" + o.policy + "' (weighted or thompson)");
+  if (!p) throw kbns::kb_error(kbns::error_kind::invalid_argument, "unknown policy '" + o.policy + "' (ucb, weighted or thompson)");
   req.policy = *p;
   const auto picks = kb.select(req);
   json a = json::array();
@@ -294,7 +294,7 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   auto* sel = app->add_subcommand("select", "Which techniques the policy would try next in a state");
   sel->add_option("state", o->state, "State name")->required();
   sel->add_option("--arch", o->arch, "Architecture family");
-  sel->add_option("--policy", o->policy, "weighted or thompson");
+  sel->add_option("--policy", o->policy, "ucb (the default), weighted or thompson");
   sel->add_option("-k", o->k, "How many techniques");
   sel->add_option("--seed", o->seed, "Random seed");
   sel->add_option("--temperature", o->temperature, "Weighted policy temperature");

@@ -161,8 +161,8 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--depth", o->loop.depth, "steps per trajectory (default 4)")->check(CLI::Range(1, 64));
   app->add_option("--iterations", o->loop.iterations, "iterations, each ending with the KB update (default 2)")->check(CLI::Range(1, 1000));
   app->add_option("--top-k", o->loop.top_k, "techniques considered per step (default 3)")->check(CLI::Range(1, 64));
-  app->add_option("--policy", o->loop.policy, "weighted (the paper's), thompson, or greedy (top-1)")
-      ->check(CLI::IsMember({"weighted", "thompson", "greedy"}));
+  app->add_option("--policy", o->loop.policy, "ucb (the default: what searches kept, with an exploration bonus), weighted (the paper's), mean (the weighted draw over every variant's mean, the rule before issue 49), thompson, or greedy (top-1)")
+      ->check(CLI::IsMember({"ucb", "weighted", "mean", "thompson", "greedy"}));
   app->add_option("--seed", o->loop.seed, "selection seed (same seed, same replayed results: same run)");
   app->add_option("--budget-tokens", o->loop.limits.tokens, "stop after this many model tokens");
   app->add_option("--budget-gpu-seconds", o->loop.limits.gpu_seconds, "stop after this much GPU time");

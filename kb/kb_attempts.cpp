@@ -14,37 +14,6 @@ namespace {
 
 using json = nlohmann::json;
 
-void validate(const attempt& a);
-
-// opt_stats' non-key columns in the order the log names them (alphabetical, as a row snapshot
-// lists them, so that logged column lists are shared with the generic path).
-const std::vector<std::string> stats_columns{"attempts",       "compile_failures", "incorrect",  "last_used",
-                                             "m2_log_speedup", "mean_log_speedup", "n_measured", "successes"};
-
-json stats_values(const stats& s) {
-  return json::array({s.attempts, s.compile_failures, s.incorrect, s.last_used ? json(*s.last_used) : json(nullptr),
-                      s.m2_log_speedup, s.mean_log_speedup, s.n_measured, s.successes});
-}
-
-std::optional<stats> read_stats(sql::database& db, std::int64_t sid, std::int64_t tid, const std::string& arch) {
-  auto& q = db.cached(
-      "SELECT attempts, compile_failures, incorrect, successes, n_measured, mean_log_speedup, m2_log_speedup, "
-      "last_used FROM opt_stats WHERE state_id = ? AND technique_id = ? AND arch = ?");
-  sql::statement_use use(q);
-  q.bind(1, sid).bind(2, tid).bind(3, arch);
-  if (!q.step()) return std::nullopt;
-  stats s;
-  s.attempts = q.get_int(0);
-  s.compile_failures = q.get_int(1);
-  s.incorrect = q.get_int(2);
-  s.successes = q.get_int(3);
-  s.n_measured = q.get_int(4);
-  s.mean_log_speedup = q.get_double(5);
-  s.m2_log_speedup = q.get_double(6);
-  if (!q.is_null(7)) s.last_used = q.get_text(7);
-  return s;
-}
-
 // The logged change of a row from values the caller read and wrote: every column for an
 // insert (before is null), only those that differ for an update.
 logged_change values_change(std::string table, json key, const std::vector<std::string>& columns,
@@ -66,24 +35,6 @@ logged_change values_change(std::string table, json key, const std::vector<std::
   return c;
 }
 
-}  // namespace
-
-stats stats_from_row(const json& row) {
-  stats s;
-  if (row.is_null()) return s;
-  s.attempts = row.at("attempts").get<std::int64_t>();
-  s.compile_failures = row.at("compile_failures").get<std::int64_t>();
-  s.incorrect = row.at("incorrect").get<std::int64_t>();
-  s.successes = row.at("successes").get<std::int64_t>();
-  s.n_measured = row.at("n_measured").get<std::int64_t>();
-  s.mean_log_speedup = row.at("mean_log_speedup").get<double>();
-  s.m2_log_speedup = row.at("m2_log_speedup").get<double>();
-  if (row.at("last_used").is_string()) s.last_used = row.at("last_used").get<std::string>();
-  return s;
-}
-
-namespace {
-
 void validate(const attempt& a) {
   auto bad = [](const std::string& m) { throw kb_error(error_kind::invalid_argument, "attempt: " + m); };
   if (a.task.empty()) bad("task is empty");
@@ -97,22 +48,6 @@ void validate(const attempt& a) {
 }
 
 }  // namespace
-
-void upsert_stats(sql::database& db, std::int64_t sid, std::int64_t tid, const std::string& arch, const stats& s) {
-  // An upsert updates the row in place; INSERT OR REPLACE would delete and re-insert it.
-  auto& q = db.cached(
-      "INSERT INTO opt_stats(state_id, technique_id, arch, attempts, compile_failures, "
-      "incorrect, successes, n_measured, mean_log_speedup, m2_log_speedup, last_used) "
-      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET attempts = excluded.attempts, "
-      "compile_failures = excluded.compile_failures, incorrect = excluded.incorrect, "
-      "successes = excluded.successes, n_measured = excluded.n_measured, "
-      "mean_log_speedup = excluded.mean_log_speedup, m2_log_speedup = excluded.m2_log_speedup, "
-      "last_used = excluded.last_used");
-  q.bind(1, sid).bind(2, tid).bind(3, arch).bind(4, s.attempts).bind(5, s.compile_failures);
-  q.bind(6, s.incorrect).bind(7, s.successes).bind(8, s.n_measured).bind(9, s.mean_log_speedup);
-  q.bind(10, s.m2_log_speedup).bind(11, s.last_used);
-  q.run();
-}
 
 std::int64_t knowledge_base::record_attempt(const attempt& a) {
   require_writable();
@@ -157,8 +92,8 @@ std::int64_t knowledge_base::insert_attempt(const attempt& a) {
   auto& ins = db_->cached(
       "INSERT INTO attempts(task, trajectory, iteration, step, state_before_id, state_after_id, "
       "technique_id, predicted_speedup, measured_speedup, compile_ok, correct, runtime_ms, gpu_name, "
-      "arch, started_at, finished_at, elapsed_cycles, tokens_by_role, code_hash) "
-      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "arch, started_at, finished_at, elapsed_cycles, tokens_by_role, code_hash, parameters, credits_step, new_best) "
+      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   ins.bind(1, a.task).bind(2, a.trajectory).bind(3, a.iteration).bind(4, a.step).bind(5, before_id);
   after_id ? ins.bind(6, after_id) : ins.bind_null(6);
   ins.bind(7, tid).bind(8, a.predicted_speedup).bind(9, a.measured_speedup);
@@ -166,6 +101,8 @@ std::int64_t knowledge_base::insert_attempt(const attempt& a) {
   ins.bind(13, a.gpu_name).bind(14, a.arch).bind(15, a.started_at.empty() ? now : a.started_at);
   ins.bind(16, a.finished_at.empty() ? now : a.finished_at).bind(17, a.elapsed_cycles);
   ins.bind(18, json(a.tokens_by_role).dump()).bind(19, a.code_hash);
+  ins.bind(20, (a.parameters.is_object() ? a.parameters : json::object()).dump());
+  ins.bind(21, a.credits_step ? 1 : 0).bind(22, a.new_best ? 1 : 0);
   ins.run();
   const std::int64_t id = db_->last_insert_rowid();
 
@@ -177,9 +114,11 @@ std::int64_t knowledge_base::insert_attempt(const attempt& a) {
     const auto old = read_stats(*db_, before_id, tid, arch);
     stats s = old.value_or(stats{});
     add_outcome(s, a.compile_ok, a.correct, a.measured_speedup, now);
+    if (a.credits_step)
+      add_step_credit(s.credit, a.correct ? a.measured_speedup : std::nullopt, a.new_best, a.parameters);
     upsert_stats(*db_, before_id, tid, arch, s);
-    log.record(values_change("opt_stats", json::array({before_id, tid, arch}), stats_columns,
-                             old ? stats_values(*old) : json(nullptr), stats_values(s)));
+    log.record(values_change("opt_stats", json::array({before_id, tid, arch}), stats_log_columns(),
+                             old ? stats_log_values(*old) : json(nullptr), stats_log_values(s)));
   }
 
   if (after_id && a.correct) {
@@ -219,7 +158,8 @@ namespace {
 constexpr const char* attempt_columns =
     "SELECT a.id, a.task, a.trajectory, a.iteration, a.step, sb.name, coalesce(sa.name, ''), t.name, "
     "a.predicted_speedup, a.measured_speedup, a.compile_ok, a.correct, a.elapsed_cycles, a.runtime_ms, "
-    "a.tokens_by_role, a.gpu_name, a.arch, a.code_hash, a.started_at, a.finished_at "
+    "a.tokens_by_role, a.gpu_name, a.arch, a.code_hash, a.started_at, a.finished_at, a.parameters, "
+    "a.credits_step, a.new_best "
     "FROM attempts a JOIN states sb ON sb.id = a.state_before_id "
     "LEFT JOIN states sa ON sa.id = a.state_after_id JOIN techniques t ON t.id = a.technique_id ";
 
@@ -250,6 +190,9 @@ std::vector<attempt> read_attempts(sql::statement& s) {
     a.code_hash = s.get_text(17);
     a.started_at = s.get_text(18);
     a.finished_at = s.get_text(19);
+    if (auto p = json::parse(s.get_text(20), nullptr, false); p.is_object()) a.parameters = std::move(p);
+    a.credits_step = s.get_int(21) != 0;
+    a.new_best = s.get_int(22) != 0;
     out.push_back(std::move(a));
   }
   return out;
@@ -262,6 +205,19 @@ std::vector<attempt> knowledge_base::attempts(std::size_t limit) {
   if (limit) q += " LIMIT " + std::to_string(limit);
   auto s = db_->prepare(q);
   return read_attempts(s);
+}
+
+std::vector<std::string> knowledge_base::tasks_behind(const std::string& state, const std::string& technique,
+                                                     const std::string& arch, std::size_t limit) {
+  auto& s = db_->cached(
+      "SELECT a.task, max(a.id) AS latest FROM attempts a JOIN states b ON b.id = a.state_before_id "
+      "JOIN techniques t ON t.id = a.technique_id WHERE b.name = ?1 AND t.name = ?2 AND a.credits_step = 1 "
+      "AND (?3 = '' OR ?3 = 'all' OR a.arch = ?3) GROUP BY a.task ORDER BY latest DESC LIMIT ?4");
+  sql::statement_use use(s);
+  s.bind(1, state).bind(2, technique).bind(3, arch).bind(4, static_cast<std::int64_t>(limit));
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.get_text(0));
+  return out;
 }
 
 std::vector<attempt> knowledge_base::attempts_of(const std::string& task, const std::string& trajectory_prefix) {

@@ -4,6 +4,7 @@
 #include "kb/knowledge_base.h"
 #include "kb/note_needs.h"
 #include "kb/stats_math.h"
+#include "kb/stats_store.h"
 
 #include <algorithm>
 
@@ -31,19 +32,6 @@ state state_from(const sql::statement& s) {
   st.description = s.get_text(7);
   st.notes = s.get_text(8);
   return st;
-}
-
-stats stats_from(const sql::statement& s, int first) {
-  stats r;
-  r.attempts = s.get_int(first);
-  r.compile_failures = s.get_int(first + 1);
-  r.incorrect = s.get_int(first + 2);
-  r.successes = s.get_int(first + 3);
-  r.n_measured = s.get_int(first + 4);
-  r.mean_log_speedup = s.get_double(first + 5);
-  r.m2_log_speedup = s.get_double(first + 6);
-  if (!s.is_null(first + 7)) r.last_used = s.get_text(first + 7);
-  return r;
 }
 
 void validate_name(const std::string& what, const std::string& name) {
@@ -190,18 +178,17 @@ std::vector<optimization> knowledge_base::optimizations(const std::string& state
   const std::string a = arch.empty() ? std::string(all_archs) : arch;
   // One row per technique: the architecture's statistics when it has attempts there, else
   // the all-architecture row (the fallback the selection policies rely on).
-  auto& s = db_->cached(
-      "SELECT t.name, t.category, t.description, o.note, o.prior_speedup, "
-      "  coalesce(x.arch, g.arch, 'all'), "
-      "  coalesce(x.attempts, g.attempts, 0), coalesce(x.compile_failures, g.compile_failures, 0), "
-      "  coalesce(x.incorrect, g.incorrect, 0), coalesce(x.successes, g.successes, 0), "
-      "  coalesce(x.n_measured, g.n_measured, 0), coalesce(x.mean_log_speedup, g.mean_log_speedup, 0), "
-      "  coalesce(x.m2_log_speedup, g.m2_log_speedup, 0), coalesce(x.last_used, g.last_used), o.note_needs "
+  // Columns 0-5 name the technique and the row used; the statistics follow (a NULL count reads
+  // as 0), the needs last.
+  static const std::string sql =
+      "SELECT t.name, t.category, t.description, o.note, o.prior_speedup, coalesce(x.arch, g.arch, 'all'), " +
+      stats_select_list("coalesce(x.{}, g.{})") + ", o.note_needs "
       "FROM optimizations o JOIN techniques t ON t.id = o.technique_id "
       "LEFT JOIN opt_stats g ON g.state_id = o.state_id AND g.technique_id = o.technique_id AND g.arch = 'all' "
       "LEFT JOIN opt_stats x ON x.state_id = o.state_id AND x.technique_id = o.technique_id "
       "  AND x.arch = ?2 AND ?2 <> 'all' AND x.attempts > 0 "
-      "WHERE o.state_id = ?1");
+      "WHERE o.state_id = ?1";
+  auto& s = db_->cached(sql);
   sql::statement_use use(s);
   s.bind(1, sid).bind(2, a);
   std::vector<optimization> out;
@@ -214,7 +201,8 @@ std::vector<optimization> knowledge_base::optimizations(const std::string& state
     o.prior_speedup = s.get_double(4);
     o.arch = s.get_text(5);
     o.statistics = stats_from(s, 6);
-    o.note_needs = clauses_from_json(nlohmann::json::parse(s.get_text(14), nullptr, false));
+    const int needs_column = 6 + static_cast<int>(stats_column_names().size());
+    o.note_needs = clauses_from_json(nlohmann::json::parse(s.get_text(needs_column), nullptr, false));
     o.predicted_speedup = predicted_speedup(o.statistics, o.prior_speedup);
     o.confidence = confidence(o.statistics);
     out.push_back(std::move(o));

@@ -34,7 +34,14 @@ json stats_json(const stats& s, double prior) {
           {"variance_log_speedup", s.variance_log_speedup()},
           {"predicted_speedup", predicted_speedup(s, prior)},
           {"confidence", confidence(s)},
-          {"last_used", s.last_used ? json(*s.last_used) : json(nullptr)}};
+          {"last_used", s.last_used ? json(*s.last_used) : json(nullptr)},
+          {"search_credit", {{"steps", s.credit.steps},
+                             {"gains", s.credit.gains},
+                             {"new_bests", s.credit.new_bests},
+                             {"weight", s.credit.weight},
+                             {"log_gain", s.credit.log_gain},
+                             {"best_log_gain", s.credit.best_log_gain},
+                             {"best_parameters", s.credit.best_parameters}}}};
 }
 
 [[noreturn]] void bad(const std::string& where, const std::string& what) {
@@ -61,6 +68,25 @@ std::int64_t count(const json& o, const char* key, const std::string& where) {
   return o[key].get<std::int64_t>();
 }
 
+// An export's search credit (absent in exports made before schema 6: no credit).
+search_credit credit_from_json(const json& o, const std::string& where) {
+  if (!o.is_object()) bad(where, "'search_credit' must be an object");
+  search_credit c;
+  c.steps = count(o, "steps", where);
+  c.gains = count(o, "gains", where);
+  c.new_bests = count(o, "new_bests", where);
+  c.weight = num(o, "weight", where, 0.0);
+  c.log_gain = num(o, "log_gain", where, 0.0);
+  c.best_log_gain = num(o, "best_log_gain", where, 0.0);
+  if (c.gains > c.steps || c.new_bests > c.steps || c.weight < 0 || c.log_gain < 0 || c.best_log_gain < 0)
+    bad(where, "inconsistent search credit (gains or new bests exceed steps, or a negative sum)");
+  if (o.contains("best_parameters") && !o["best_parameters"].is_null()) {
+    if (!o["best_parameters"].is_object()) bad(where, "'search_credit.best_parameters' must be an object or null");
+    c.best_parameters = o["best_parameters"];
+  }
+  return c;
+}
+
 stats stats_from_json(const json& o, const std::string& where) {
   stats s;
   s.attempts = count(o, "attempts", where);
@@ -73,6 +99,7 @@ stats stats_from_json(const json& o, const std::string& where) {
   if (s.compile_failures + s.incorrect + s.n_measured > s.attempts || s.successes > s.n_measured)
     bad(where, "inconsistent counts (failures + measured exceed attempts, or successes exceed measured)");
   if (o.contains("last_used") && o["last_used"].is_string()) s.last_used = o["last_used"].get<std::string>();
+  if (o.contains("search_credit")) s.credit = credit_from_json(o["search_credit"], where);
   return s;
 }
 
@@ -323,9 +350,8 @@ json knowledge_base::export_json() {
   auto opt_q = db_->prepare(
       "SELECT t.id, t.name, t.category, t.description, o.prior_speedup, o.note, o.note_needs FROM optimizations o "
       "JOIN techniques t ON t.id = o.technique_id WHERE o.state_id = ? ORDER BY t.name");
-  auto stats_q = db_->prepare(
-      "SELECT arch, attempts, compile_failures, incorrect, successes, n_measured, mean_log_speedup, "
-      "m2_log_speedup, last_used FROM opt_stats WHERE state_id = ? AND technique_id = ? ORDER BY arch");
+  auto stats_q = db_->prepare("SELECT arch, " + stats_select_list() +
+                              " FROM opt_stats WHERE state_id = ? AND technique_id = ? ORDER BY arch");
   for (const auto& st : states()) {
     json s = {{"primary_bottleneck", st.primary_bottleneck},
               {"secondary_characteristics", st.secondary},
@@ -346,15 +372,7 @@ json knowledge_base::export_json() {
       json by_arch = json::object();
       stats_q.bind(1, st.id).bind(2, opt_q.get_int(0));
       while (stats_q.step()) {
-        stats x;
-        x.attempts = stats_q.get_int(1);
-        x.compile_failures = stats_q.get_int(2);
-        x.incorrect = stats_q.get_int(3);
-        x.successes = stats_q.get_int(4);
-        x.n_measured = stats_q.get_int(5);
-        x.mean_log_speedup = stats_q.get_double(6);
-        x.m2_log_speedup = stats_q.get_double(7);
-        if (!stats_q.is_null(8)) x.last_used = stats_q.get_text(8);
+        const stats x = stats_from(stats_q, 1);
         if (stats_q.get_text(0) == all_archs) o.update(stats_json(x, prior));
         else by_arch[stats_q.get_text(0)] = stats_json(x, prior);
       }

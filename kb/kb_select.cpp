@@ -2,6 +2,7 @@
 #include "kb/knowledge_base.h"
 
 #include "kb/change_log.h"
+#include "kb/stats_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,26 +12,61 @@ namespace kblaster::kb {
 
 std::vector<choice> knowledge_base::select(const selection_request& request) {
   if (request.k == 0) return {};
-  const auto sid = state_id(request.state);
+  return choose(candidates(request.state, request.arch), request);
+}
+
+std::vector<candidate> knowledge_base::candidates(const std::string& state, const std::string& arch) {
+  const auto sid = state_id(state);
   std::vector<candidate> cands;
-  for (auto& o : optimizations(request.state, request.arch)) cands.push_back(candidate{std::move(o), 0, 0});
+  const auto follow = follow_on(state, arch);
+  for (auto& o : optimizations(state, arch)) {
+    candidate c{std::move(o)};
+    if (const auto it = follow.find(c.opt.technique); it != follow.end()) c.follow_on = it->second;
+    cands.push_back(std::move(c));
+  }
   // Exploration and retirement look at the state's record over every architecture.
   auto& s = db_->cached(
-      "SELECT t.name, g.attempts, g.successes FROM opt_stats g JOIN techniques t ON t.id = g.technique_id "
-      "WHERE g.state_id = ? AND g.arch = 'all'");
-  {
-    sql::statement_use use(s);
-    s.bind(1, sid);
-    while (s.step()) {
-      const std::string name = s.get_text(0);
-      for (auto& c : cands)
-        if (c.opt.technique == name) {
-          c.attempts_in_state = s.get_int(1);
-          c.successes_in_state = s.get_int(2);
-        }
-    }
+      "SELECT t.name, g.attempts, g.successes, g.credit_steps, g.credit_gains FROM opt_stats g "
+      "JOIN techniques t ON t.id = g.technique_id WHERE g.state_id = ? AND g.arch = 'all'");
+  sql::statement_use use(s);
+  s.bind(1, sid);
+  while (s.step()) {
+    const std::string name = s.get_text(0);
+    for (auto& c : cands)
+      if (c.opt.technique == name) {
+        c.attempts_in_state = s.get_int(1);
+        c.successes_in_state = s.get_int(2);
+        c.steps_in_state = s.get_int(3);
+        c.gains_in_state = s.get_int(4);
+      }
   }
-  return choose(std::move(cands), request);
+  return cands;
+}
+
+std::map<std::string, double> knowledge_base::follow_on(const std::string& state, const std::string& arch) {
+  // A step is worth what it keeps and what it opens: the paper's "prep -> compute" sequences
+  // (tiling, then tensor cores) gain little at the first step and much at the second. The
+  // second's worth is the best credit learnt in the state reached, discounted once; a state
+  // with no credit, or the same state again, adds nothing.
+  constexpr double discount = 0.5;
+  std::map<std::string, double> best_in;  // state reached -> best credited mean log gain there
+  auto best_credit = [&](const std::string& to) {
+    if (const auto it = best_in.find(to); it != best_in.end()) return it->second;
+    double best = 0;
+    for (const auto& o : optimizations(to, arch))
+      if (o.statistics.credit.steps > 0) best = std::max(best, credit_mean_log_gain(o.statistics.credit, o.prior_speedup));
+    return best_in[to] = best;
+  };
+  std::map<std::string, std::pair<double, std::int64_t>> sums;  // technique -> (count-weighted value, count)
+  for (const auto& t : transitions_from(state)) {
+    const double value = t.to_state == state ? 0.0 : best_credit(t.to_state);
+    sums[t.technique].first += static_cast<double>(t.count) * value;
+    sums[t.technique].second += t.count;
+  }
+  std::map<std::string, double> out;
+  for (const auto& [technique, s] : sums)
+    if (s.second > 0 && s.first > 0) out[technique] = discount * s.first / static_cast<double>(s.second);
+  return out;
 }
 
 std::optional<state_match> knowledge_base::match_state(const kernel_evidence& evidence, const std::string& arch) {

@@ -9,6 +9,7 @@
 #include "kb/types.h"
 
 #include <filesystem>
+#include <map>
 #include <memory>
 
 namespace kblaster::kb {
@@ -79,6 +80,10 @@ class knowledge_base {
   std::vector<std::int64_t> record_attempts(const std::vector<attempt>& batch);
   /// Attempts, newest first (all when limit is 0).
   std::vector<attempt> attempts(std::size_t limit = 0);
+  /// The tasks whose steps taught the credit of `technique` in `state` (architecture `arch`;
+  /// "all" or empty: any), most recent first, at most `limit`: what a prediction was learnt from.
+  std::vector<std::string> tasks_behind(const std::string& state, const std::string& technique,
+                                        const std::string& arch, std::size_t limit = 3);
   /// A task's attempts whose trajectory starts with `trajectory_prefix` (one run, one
   /// iteration), oldest first; served by the (task, trajectory) index.
   std::vector<attempt> attempts_of(const std::string& task, const std::string& trajectory_prefix);
@@ -86,6 +91,12 @@ class knowledge_base {
   // --- policy and matching (kb_select.cpp) ---
   /// Chooses techniques to try in a state. Deterministic for request.seed.
   std::vector<choice> select(const selection_request& request);
+  /// The state's techniques as the policies see them (kb/selection.h): statistics for `arch`,
+  /// the state's record over every architecture, and what each technique's learnt transitions
+  /// lead to (candidate::follow_on).
+  std::vector<candidate> candidates(const std::string& state, const std::string& arch = "");
+  /// The follow-on value of each technique that has transitions from `state` (candidate::follow_on).
+  std::map<std::string, double> follow_on(const std::string& state, const std::string& arch = "");
   /// The state for a kernel's evidence (state_matcher::best): a known state that explains most
   /// of it, else a discovered one; nullopt for static evidence or a KB without states.
   std::optional<state_match> match_state(const kernel_evidence& evidence, const std::string& arch = "");

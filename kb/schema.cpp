@@ -156,13 +156,30 @@ constexpr const char* v5 = R"sql(
 ALTER TABLE optimizations ADD COLUMN note_needs TEXT NOT NULL DEFAULT '[]';
 )sql";
 
+// Version 6: search credit (types.h search_credit): per step, what the search kept of a
+// technique, with the winning variant's parameters; attempts say which of them stands for its
+// step and with what parameters.
+constexpr const char* v6 = R"sql(
+ALTER TABLE opt_stats ADD COLUMN credit_steps INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE opt_stats ADD COLUMN credit_gains INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE opt_stats ADD COLUMN credit_new_bests INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE opt_stats ADD COLUMN credit_weight REAL NOT NULL DEFAULT 0;
+ALTER TABLE opt_stats ADD COLUMN credit_log_gain REAL NOT NULL DEFAULT 0;
+ALTER TABLE opt_stats ADD COLUMN best_log_gain REAL NOT NULL DEFAULT 0;
+ALTER TABLE opt_stats ADD COLUMN best_parameters TEXT;     -- JSON of the winning variant's parameters
+ALTER TABLE attempts ADD COLUMN parameters TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE attempts ADD COLUMN credits_step INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN new_best INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 struct migration {
   const char* sql;
   void (*convert)(sql::database&);  // data conversion after the SQL, or null
 };
 
 constexpr std::array migrations{migration{v1, nullptr}, migration{v2, nullptr}, migration{v3, nullptr},
-                                migration{v4, convert_v3_log}, migration{v5, upgrade_seed_notes}};
+                                migration{v4, convert_v3_log}, migration{v5, upgrade_seed_notes},
+                                migration{v6, nullptr}};
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 namespace kblaster::kb {
 namespace {
@@ -14,7 +15,22 @@ namespace {
 bool is_untried(const candidate& c) { return c.attempts_in_state == 0; }
 
 bool is_retired(const candidate& c, int retire_after) {
-  return retire_after > 0 && c.attempts_in_state >= retire_after && c.successes_in_state == 0;
+  if (retire_after <= 0) return false;
+  // Once steps are credited, a technique retires after steps without a gain: a step that kept a
+  // better variant is no failure, whatever its other variants measured.
+  if (c.steps_in_state > 0) return c.steps_in_state >= retire_after && c.gains_in_state == 0;
+  return c.attempts_in_state >= retire_after && c.successes_in_state == 0;
+}
+
+bool has_credit(const candidate& c) { return c.opt.statistics.credit.steps > 0; }
+
+// The upper confidence bound of a technique's next step, in log speedup: its credit's mean (the
+// prior counting as one step), the exploration bonus for how little it was tried, and what its
+// learnt transitions lead to.
+double upper_bound(const candidate& c, double state_weight, double exploration) {
+  const auto& k = c.opt.statistics.credit;
+  return credit_mean_log_gain(k, c.opt.prior_speedup) +
+         exploration * std::sqrt(std::log(1.0 + state_weight) / (1.0 + k.weight)) + c.follow_on;
 }
 
 double weight_of(double gain, double temperature) {
@@ -55,17 +71,27 @@ double thompson_sample(const candidate& c, random_source& rng) {
 }  // namespace
 
 std::optional<selection_policy> parse_policy(std::string_view name) {
+  if (name == "ucb") return selection_policy::ucb;
   if (name == "weighted") return selection_policy::weighted;
+  if (name == "mean") return selection_policy::mean;
   if (name == "thompson") return selection_policy::thompson;
   return std::nullopt;
 }
 
 std::string_view to_string(selection_policy p) noexcept {
-  return p == selection_policy::weighted ? "weighted" : "thompson";
+  switch (p) {
+    case selection_policy::ucb: return "ucb";
+    case selection_policy::weighted: return "weighted";
+    case selection_policy::mean: return "mean";
+    case selection_policy::thompson: return "thompson";
+  }
+  return "ucb";
 }
 
 std::vector<choice> choose(std::vector<candidate> candidates, const selection_request& request) {
   random_source rng(request.seed);
+  if (request.policy == selection_policy::mean)
+    for (auto& c : candidates) c.opt.predicted_speedup = variant_mean_speedup(c.opt.statistics, c.opt.prior_speedup);
   // A technique whose preconditions the kernel does not meet is no candidate at all: not even
   // the fallback offers launch_overhead_reduction for one long launch.
   if (request.evidence)
@@ -94,6 +120,27 @@ std::vector<choice> choose(std::vector<candidate> candidates, const selection_re
   };
   const std::size_t k = std::min(request.k, live.size());
 
+  // The search credit decides once any technique of the state has some: best bound first, a
+  // seeded draw breaking exact ties (an empty KB's techniques all bound alike).
+  if (request.policy == selection_policy::ucb && std::any_of(live.begin(), live.end(), [](const candidate* c) {
+        return has_credit(*c);
+      })) {
+    double state_weight = 0;
+    for (const candidate* c : live) state_weight += c->opt.statistics.credit.weight;
+    std::vector<std::tuple<double, double, const candidate*>> ranked;
+    for (const candidate* c : live) ranked.emplace_back(upper_bound(*c, state_weight, request.exploration), rng.uniform(), c);
+    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+      return std::get<0>(a) != std::get<0>(b) ? std::get<0>(a) > std::get<0>(b) : std::get<1>(a) > std::get<1>(b);
+    });
+    for (const auto& [bound, tie, c] : ranked) {
+      if (out.size() >= k) break;
+      out.push_back(choice{c->opt, std::exp(bound), fallback_reason == "fallback" ? fallback_reason
+                                                    : has_credit(*c)             ? "exploit"
+                                                                                 : "explore"});
+    }
+    return out;
+  }
+
   // Untried techniques get a reserved slot: always when k >= 2 or nothing has been tried,
   // otherwise with explore_probability. The uniform draw happens either way, to keep the
   // random stream (and so determinism across versions of the candidate set) simple.
@@ -108,7 +155,7 @@ std::vector<choice> choose(std::vector<candidate> candidates, const selection_re
     }
   }
 
-  if (request.policy == selection_policy::weighted) {
+  if (request.policy != selection_policy::thompson) {  // weighted, mean, and ucb without credit
     while (out.size() < k) {
       sort_by_gain(live);
       std::vector<const candidate*> pool(

@@ -21,7 +21,33 @@ posterior posterior_of(const stats& s, double prior_speedup) {
   return p;
 }
 
+double credit_mean_log_gain(const search_credit& c, double prior_speedup) {
+  const double prior_log = std::log(std::max(prior_speedup, 1.0));
+  return (credit_prior_weight * prior_log + c.log_gain) / (credit_prior_weight + c.weight);
+}
+
+void add_step_credit(search_credit& c, std::optional<double> best_speedup, bool new_best,
+                     const nlohmann::json& parameters) {
+  const double gain = best_speedup && *best_speedup > 1.0 && std::isfinite(*best_speedup) ? std::log(*best_speedup) : 0.0;
+  ++c.steps;
+  if (gain > 0) ++c.gains;
+  if (new_best) ++c.new_bests;
+  c.weight = credit_decay * c.weight + 1.0;
+  c.log_gain = credit_decay * c.log_gain + gain;
+  if (gain > c.best_log_gain) {
+    c.best_log_gain = gain;
+    c.best_parameters = parameters.is_object() && !parameters.empty() ? parameters : nlohmann::json(nullptr);
+  }
+}
+
 double predicted_speedup(const stats& s, double prior_speedup) {
+  // Once searches have kept something of the technique, the prediction is what a step keeps
+  // (the credit), not the mean over every variant a step tried and threw away.
+  if (s.credit.steps > 0) return std::exp(credit_mean_log_gain(s.credit, prior_speedup));
+  return variant_mean_speedup(s, prior_speedup);
+}
+
+double variant_mean_speedup(const stats& s, double prior_speedup) {
   const posterior p = posterior_of(s, prior_speedup);
   const double p_ok = p.alpha / (p.alpha + p.beta);
   return p_ok * std::exp(p.mean_log) + (1.0 - p_ok);
@@ -52,6 +78,19 @@ void add_outcome(stats& s, bool compile_ok, bool correct, std::optional<double> 
   s.m2_log_speedup += delta * (x - s.mean_log_speedup);
 }
 
+search_credit merge(const search_credit& a, const search_credit& b) {
+  search_credit r;
+  r.steps = a.steps + b.steps;
+  r.gains = a.gains + b.gains;
+  r.new_bests = a.new_bests + b.new_bests;
+  r.weight = a.weight + b.weight;
+  r.log_gain = a.log_gain + b.log_gain;
+  const search_credit& winner = b.best_log_gain > a.best_log_gain ? b : a;
+  r.best_log_gain = winner.best_log_gain;
+  r.best_parameters = winner.best_parameters;
+  return r;
+}
+
 stats merge(const stats& a, const stats& b) {
   // An empty side returns the other exactly, so that importing into an empty KB round-trips.
   if (a.attempts == 0 && a.n_measured == 0 && !a.last_used) return b;
@@ -74,6 +113,7 @@ stats merge(const stats& a, const stats& b) {
     r.mean_log_speedup = a.mean_log_speedup + delta * nb / (na + nb);
     r.m2_log_speedup = a.m2_log_speedup + b.m2_log_speedup + delta * delta * na * nb / (na + nb);
   }
+  r.credit = merge(a.credit, b.credit);
   if (a.last_used && b.last_used) r.last_used = std::max(*a.last_used, *b.last_used);
   else r.last_used = a.last_used ? a.last_used : b.last_used;
   return r;

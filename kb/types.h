@@ -35,6 +35,23 @@ struct technique {
   std::string description;  ///< what to do, written so that an LLM can act on it
 };
 
+/// What searches kept from the steps that applied a technique (issue 49). A step evaluates one
+/// or more variants and keeps its best, so a technique earns from that best alone: its gain over
+/// the version the step started from, a failure or a slowdown counting as no gain (log 1 = 0).
+/// Older steps weigh less: each newer step of the same row multiplies the decayed sums by
+/// kb::credit_decay (stats_math.h).
+struct search_credit {
+  std::int64_t steps = 0;      ///< steps credited
+  std::int64_t gains = 0;      ///< of them, steps whose best variant beat the version they started from
+  std::int64_t new_bests = 0;  ///< of them, steps that produced their run's new best
+  double weight = 0;           ///< decayed count of steps
+  double log_gain = 0;         ///< decayed sum of log(max(1, best variant's speedup over the start))
+  double best_log_gain = 0;    ///< the largest log gain of one step
+  /// The parameters of that winning variant (block size, unroll factor, vector width, ...), as
+  /// the variant stated them; null when none won or the winner had none.
+  nlohmann::json best_parameters = nullptr;
+};
+
 /// Outcome counts and log-speedup moments for one (state, technique, architecture).
 struct stats {
   std::int64_t attempts = 0;
@@ -45,6 +62,7 @@ struct stats {
   double mean_log_speedup = 0;
   double m2_log_speedup = 0;    ///< sum of squared deviations (Welford)
   std::optional<std::string> last_used;
+  search_credit credit;         ///< per step, what the search kept (the selection's evidence)
 
   /// Sample variance of the log-speedup (0 with fewer than two samples).
   double variance_log_speedup() const noexcept {
@@ -88,6 +106,14 @@ struct attempt {
   std::string gpu_name;
   std::string arch;  ///< architecture family, e.g. sm_80
   std::string code_hash;
+  /// The variant's parameters as the transformation stated them ({"block": 128}); empty object
+  /// for a model's rewrite.
+  nlohmann::json parameters = nlohmann::json::object();
+  /// This attempt stands for its step in the technique's search credit: the step's best variant
+  /// (or, when none was correct, its first). Exactly one attempt of a step carries it.
+  bool credits_step = false;
+  /// Credited steps only: the step's best became the run's best so far.
+  bool new_best = false;
   std::string started_at;   ///< ISO 8601; filled with now when empty
   std::string finished_at;
 };

@@ -6,6 +6,8 @@
 #include "engine/source/kernel_operations.h"
 #include "kb/note_needs.h"
 
+#include <cmath>
+
 namespace kblaster::engine::agents {
 namespace {
 
@@ -18,6 +20,14 @@ std::string technique_block(const kb::optimization& o, const std::string& source
   out += "KB prediction: " + fixed(o.predicted_speedup) + "x (confidence " + fixed(o.confidence) + ", " +
          std::to_string(o.statistics.attempts) + " attempts, " + std::to_string(o.statistics.compile_failures) +
          " compile failures, " + std::to_string(o.statistics.incorrect) + " incorrect)\n";
+  // What searches kept of it here, and the parameters of the variant that won: a model told
+  // "block 128 won on sm_90" starts where the last search ended.
+  if (const auto& k = o.statistics.credit; k.steps > 0) {
+    out += "Earlier searches in this state: " + std::to_string(k.gains) + " of " + std::to_string(k.steps) +
+           " steps gained, the best " + fixed(std::exp(k.best_log_gain)) + "x";
+    if (k.best_parameters.is_object()) out += " with " + k.best_parameters.dump();
+    out += "\n";
+  }
   return out;
 }
 

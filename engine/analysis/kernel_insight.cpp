@@ -5,6 +5,8 @@
 #include "kb/knowledge_base.h"
 #include "kb/location.h"
 
+#include <algorithm>
+
 namespace kblaster::engine {
 
 namespace {
@@ -12,11 +14,38 @@ namespace {
 // first, so a task optimized recently is found at once; an old one is not worth a full scan.
 constexpr std::size_t attempts_scanned = 500;
 
-std::vector<strategy> to_strategies(const std::vector<kb::optimization>& opts, std::size_t top) {
+// Lessons shown under the strategies.
+constexpr std::size_t lessons_shown = 3;
+
+// `state` empty: strategies gathered over several states (static facts), whose tasks are not looked up.
+std::vector<strategy> to_strategies(kb::knowledge_base& kb, const std::string& state,
+                                    const std::vector<kb::optimization>& opts, std::size_t top) {
   std::vector<strategy> out;
   for (const auto& o : opts) {
     if (out.size() >= top) break;
-    out.push_back({o.technique, o.description, o.predicted_speedup, o.confidence, o.statistics.n_measured});
+    strategy s;
+    s.technique = o.technique;
+    s.description = o.description;
+    s.predicted_speedup = o.predicted_speedup;
+    s.confidence = o.confidence;
+    s.attempts = o.statistics.n_measured;
+    s.steps = o.statistics.credit.steps;
+    s.gains = o.statistics.credit.gains;
+    s.arch = o.arch;
+    if (!state.empty() && s.steps > 0) s.tasks = kb.tasks_behind(state, o.technique, o.arch);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<state_lesson> lessons_of(kb::knowledge_base& kb, const std::string& state) {
+  std::vector<state_lesson> out;
+  if (!kb.find_state(state)) return out;  // a discovered state not stored yet has none
+  auto all = kb.lessons(state);
+  std::sort(all.begin(), all.end(), [](const kb::lesson& a, const kb::lesson& b) { return a.created_at > b.created_at; });
+  for (const auto& l : all) {
+    if (out.size() >= lessons_shown) break;
+    out.push_back({l.technique, l.text});
   }
   return out;
 }
@@ -46,13 +75,14 @@ kernel_insight insight_service::query(const std::filesystem::path& kb_path, cons
     if (!evidence.measured) {
       // Nothing measured: no state is claimed, and only techniques that the static facts
       // (spills, what limits occupancy) call for are shown; often none.
-      out.strategies = to_strategies(kb.static_strategies(evidence, arch, top), top);
+      out.strategies = to_strategies(kb, "", kb.static_strategies(evidence, arch, top), top);
       out.strategies_from_static_facts = true;
     } else if (const auto m = kb.match_state(evidence, arch)) {
       out.kb_state = m->state;
       out.match_score = m->score;
       out.discovered = m->discovered;
-      out.strategies = to_strategies(kb.optimizations_for(*m, evidence, arch), top);
+      out.strategies = to_strategies(kb, m->state, kb.optimizations_for(*m, evidence, arch), top);
+      out.lessons = lessons_of(kb, m->state);
     }
     if (!task_name.empty()) {
       for (const auto& a : kb.attempts(attempts_scanned)) {
@@ -74,7 +104,8 @@ std::vector<strategy> insight_service::strategies(const std::filesystem::path& k
                                                   const std::string& arch, std::size_t top) {
   std::lock_guard lock(mutex_);
   try {
-    return to_strategies(open_locked(kb_path).optimizations(state, arch), top);
+    auto& kb = open_locked(kb_path);
+    return to_strategies(kb, state, kb.optimizations(state, arch), top);
   } catch (const std::exception&) {
     kb_.reset();
     return {};

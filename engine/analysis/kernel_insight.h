@@ -25,6 +25,18 @@ struct strategy {
   double predicted_speedup = 1;
   double confidence = 0;      ///< 0..1
   long long attempts = 0;     ///< measured attempts behind the prediction
+  /// What the prediction was learnt from (kb::search_credit): steps that tried the technique in
+  /// this state, those that gained, the tasks they were on (most recent first, a few), and the
+  /// architecture whose statistics were used ("all": pooled over every GPU).
+  long long steps = 0, gains = 0;
+  std::vector<std::string> tasks;
+  std::string arch;
+};
+
+/// A lesson the KB holds for the kernel's state.
+struct state_lesson {
+  std::string technique;      ///< empty: about the state as a whole
+  std::string text;
 };
 
 /// A runtime measured for a task, and when.
@@ -41,6 +53,7 @@ struct kernel_insight {
   bool discovered = false;    ///< no known state explains the profile: kb_state is a discovered one
   bool strategies_from_static_facts = false;  ///< no profile: strategies only from ptxas/occupancy facts
   std::vector<strategy> strategies;  ///< best predicted first
+  std::vector<state_lesson> lessons; ///< the state's learnt lessons, newest first (a few)
   std::optional<measured_runtime> last_runtime;
   std::string error;          ///< the KB could not be read (the rest is empty then)
 };

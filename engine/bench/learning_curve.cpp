@@ -218,13 +218,18 @@ learning_summary summarize_learning(const std::vector<held_out_run>& runs, int b
   for (const auto& arm : s.arms) s.arm_totals.push_back(total_of_arm(arm, s, runs));
   for (const auto& [arm, states] : kb_states)
     if (std::find(s.arms.begin(), s.arms.end(), arm) != s.arms.end()) s.coverage[arm] = coverage_of(arm, runs, states, s.budget);
-  const arm_learning *warm = nullptr, *cold = nullptr;
+  const arm_learning *warm = nullptr, *cold = nullptr, *seed = nullptr;
   for (const auto& a : s.arm_totals) {
     if (a.arm == "warm") warm = &a;
     if (a.arm == "cold") cold = &a;
+    if (a.arm == "seed") seed = &a;
   }
-  if (warm && cold && warm->runs > 0 && cold->runs > 0 && cold->mean_attempts > 0)
-    s.warm_over_cold = warm->mean_attempts / cold->mean_attempts;
+  auto ratio = [](const arm_learning* a, const arm_learning* b) -> std::optional<double> {
+    if (a && b && a->runs > 0 && b->runs > 0 && b->mean_attempts > 0) return a->mean_attempts / b->mean_attempts;
+    return std::nullopt;
+  };
+  s.warm_over_cold = ratio(warm, cold);
+  s.seed_over_cold = ratio(seed, cold);
   return s;
 }
 
@@ -299,7 +304,8 @@ nlohmann::json to_json(const learning_summary& s) {
           {"tasks", tasks},
           {"totals", arms},
           {"coverage", coverage},
-          {"warm_over_cold", s.warm_over_cold ? nlohmann::json(*s.warm_over_cold) : nlohmann::json(nullptr)}};
+          {"warm_over_cold", s.warm_over_cold ? nlohmann::json(*s.warm_over_cold) : nlohmann::json(nullptr)},
+          {"seed_over_cold", s.seed_over_cold ? nlohmann::json(*s.seed_over_cold) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace kblaster::engine::bench

@@ -1,6 +1,7 @@
 // The learning curve's bookkeeping (issue 38; the paper's Fig. 15-16): what a KB learnt on one
 // set of tasks is worth, in attempts, on tasks it has not seen. Each held-out task is run from
-// several starting KBs (arms: "cold" is the seed KB alone, "warm" the KB learnt on the training
+// several starting KBs (arms: "cold" is a blank KB, the paper's empty one; "seed" the shipped seed
+// KB alone; "warm" the KB learnt on the training
 // set, "foreign" that KB imported under another architecture's label) with the same seeds and
 // budgets; here, from the attempts each run made (problem_result::attempts), are counted:
 //  - the task's target: 90 % of the best speedup over the input that any run of it found (any
@@ -38,7 +39,7 @@ inline constexpr double reach_fraction = 0.9;
 /// One run of a held-out task.
 struct held_out_run {
   std::string task;  ///< its result key, e.g. L1_20_LeakyReLU
-  std::string arm;   ///< the KB it started from: cold | warm | foreign
+  std::string arm;   ///< the KB it started from: cold | seed | warm | foreign
   std::uint64_t seed = 0;
   std::vector<attempt_point> attempts;
 };
@@ -107,6 +108,7 @@ struct learning_summary {
   std::vector<arm_learning> arm_totals;
   std::map<std::string, state_coverage> coverage;
   std::optional<double> warm_over_cold;  ///< mean attempts, warm / cold; the goal is at most 0.5
+  std::optional<double> seed_over_cold;  ///< mean attempts, seed / cold; the seed KB should never be worse (<= 1)
 };
 
 /// Counts `runs`. `budget` > 0 cuts every run to its first `budget` attempts; 0 takes the

@@ -19,8 +19,8 @@ namespace {
 
 /// One bench run of the experiment.
 struct arm_run {
-  std::string name;  ///< its folder: learn, cold-s1, warm-s1, foreign-s1, ...
-  std::string kind;  ///< learn | cold | warm | foreign
+  std::string name;  ///< its folder: learn, cold-s1, seed-s1, warm-s1, foreign-s1, ...
+  std::string kind;  ///< learn | cold | seed | warm | foreign
   std::uint64_t seed = 0;
 };
 
@@ -29,6 +29,7 @@ std::vector<arm_run> arms_of(const learning_options& o) {
   for (auto seed : o.seeds) {
     const auto s = "-s" + std::to_string(seed);
     arms.push_back({"cold" + s, "cold", seed});
+    arms.push_back({"seed" + s, "seed", seed});
     arms.push_back({"warm" + s, "warm", seed});
     if (!o.foreign_arch.empty()) arms.push_back({"foreign" + s, "foreign", seed});
   }
@@ -69,6 +70,7 @@ bench_options options_of(const learning_options& lo, const arm_run& arm) {
   o.warm_start.clear();
   o.empty_kb = false;
   o.kb_per_problem = arm.kind != "learn";
+  o.blank_kb = arm.kind == "cold";
   o.tasks_dir = lo.bench.out / "tasks";
   o.shard_index = 0;
   o.shard_count = 1;

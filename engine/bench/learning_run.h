@@ -1,10 +1,12 @@
 // The learning-curve experiment in one call (`kblaster bench --learning-curve`): learn a KB on a
-// training set of problems, then run a disjoint held-out set from that KB and from the seed KB
-// alone, with the same seeds and budgets, and count what the KB saved (learning_curve.h).
+// training set of problems, then run a disjoint held-out set from that KB, from a blank KB and
+// from the seed KB alone, with the same seeds and budgets, and count what the KB saved (learning_curve.h).
 // Every arm is an ordinary bench run in its own folder of OUT, so a stopped experiment resumes
 // where it stopped and each arm can be reported like any bench:
 //   OUT/learn/          the training set, one KB shared by its problems: OUT/learn/kb.sqlite is the learnt KB
-//   OUT/cold-sN/        the held-out set from the seed KB, seed N
+//   OUT/cold-sN/        the held-out set from a blank KB (the paper's empty KB: the seed's states
+//                       and techniques, nothing learnt, bench_options::blank_kb), seed N
+//   OUT/seed-sN/        the held-out set from the shipped seed KB, seed N
 //   OUT/warm-sN/        the held-out set from the learnt KB, seed N
 //   OUT/foreign-sN/     with a foreign label: from the learnt KB exported with its statistics
 //                       moved under that architecture label and imported (OUT/learn/kb-as-LABEL.json)

@@ -82,6 +82,17 @@ void make_empty_kb(const fs::path& kb_path) {
   kb.db().exec("INSERT OR REPLACE INTO meta(key, value) VALUES('seeded_at', 'never: kblaster bench --empty-kb')");
 }
 
+// The cold arm's start (bench_options::blank_kb): the seed's states and techniques, every prior
+// 1.0 and no note, so that nothing the seed believes about what pays decides a choice.
+void make_blank_kb(const fs::path& kb_path) {
+  std::error_code ec;
+  fs::create_directories(kb_path.parent_path(), ec);
+  auto kb = kb::knowledge_base::open(kb_path);
+  const kb::update_cause cause{"manual", "bench: a blank KB (the learning curve's cold arm)", {}};
+  for (const auto& st : kb.states())
+    for (const auto& o : kb.optimizations(st.name)) kb.put_optimization(st.name, o.technique, 1.0, "", cause);
+}
+
 // Techniques tried (success: correct and faster than the version it started from), states
 // visited (distinct, in order) and the attempts in the loop's order, read back from the KB's
 // attempts of this run.
@@ -341,6 +352,7 @@ nlohmann::json hyperparameters_json(const bench_options& o) {
                    {"budget_candidates", l.limits.candidates}};
   // Absent when off, so that runs made before it keep their hyperparameters (compared on resume).
   if (o.kb_per_problem) j["kb_per_problem"] = true;
+  if (o.blank_kb) j["blank_kb"] = true;
   return j;
 }
 
@@ -367,7 +379,10 @@ bench_summary run_bench(const bench_options& o, const bench_hooks& hooks) {
   const fs::path kb_path = o.kb.empty() ? o.out / "kb.sqlite" : o.kb;
   if (!o.empty_kb) prepare_kb(o, kb_path);
   std::error_code ec;
-  if (o.kb_per_problem && !fs::exists(kb_path, ec)) kb::knowledge_base::open(kb_path);  // the seed KB, the problems' start
+  if (o.kb_per_problem && !fs::exists(kb_path, ec)) {  // the problems' start: the seed KB, or a blank one
+    if (o.blank_kb) make_blank_kb(kb_path);
+    else kb::knowledge_base::open(kb_path);
+  }
   store.ensure_manifest(bench_manifest(o, kb_path));
 
   bench_summary summary;

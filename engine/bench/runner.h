@@ -36,6 +36,10 @@ struct bench_options {
   /// or the seed), which itself never changes: every problem sees the same KB, as the learning
   /// curve's held-out runs need (learning_run.h).
   bool kb_per_problem = false;
+  /// With kb_per_problem: the run's KB starts blank, the seed's states and techniques without
+  /// anything learnt (every prior 1.0, no notes): the learning curve's cold arm, the paper's
+  /// empty KB, which still knows what the states and techniques are called.
+  bool blank_kb = false;
   std::filesystem::path tasks_dir;    ///< imported tasks, shared by several runs; empty: OUT/tasks
   std::filesystem::path kernels_dir;  ///< initial kernels: DIR/levelN/NAME.cu or DIR/NAME.cu
   int shard_index = 0, shard_count = 1;

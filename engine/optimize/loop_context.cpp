@@ -222,7 +222,7 @@ void loop_context::step_profiling(int iteration, int trajectory, int step, doubl
   s << std::fixed << std::setprecision(2) << speedup;
   // Not "under ncu": a replayed run, or pages kept from an earlier profile, runs no ncu.
   e.message = step_position(options, iteration, trajectory, step) + ": profiling its new best (" + s.str() +
-              "x over the step's start) for the state the next step chooses by";
+              "x over the step's start) for the state it reached";
   emit(std::move(e));
 }
 

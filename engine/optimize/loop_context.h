@@ -21,6 +21,11 @@
 
 namespace kblaster::engine::optimize {
 
+/// A candidate must beat the version it started from by this much to replace it (and a step's
+/// best the run's best to be a new best): below that, timing noise would have the trajectory
+/// chase its own tail.
+inline constexpr double min_gain = 1.01;
+
 /// A kernel version: its source and its (cached) evaluation.
 /// Thrown by loop_context::evaluate when the caller's stop abandoned the evaluation in flight:
 /// the step it belongs to is dropped whole (a resumed run redoes it), nothing is recorded.
@@ -108,6 +113,11 @@ class loop_context {
   void set_best_speedup(double s);
   void emit(progress_event e);
   int steps_total() const { return options.iterations * options.breadth * options.depth; }
+
+  /// The hash of the version the current iteration started from (set before its trajectories
+  /// run): the ucb policy is deterministic, so trajectory b of an iteration takes its b-th
+  /// choice from that shared version rather than all of them the same one (run_step).
+  std::string iteration_start_hash;
 
   /// A trajectory stopped to wait for a deferred model's answer (its step is redone on resume).
   void note_waiting() { waiting_.fetch_add(1); }

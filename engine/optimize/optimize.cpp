@@ -34,8 +34,8 @@ void validate(const loop_options& o, const run_environment& env) {
   positive(o.depth, "depth");
   positive(o.iterations, "iterations");
   positive(o.top_k, "top-k");
-  if (o.policy != "weighted" && o.policy != "thompson" && o.policy != "greedy")
-    throw std::invalid_argument("policy must be weighted, thompson or greedy (got '" + o.policy + "')");
+  if (o.policy != "greedy" && !kb::parse_policy(o.policy))
+    throw std::invalid_argument("policy must be ucb, weighted, mean, thompson or greedy (got '" + o.policy + "')");
   if (!env.eval) throw std::invalid_argument("no evaluator: nothing can verify or time a candidate");
   if (env.out_dir.empty()) throw std::invalid_argument("an output directory is required for the checkpoint and report");
   if (env.kb_path.empty()) throw std::invalid_argument("a KB path is required");
@@ -69,6 +69,32 @@ std::string iteration_prefix(const std::string& run_id, int iteration) {
 // in under whichever trajectory had finished it (trajectories run in parallel): those variants
 // count as seen before any other step is looked at, or resuming with a larger budget would
 // record them a second time under the trajectory that finished later.
+// The candidate that stands for a step in its technique's search credit: the fastest correct
+// one, else the first (a step that kept nothing still counts, as no gain).
+const candidate_record* credited_candidate(const step_record& rec) {
+  const candidate_record* best = nullptr;
+  for (const auto& c : rec.candidates)
+    if (c.eval.correct && c.measured_speedup && (!best || *c.measured_speedup > *best->measured_speedup)) best = &c;
+  if (best) return best;
+  return rec.candidates.empty() ? nullptr : &rec.candidates.front();
+}
+
+// The steps whose result became their run's best so far, in the order they were taken: what the
+// search credit calls a new best (OpenTuner's credit).
+std::set<const step_record*> new_best_steps(const std::vector<step_record>& steps, double baseline_ms) {
+  std::set<const step_record*> out;
+  double best_ms = baseline_ms;
+  for (const auto& rec : steps) {
+    const auto* c = credited_candidate(rec);
+    if (!c || !c->eval.correct || !c->eval.runtime_ms || rec.result == rec.start) continue;
+    if (*c->eval.runtime_ms * min_gain < best_ms) {
+      best_ms = *c->eval.runtime_ms;
+      out.insert(&rec);
+    }
+  }
+  return out;
+}
+
 std::vector<kb::attempt> attempts_to_commit(loop_context& ctx, kb::knowledge_base& kb, int iteration) {
   std::set<std::string> existing;
   for (const auto& a : kb.attempts_of(ctx.task.name, iteration_prefix(ctx.run_id, iteration)))
@@ -83,10 +109,13 @@ std::vector<kb::attempt> attempts_to_commit(loop_context& ctx, kb::knowledge_bas
       for (const auto& c : rec.candidates)
         if (existing.count(attempt_key(trajectory_name(ctx.run_id, iteration, rec.trajectory), rec.step, c.technique, c.hash)))
           seen.insert(variant(rec, c));
+  const double baseline_ms = evaluation_from_json(ctx.journal.record("baseline")->at("evaluation")).runtime_ms.value_or(0);
+  const auto new_bests = new_best_steps(steps, baseline_ms);
   std::vector<kb::attempt> out;
   for (const auto& rec : steps) {
     if (rec.iteration != iteration) continue;
     const auto trajectory = trajectory_name(ctx.run_id, iteration, rec.trajectory);
+    const candidate_record* credited = credited_candidate(rec);
     bool first = true;
     for (const auto& c : rec.candidates) {
       const auto& ev = c.eval;
@@ -111,6 +140,10 @@ std::vector<kb::attempt> attempts_to_commit(loop_context& ctx, kb::knowledge_bas
       a.gpu_name = ev.gpu_name;
       a.arch = ctx.arch;
       a.code_hash = c.hash;
+      if (c.parameters.is_object()) a.parameters = c.parameters;
+      // A step another trajectory already took (its variants seen above) is credited there.
+      a.credits_step = &c == credited;
+      a.new_best = a.credits_step && new_bests.count(&rec) > 0;
       out.push_back(std::move(a));
     }
   }
@@ -458,6 +491,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
     } catch (const evaluation_cancelled&) {
       break;
     }
+    ctx.iteration_start_hash = best.hash;
     error = run_iteration(ctx, accounting, baseline, best, k, jobs);
     // Trajectories wait for a deferred model: the iteration is committed only once whole, as
     // a synchronous run commits it, so that a resumed run reaches the same KB.

@@ -13,10 +13,6 @@
 namespace kblaster::engine::optimize {
 namespace {
 
-// A candidate must beat the version it started from by this much to replace it: below that,
-// timing noise would have the trajectory chase its own tail.
-constexpr double min_gain = 1.01;
-
 kb::selection_request selection_for(const loop_context& ctx, const std::string& state, std::size_t k,
                                     std::uint64_t seed, const std::optional<kb::kernel_evidence>& evidence) {
   kb::selection_request r;
@@ -25,7 +21,7 @@ kb::selection_request selection_for(const loop_context& ctx, const std::string& 
   r.arch = ctx.arch;
   r.k = k;
   r.seed = seed;
-  if (ctx.options.policy == "thompson") r.policy = kb::selection_policy::thompson;
+  r.policy = kb::parse_policy(ctx.options.policy).value_or(kb::selection_policy::weighted);
   if (ctx.options.policy == "greedy") {  // the ablation: always the top prediction
     r.temperature = 0;
     r.explore_probability = 0;
@@ -60,8 +56,8 @@ std::vector<kb::choice> choose_techniques(loop_context& ctx, kb::knowledge_base&
   }
   std::vector<kb::candidate> cands;
   if (known)
-    for (auto& o : kb.optimizations(state, ctx.arch))
-      if (is_mechanical(o.technique)) cands.push_back({o, o.statistics.attempts, o.statistics.successes});
+    for (auto& c : kb.candidates(state, ctx.arch))
+      if (is_mechanical(c.opt.technique)) cands.push_back(std::move(c));
   for (const auto& name : mechanical_techniques()) {
     if (std::any_of(cands.begin(), cands.end(), [&](const kb::candidate& c) { return c.opt.technique == name; }))
       continue;
@@ -73,7 +69,7 @@ std::vector<kb::choice> choose_techniques(loop_context& ctx, kb::knowledge_base&
       o.category = t->category;
       o.description = t->description;
     }
-    cands.push_back({o, 0, 0});
+    cands.push_back(kb::candidate{o});
   }
   auto request = selection_for(ctx, state, cands.size(), seed, evidence);
   return kb::choose(std::move(cands), request);
@@ -98,6 +94,16 @@ void add_tokens(step_record& rec, const agents::agent_trace& trace) {
   rec.add_tokens(trace.role, trace.prompt_tokens + trace.completion_tokens);
 }
 
+// The variant whose parameters won before, in this state on this architecture (the KB's search
+// credit), is tried first: a warm run starts where the last one ended.
+void remembered_winner_first(mechanical_result& v, const kb::optimization& o) {
+  const auto& winner = o.statistics.credit.best_parameters;
+  if (!winner.is_object()) return;
+  const auto it = std::find_if(v.variants.begin(), v.variants.end(),
+                               [&](const auto& var) { return var.parameters == winner; });
+  if (it != v.variants.end()) std::rotate(v.variants.begin(), it, it + 1);
+}
+
 // The first choice not yet tried on this very version; a mechanical one must also apply (its
 // variants come back in `variants`). Null when nothing is left to try.
 const kb::choice* pick_choice(const loop_context& ctx, const std::vector<kb::choice>& choices, const version& start,
@@ -111,6 +117,7 @@ const kb::choice* pick_choice(const loop_context& ctx, const std::vector<kb::cho
     if (tried.count(c.opt.technique + "@" + start.hash)) continue;
     if (is_mechanical(c.opt.technique) && (ctx.options.mechanical_first || !ctx.env.model)) {
       auto v = mechanical_variants(start.source, c.opt.technique, mctx);
+      remembered_winner_first(v, c.opt);
       if (!v.variants.empty()) {
         variants = std::move(v);
         return &c;
@@ -243,8 +250,14 @@ step_record run_step(loop_context& ctx, kb::knowledge_base& kb, const version& s
   rec.state_before = before.name;
   rec.state_score = before.score;
   rec.result = start.hash;
-  const auto choices =
+  auto choices =
       choose_techniques(ctx, kb, before.name, evidence_of(start.eval), step_seed(ctx.options.seed, iteration, trajectory, step));
+  // The ucb ranking is the same for every trajectory: from the iteration's shared start,
+  // trajectory b begins with its b-th choice, so that B trajectories try B techniques (whatever
+  // order their threads or a deferred model's rounds run them in).
+  if (ctx.options.policy == "ucb" && start.hash == ctx.iteration_start_hash && !choices.empty())
+    std::rotate(choices.begin(), choices.begin() + static_cast<std::ptrdiff_t>(trajectory % choices.size()),
+                choices.end());
   mechanical_result variants;
   const kb::choice* chosen = pick_choice(ctx, choices, start, tried, variants);
   if (!chosen) {
@@ -261,8 +274,10 @@ step_record run_step(loop_context& ctx, kb::knowledge_base& kb, const version& s
                    "trying " + *rec.technique + " in " + before.name +
                        (variants.variants.empty() ? " (the model writes it)"
                                                   : " (" + std::to_string(variants.variants.size()) + " variants)"));
-  // The trajectory's next step chooses by the state of this step's best: only then is it profiled.
-  const bool needs_state = step + 1 < ctx.options.depth;
+  // The state this step's best reached: the trajectory's next step chooses by it, and the KB
+  // learns the transition from it (the last step's too: the sequences that pay are learnt from
+  // where each step led, issue 49). Counters only, and only the best.
+  const bool needs_state = true;
   const version best = !variants.variants.empty() ? run_mechanical(ctx, kb, start, variants, rec, needs_state)
                                                   : run_model(ctx, kb, start, *chosen, before, rec, needs_state);
   rec.result = best.hash;

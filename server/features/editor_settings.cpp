@@ -127,9 +127,9 @@ editor_settings read_editor_settings(const json& settings, std::vector<std::stri
     problems->push_back("setting kblaster.arch must look like sm_90 (got \"" + s.arch + "\")");
     s.arch.clear();
   }
-  if (s.policy != "weighted" && s.policy != "thompson" && s.policy != "greedy") {
-    if (problems) problems->push_back("setting kblaster.optimize.policy must be weighted, thompson or greedy (got \"" + s.policy + "\")");
-    s.policy = "weighted";
+  if (s.policy != "ucb" && s.policy != "weighted" && s.policy != "mean" && s.policy != "thompson" && s.policy != "greedy") {
+    if (problems) problems->push_back("setting kblaster.optimize.policy must be ucb, weighted, mean, thompson or greedy (got \"" + s.policy + "\")");
+    s.policy = "ucb";
   }
   return s;
 }

@@ -109,6 +109,38 @@ std::string static_facts_markdown(const engine::performance_signature& s, const 
   return md;
 }
 
+// What a prediction was learnt from, in words: "3 gains in 4 tries, on spmv_csr and
+// row_softmax, sm_90"; "prior only" before any try.
+std::string learnt_from(const engine::strategy& st) {
+  auto count = [](long long n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  if (st.steps > 0) {
+    std::string out = count(st.gains, "gain", "gains") + " in " + count(st.steps, "try", "tries");
+    for (std::size_t i = 0; i < st.tasks.size(); ++i)
+      out += (i == 0 ? ", on " : i + 1 == st.tasks.size() ? " and " : ", ") + st.tasks[i];
+    return out + ", " + (st.arch.empty() || st.arch == "all" ? std::string("any GPU") : st.arch);
+  }
+  if (st.attempts == 0) return "prior only, not measured yet";
+  return fixed(st.confidence * 100, 0) + "% (" + std::to_string(st.attempts) + " measured)";
+}
+
+std::string strategies_table(const std::string& title, const std::vector<engine::strategy>& strategies) {
+  std::string md = title + "\n\n| technique | predicted | learnt from |\n| --- | --- | --- |\n";
+  for (const auto& st : strategies)
+    md += "| `" + st.technique + "` | " + fixed(st.predicted_speedup, 2) + "× | " + learnt_from(st) + " |\n";
+  return md;
+}
+
+// The state's lessons, as the KB's update agents wrote them.
+std::string lessons_list(const std::vector<engine::state_lesson>& lessons) {
+  if (lessons.empty()) return "";
+  std::string md = "\n**Lessons** learnt in this state\n\n";
+  for (const auto& l : lessons)
+    md += "- " + (l.technique.empty() ? std::string() : "`" + l.technique + "`: ") + l.text + "\n";
+  return md;
+}
+
 // " (KERNEL was not profiled: why)" when the live profile ran but could not cover this kernel.
 std::string not_profiled_reason(const engine::file_analysis& a, const std::string& function) {
   if (!a.live_profile) return "";
@@ -128,13 +160,7 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
   if (s.static_only) {
     md += static_facts_markdown(s, launches);
     if (!insight.strategies.empty()) {
-      md += "\n**Strategies** for what ptxas shows (knowledge base; not measured)\n\n| technique | predicted | confidence "
-            "|\n| --- | --- | --- |\n";
-      for (const auto& st : insight.strategies)
-        md += "| `" + st.technique + "` | " + fixed(st.predicted_speedup, 2) + "× | " +
-              (st.attempts == 0 ? std::string("prior only, not measured yet")
-                                : fixed(st.confidence * 100, 0) + "% (" + std::to_string(st.attempts) + " measured)") +
-              " |\n";
+      md += "\n" + strategies_table("**Strategies** for what ptxas shows (knowledge base; not measured)", insight.strategies);
     } else if (!insight.error.empty()) {
       md += "\n_Knowledge base unavailable: " + insight.error + "_\n";
     } else {
@@ -180,12 +206,8 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
     md += "\n";
   }
   if (!insight.strategies.empty()) {
-    md += "\n**Strategies** (knowledge base)\n\n| technique | predicted | confidence |\n| --- | --- | --- |\n";
-    for (const auto& st : insight.strategies)
-      md += "| `" + st.technique + "` | " + fixed(st.predicted_speedup, 2) + "× | " +
-            (st.attempts == 0 ? std::string("prior only, not measured yet")
-                              : fixed(st.confidence * 100, 0) + "% (" + std::to_string(st.attempts) + " measured)") +
-            " |\n";
+    md += "\n" + strategies_table("**Strategies** (knowledge base)", insight.strategies);
+    md += lessons_list(insight.lessons);
   } else if (!insight.error.empty()) {
     md += "\n_Knowledge base unavailable: " + insight.error + "_\n";
   }

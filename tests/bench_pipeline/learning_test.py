@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""The learning-curve experiment replayed on the CPU from its GPU recording (issue 38).
+"""The learning-curve experiment replayed on the CPU from its GPU recording (issues 38 and 49).
 
-Usage: learning_test.py KBLASTER SOURCE_DIR WORK_DIR
+Usage: learning_test.py KBLASTER SOURCE_DIR WORK_DIR [RECORDING]
 
-tests/bench_pipeline/recorded/learning/ holds what tools/gpu/learning_curve.sh measured on the GPU:
+RECORDING (default learning-mechanical-ucb) is a folder of tests/bench_pipeline/recorded/: one
+experiment of tools/gpu/learning_tiers.sh, a tier and a selection policy. It holds what the GPU
+measured:
 measurements.jsonl (every evaluation, served by --harness-replay), learning.json (the GPU run's
 report data: its sets, settings and counts) and tasks/levelN/NAME/task.json (the KernelBench
 problems as the GPU imported them: name, shapes, tolerance; their reference, KernelBench's code,
-is left out and never run, since every measurement is replayed). The example tasks are the
+is left out and never run, since every measurement is replayed), and for the model tier
+tier.json ({"model": "answer book"}): the stand-in model is the answer book that
+learning_book/make_book.py writes from the hand-written rewrites, made again here. The example tasks are the
 repository's own. The same experiment runs again here, learning its KB from the replayed
 measurements, and every count must come out as on the GPU: each held-out run's attempts, its best
 speedup and the attempts it needed to reach 90 % of the task's best, the arms' totals and the
@@ -46,7 +50,7 @@ def build_tree(recorded, src, keys, tree):
         os.symlink(target, os.path.join(dest, name))
 
 
-def command(kblaster, src, recorded, gpu, tree, out, train, test):
+def command(kblaster, src, recorded, gpu, tree, out, train, test, book):
     h = gpu["context"]["hyperparameters"]
     s = gpu["summary"]
     cmd = [kblaster, "bench", tree, "--level", "1", "--level", "2", "--learning-curve", "--train", train,
@@ -57,6 +61,10 @@ def command(kblaster, src, recorded, gpu, tree, out, train, test):
            "--seeds", ",".join(str(x) for x in s["seeds"]), "--train-breadth", str(gpu["context"]["train_breadth"])]
     if gpu["context"]["foreign_arch"]:
         cmd += ["--foreign-arch", gpu["context"]["foreign_arch"]]
+    if book:
+        cmd += ["--replay", book]
+    if not h.get("mechanical_first", True):
+        cmd += ["--no-mechanical-first"]
     return cmd
 
 
@@ -87,8 +95,9 @@ def compare(gpu, here):
         for key in ("arm", "runs", "reached", "mean_attempts", "median_attempts"):
             if not close(ga[key], ha[key]):
                 fail("total %s %s: GPU %s, replay %s" % (ga["arm"], key, ga[key], ha[key]))
-    if not close(g["warm_over_cold"], h["warm_over_cold"]):
-        fail("warm / cold: GPU %s, replay %s" % (g["warm_over_cold"], h["warm_over_cold"]))
+    for key in ("warm_over_cold", "seed_over_cold"):
+        if not close(g.get(key), h.get(key)):
+            fail("%s: GPU %s, replay %s" % (key, g.get(key), h.get(key)))
     if g["coverage"] != h["coverage"]:
         fail("coverage: GPU %s, replay %s" % (g["coverage"], h["coverage"]))
     for key in ("start_rows", "added_rows"):
@@ -116,14 +125,25 @@ def check_results(out):
 
 def main():
     kblaster, src, work = sys.argv[1:4]
-    recorded = os.path.join(src, "tests", "bench_pipeline", "recorded", "learning")
+    recording = sys.argv[4] if len(sys.argv) > 4 else "learning-mechanical-ucb"
+    recorded = os.path.join(src, "tests", "bench_pipeline", "recorded", recording)
     gpu = json.load(open(os.path.join(recorded, "learning.json")))
     shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    book = None
+    tier = os.path.join(recorded, "tier.json")
+    if os.path.isfile(tier) and json.load(open(tier)).get("model") == "answer book":
+        book = os.path.join(work, "book.jsonl")
+        maker = os.path.join(src, "tests", "bench_pipeline", "learning_book", "make_book.py")
+        with open(book, "w") as f:
+            r = subprocess.run([sys.executable, maker], stdout=f, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            fail("make_book.py failed: " + r.stderr[-2000:])
     tree, out = os.path.join(work, "tree"), os.path.join(work, "run")
     ctx = gpu["context"]
     build_tree(recorded, src, ctx["train"] + ctx["test"], tree)
     train, test = selection(ctx["train"]), selection(ctx["test"])
-    cmd = command(kblaster, src, recorded, gpu, tree, out, train, test)
+    cmd = command(kblaster, src, recorded, gpu, tree, out, train, test, book)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         fail("the replayed experiment failed (%d):\n%s\n%s" % (r.returncode, r.stdout, r.stderr[-4000:]))
@@ -140,12 +160,12 @@ def main():
     compare(gpu, json.load(open(os.path.join(out, "learning.json"))))
 
     # A held-out set that overlaps the training set is refused, naming the problem.
-    bad = command(kblaster, src, recorded, gpu, tree, os.path.join(work, "bad"), train, test + "," + train.split(",")[0])
+    bad = command(kblaster, src, recorded, gpu, tree, os.path.join(work, "bad"), train, test + "," + train.split(",")[0], book)
     r = subprocess.run(bad, capture_output=True, text=True)
     if r.returncode != 2 or "must not share" not in r.stderr or ctx["train"][0] not in r.stderr:
         fail("an overlapping held-out set was not refused clearly (%d): %s" % (r.returncode, r.stderr[-1000:]))
-    print("bench_pipeline.learning: passed (%d held-out tasks, warm / cold %s)"
-          % (len(gpu["summary"]["tasks"]), here["summary"]["warm_over_cold"]))
+    print("bench_pipeline.learning (%s): passed (%d held-out tasks, warm / cold %s, seed / cold %s)"
+          % (recording, len(gpu["summary"]["tasks"]), here["summary"]["warm_over_cold"], here["summary"].get("seed_over_cold")))
 
 
 if __name__ == "__main__":

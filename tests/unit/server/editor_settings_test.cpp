@@ -13,7 +13,7 @@ TEST_CASE("defaults are the loop's own") {
   CHECK(s.depth == 4);
   CHECK(s.iterations == 2);
   CHECK(s.top_k == 3);
-  CHECK(s.policy == "weighted");
+  CHECK(s.policy == "ucb");
   CHECK(s.seed == 1);
   CHECK(s.harness.empty());
 }
@@ -40,14 +40,14 @@ TEST_CASE("bad values keep the default and are named") {
   const auto s = read_editor_settings(
       json::parse(R"({"optimize": {"topK": 0, "policy": "random", "seed": -1, "breadth": "wide"}})"), &problems);
   CHECK(s.top_k == 3);
-  CHECK(s.policy == "weighted");
+  CHECK(s.policy == "ucb");
   CHECK(s.seed == 1);
   CHECK(s.breadth == 8);
   REQUIRE(problems.size() == 4);
   std::string all;
   for (const auto& p : problems) all += p + "\n";
   CHECK(all.find("kblaster.optimize.topK") != std::string::npos);
-  CHECK(all.find("kblaster.optimize.policy must be weighted, thompson or greedy (got \"random\")") != std::string::npos);
+  CHECK(all.find("kblaster.optimize.policy must be ucb, weighted, mean, thompson or greedy (got \"random\")") != std::string::npos);
   CHECK(all.find("kblaster.optimize.seed") != std::string::npos);
   CHECK(all.find("kblaster.optimize.breadth") != std::string::npos);
 }

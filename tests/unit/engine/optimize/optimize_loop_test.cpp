@@ -112,15 +112,15 @@ TEST_CASE("optimize: the mechanical tier alone improves vector_add and records e
       CHECK_MESSAGE(announced.count(at), e.message);
   }
   CHECK(started >= 2);
-  // A step's new best that the next step starts from is profiled, and the seconds under ncu say
-  // so (small_options' depth is 2: a first step that improves needs its state).
+  // A step's new best is profiled for the state it reached (the next step chooses by it, the KB
+  // learns the transition to it: the last step's too), and the seconds under ncu say so.
   int profiling = 0;
   for (const auto& e : events)
     if (e.phase == "profile") {
       ++profiling;
-      CHECK(e.step + 1 < small_options().depth);
+      CHECK(e.step < small_options().depth);
       CHECK(e.message.find(": profiling its new best (") != std::string::npos);
-      CHECK(e.message.find("x over the step's start) for the state the next step chooses by") != std::string::npos);
+      CHECK(e.message.find("x over the step's start) for the state it reached") != std::string::npos);
     }
   CHECK(profiling >= 1);
   for (const char* f : {"best.cu", "best.diff", "report.md", "report.json", "manifest.json", "steps.jsonl"})
@@ -131,7 +131,7 @@ TEST_CASE("optimize: the mechanical tier alone improves vector_add and records e
   CHECK(r.report_markdown.find("**" + attempts.back().technique + "**") != std::string::npos);
 }
 
-TEST_CASE("optimize: only the input and each version a step starts from are profiled; --profile-all profiles every correct candidate") {
+TEST_CASE("optimize: only the input and each step's new best are profiled; --profile-all profiles every correct candidate") {
   for (const bool all : {false, true}) {
     CAPTURE(all);
     temp_dir dir;
@@ -140,17 +140,20 @@ TEST_CASE("optimize: only the input and each version a step starts from are prof
     auto o = small_options();
     o.profile_all = all;
     o.breadth = 3;  // a trajectory whose last step finds a best that no step starts from
+    o.policy = "weighted";  // whose draws give that trajectory here (profiling does not depend on the policy)
     const auto r = run_optimization(vector_add_task(), o, env);
     REQUIRE(r.stop_reason == stop_kind::finished);
     const std::string input = r.report["iterations"][0]["trajectories"][0]["steps"][0]["start"];
     // `starts`: the versions a step started from; `unread`: a last step's new best that no step
-    // started from (nothing chose by its state).
-    std::set<std::string> starts, last_results, correct, profiled;
+    // started from (nothing chose by its state, but the KB learns where the step led);
+    // `new_bests`: every step's result that differs from its start.
+    std::set<std::string> starts, last_results, correct, profiled, new_bests;
     for (const auto& it : r.report["iterations"])
       for (const auto& tr : it["trajectories"])
         for (const auto& st : tr["steps"]) {
           if (st["start"] != input) starts.insert(st["start"].get<std::string>());
           if (st["step"] == o.depth - 1 && st["result"] != st["start"]) last_results.insert(st["result"].get<std::string>());
+          if (st["result"] != st["start"]) new_bests.insert(st["result"].get<std::string>());
           for (const auto& c : st["candidates"]) {
             const auto hash = c["hash"].get<std::string>();
             if (c["correct"].get<bool>()) correct.insert(hash);
@@ -169,14 +172,14 @@ TEST_CASE("optimize: only the input and each version a step starts from are prof
     if (all) {
       CHECK(profiled == correct);
     } else {
-      // Every step's new best that a later step started from; the iteration's start beyond them,
-      // when a last step found it, is profiled as the iteration begins (no step records that).
-      for (const auto& h : profiled) CHECK(starts.count(h));
-      for (const auto& h : unread) CHECK_FALSE(profiled.count(h));
+      // Every step's new best, the last steps' too (the state each reached); an iteration's
+      // start is one of them, profiled already.
+      CHECK(profiled == new_bests);
+      for (const auto& h : unread) CHECK(profiled.count(h));
       CHECK(profiled.size() < correct.size());
       // The input too; nothing else, each once.
-      CHECK(eval.profiles.load() == static_cast<int>(starts.size()) + 1);
-      profiles = static_cast<int>(starts.size()) + 1;
+      CHECK(eval.profiles.load() == static_cast<int>(new_bests.size()) + 1);
+      profiles = static_cast<int>(new_bests.size()) + 1;
     }
     CHECK(eval.prepared.load() > 0);
     // The report summarises the same: candidates, how many profiled, medians per phase.

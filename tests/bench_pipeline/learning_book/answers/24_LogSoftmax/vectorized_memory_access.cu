@@ -1,0 +1,94 @@
+// 24_LogSoftmax (KernelBench level 1): log_softmax over dim 1 of a [rows, cols] matrix. Naive initial kernel for
+// applied: vectorized_memory_access
+// log_softmax over dim 1 of a [rows, cols] matrix. Same structure as the naive kernel (one thread per row
+// for the statistics, one thread per element for the output) but with 16-byte float4 loads and stores:
+// each row-statistics thread walks its row 4 floats at a time, and each output thread handles 4 elements.
+// Scalar fallbacks when cols % 4 != 0 or a pointer is not 16-byte aligned.
+#include <cstdint>
+#include <cuda_runtime.h>
+#include <dlpack/dlpack.h>
+
+__device__ __forceinline__ float out_op(float v, float m, float s) { return v - m - logf(s); }
+
+// One thread per row; with vec the row is read as float4 (cols % 4 == 0 and x 16-byte aligned).
+__global__ void row_stats_kernel(const float* x, float* row_max, float* row_sum, long long rows, long long cols, bool vec) {
+  const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r < rows) {
+    const float* xr = x + r * cols;
+    float m = -INFINITY, s = 0.f;
+    if (vec) {
+      const float4* xr4 = reinterpret_cast<const float4*>(xr);
+      const long long c4 = cols >> 2;
+      for (long long c = 0; c < c4; ++c) {
+        const float4 v = xr4[c];
+        m = fmaxf(m, fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)));
+      }
+      for (long long c = 0; c < c4; ++c) {
+        const float4 v = xr4[c];
+        s += expf(v.x - m);
+        s += expf(v.y - m);
+        s += expf(v.z - m);
+        s += expf(v.w - m);
+      }
+    } else {
+      for (long long c = 0; c < cols; ++c) m = fmaxf(m, xr[c]);
+      for (long long c = 0; c < cols; ++c) s += expf(xr[c] - m);
+    }
+    row_max[r] = m;
+    row_sum[r] = s;
+  }
+}
+
+__global__ void log_softmax_write_kernel(const float* x, const float* row_max, const float* row_sum, float* y, long long n, long long cols) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const long long r = i / cols;
+    y[i] = out_op(x[i], row_max[r], row_sum[r]);
+  }
+}
+
+// One thread per 4 consecutive elements (float4 load and store; cols % 4 == 0 so they share a row).
+__global__ void log_softmax_write_vec4_kernel(const float* x, const float* row_max, const float* row_sum, float* y, long long n4, long long cols) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n4) {
+    const long long r = (i << 2) / cols;
+    const float m = row_max[r], s = row_sum[r];
+    const float4 v = reinterpret_cast<const float4*>(x)[i];
+    float4 o;
+    o.x = out_op(v.x, m, s);
+    o.y = out_op(v.y, m, s);
+    o.z = out_op(v.z, m, s);
+    o.w = out_op(v.w, m, s);
+    reinterpret_cast<float4*>(y)[i] = o;
+  }
+}
+
+static bool is_f32(const DLTensor& t) { return t.dtype.code == kDLFloat && t.dtype.bits == 32 && t.dtype.lanes == 1; }
+
+/// Input x [rows, cols]; output y [rows, cols]; float32, contiguous. Row statistics live in a
+/// stream-ordered scratch buffer.
+extern "C" int kb_forward(const DLTensor* in, int n_in, DLTensor* out, int n_out, cudaStream_t stream) {
+  if (n_in != 1 || n_out != 1 || in[0].ndim != 2 || out[0].ndim != 2 || !is_f32(in[0]) || !is_f32(out[0])) return 1;
+  const long long rows = in[0].shape[0], cols = in[0].shape[1];
+  if (out[0].shape[0] != rows || out[0].shape[1] != cols) return 1;
+  if (rows == 0 || cols == 0) return 0;
+  float* stats = nullptr;
+  cudaError_t err = cudaMallocAsync(reinterpret_cast<void**>(&stats), 2 * rows * sizeof(float), stream);
+  if (err != cudaSuccess) return static_cast<int>(err);
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  const bool vec = (cols % 4 == 0) && (reinterpret_cast<uintptr_t>(x) % 16 == 0) && (reinterpret_cast<uintptr_t>(y) % 16 == 0);
+  const int block = 256;
+  const unsigned row_grid = static_cast<unsigned>((rows + block - 1) / block);
+  row_stats_kernel<<<row_grid, block, 0, stream>>>(x, stats, stats + rows, rows, cols, vec);
+  const long long n = rows * cols;
+  if (vec) {
+    const long long n4 = n / 4;
+    log_softmax_write_vec4_kernel<<<static_cast<unsigned>((n4 + block - 1) / block), block, 0, stream>>>(x, stats, stats + rows, y, n4, cols);
+  } else {
+    log_softmax_write_kernel<<<static_cast<unsigned>((n + block - 1) / block), block, 0, stream>>>(x, stats, stats + rows, y, n, cols);
+  }
+  err = cudaGetLastError();
+  const cudaError_t freed = cudaFreeAsync(stats, stream);
+  return static_cast<int>(err != cudaSuccess ? err : freed);
+}

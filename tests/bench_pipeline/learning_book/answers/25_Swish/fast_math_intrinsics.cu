@@ -1,0 +1,41 @@
+// 25_Swish (KernelBench level 1): y = x * sigmoid(x), one thread per element. Naive initial kernel for kblaster bench.
+// applied: fast_math_intrinsics
+#include <cuda_runtime.h>
+#include <dlpack/dlpack.h>
+
+__device__ __forceinline__ float swish_op(float v) {
+  // x * sigmoid(x) = x / (1 + e^{-x}) with the hardware exp2-based __expf and the approximate __fdividef
+  // (for very negative x the denominator is inf or > 2^126 and __fdividef gives 0, the right limit).
+  return __fdividef(v, 1.f + __expf(-v));
+}
+
+__global__ void swish_kernel(const float* x, float* y, long long n) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const float v = x[i];
+    y[i] = swish_op(v);
+  }
+}
+
+// Elements of a tensor; shapes are int64, and KernelBench's reach billions of elements.
+static long long numel(const DLTensor& t) {
+  long long n = 1;
+  for (int d = 0; d < t.ndim; ++d) n *= t.shape[d];
+  return n;
+}
+
+static bool is_f32(const DLTensor& t) { return t.dtype.code == kDLFloat && t.dtype.bits == 32 && t.dtype.lanes == 1; }
+
+/// Input x (any shape); output y of the same shape; float32, contiguous.
+extern "C" int kb_forward(const DLTensor* in, int n_in, DLTensor* out, int n_out, cudaStream_t stream) {
+  if (n_in != 1 || n_out != 1 || !is_f32(in[0]) || !is_f32(out[0])) return 1;
+  const long long n = numel(in[0]);
+  if (numel(out[0]) != n) return 1;
+  if (n == 0) return 0;
+  const float* x = static_cast<const float*>(in[0].data);
+  float* y = static_cast<float*>(out[0].data);
+  const int block = 256;
+  const unsigned grid = static_cast<unsigned>((n + block - 1) / block);
+  swish_kernel<<<grid, block, 0, stream>>>(x, y, n);
+  return static_cast<int>(cudaGetLastError());
+}
