@@ -136,20 +136,48 @@ evaluation replay_evaluator::evaluate(const std::string& task_name, const std::s
                                                        " evaluations of this task, none of this source") +
                            "); record it on a GPU machine with the live evaluator");
   }
+  return served(best_recording(it->second, request), request);
+}
+
+const replay_evaluator::recording& replay_evaluator::best_recording(const std::vector<recording>& recordings,
+                                                                   const evaluation_request& request) {
   // Best fit wins; among equals the latest recording (a re-measurement replaces an old one).
   const recording* best = nullptr;
   int best_fit = -1;
-  for (const auto& r : it->second) {
+  for (const auto& r : recordings) {
     const int f = fit(r.request, request);
     if (f >= best_fit) {
       best_fit = f;
       best = &r;
     }
   }
+  return *best;
+}
+
+evaluation replay_evaluator::served(const recording& r, const evaluation_request& request) {
   // Recorded with its profile, wanted without: answered as the live evaluator would, so that a
   // replayed run profiles (and counts) only what a live one does.
-  if (!request.profile && best->request.profile && best->result.profile) return without_profile(best->result);
-  return best->result;
+  if (!request.profile && r.request.profile && r.result.profile) return without_profile(r.result);
+  return r.result;
+}
+
+std::optional<evaluation> replay_evaluator::find(const std::string& task_name, const std::string& source,
+                                                 const evaluation_request& request) const {
+  const auto it = by_key_.find({task_name, source_hash(task_name, source)});
+  if (it == by_key_.end()) return std::nullopt;
+  const auto& best = best_recording(it->second, request);
+  if (fit(best.request, request) == 0 || (request.profile && !best.result.profile)) return std::nullopt;
+  return served(best, request);
+}
+
+evaluation recorded_first_evaluator::evaluate(const std::string& task_name, const std::string& source,
+                                              const evaluation_request& request) {
+  if (auto e = earlier_.find(task_name, source, request)) return std::move(*e);
+  return live_.evaluate(task_name, source, request);
+}
+
+std::string recorded_first_evaluator::describe() const {
+  return live_.describe() + "; what " + earlier_.describe() + " holds is served from it";
 }
 
 std::string replay_evaluator::describe() const {

@@ -46,6 +46,26 @@ class recording_evaluator final : public evaluator {
   int recorded_ = 0;
 };
 
+class replay_evaluator;
+
+/// A recording session resumed: what the recording file held when the run started (an earlier
+/// run of the same command, stopped or killed) is served from it, everything else goes to `live`
+/// (the recorder around the live evaluator), so that a resumed bench measures each kernel once
+/// and its replay serves every run the measurement that run was given. Thread-safe.
+class recorded_first_evaluator final : public evaluator {
+ public:
+  recorded_first_evaluator(const replay_evaluator& earlier, evaluator& live) : earlier_(earlier), live_(live) {}
+  evaluation evaluate(const std::string& task_name, const std::string& source,
+                      const evaluation_request& request) override;
+  void prepare(const std::string& task_name, const std::string& source) override { live_.prepare(task_name, source); }
+  std::string describe() const override;
+  int parallelism() const override { return live_.parallelism(); }
+
+ private:
+  const replay_evaluator& earlier_;
+  evaluator& live_;
+};
+
 /// Serves recorded evaluations. Thread-safe (read-only after construction).
 class replay_evaluator final : public evaluator {
  public:
@@ -59,6 +79,10 @@ class replay_evaluator final : public evaluator {
   /// evaluation_error on a miss, saying which task and hash and how many recordings the task has.
   evaluation evaluate(const std::string& task_name, const std::string& source,
                       const evaluation_request& request) override;
+  /// The recording of (task, source) that did at least what `request` asks (timed where timing
+  /// is asked, profiled where a profile is), served as evaluate() serves it; nullopt when none did.
+  std::optional<evaluation> find(const std::string& task_name, const std::string& source,
+                                 const evaluation_request& request) const;
   /// "replay of FILE (N recordings), recorded on GPU NAME (sm_XX): <first $source note>".
   std::string describe() const override;
   /// Recordings loaded, over every file.
@@ -71,6 +95,8 @@ class replay_evaluator final : public evaluator {
     evaluation_request request;
     evaluation result;
   };
+  static const recording& best_recording(const std::vector<recording>& recordings, const evaluation_request& request);
+  static evaluation served(const recording& r, const evaluation_request& request);
   std::vector<std::filesystem::path> files_;
   std::map<std::pair<std::string, std::string>, std::vector<recording>> by_key_;  // (task, hash)
   std::map<std::string, int> per_task_;

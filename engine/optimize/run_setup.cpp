@@ -39,8 +39,16 @@ evaluator_stack::evaluator_stack(const evaluator_settings& s, std::vector<task_s
     top_ = base_.get();
   }
   if (!s.record.empty()) {
+    // A recording resumed: what it holds already is served, not measured again (a resumed bench).
+    std::error_code ec;
+    const bool resumed = s.replay.empty() && fs::file_size(s.record, ec) > 0 && !ec;
+    if (resumed) earlier_ = std::make_unique<replay_evaluator>(std::vector<fs::path>{s.record});
     recorder_ = std::make_unique<recording_evaluator>(*top_, s.record);
     top_ = recorder_.get();
+    if (resumed) {
+      resumed_ = std::make_unique<recorded_first_evaluator>(*earlier_, *top_);
+      top_ = resumed_.get();
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "engine/evaluate/evaluator.h"
 #include "engine/evaluate/harness_evaluator.h"
+#include "engine/evaluate/recorded_evaluator.h"
 #include "engine/llm/deferred_backend.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
@@ -60,7 +61,8 @@ class evaluator_stack {
   std::optional<reference_probe> probe_reference(const task_spec& task, std::stop_token stop = {});
 
  private:
-  std::unique_ptr<evaluator> base_, paced_, recorder_;
+  std::unique_ptr<evaluator> base_, paced_, recorder_, resumed_;
+  std::unique_ptr<replay_evaluator> earlier_;  // what the recording held when a resumed run started
   harness_evaluator* live_ = nullptr;
   evaluator* top_ = nullptr;
   bool replayed_ = false;

@@ -152,8 +152,12 @@ version with_state_recorded(loop_context& ctx, kb::knowledge_base& kb, const ver
 
 // The mechanical tier: every variant evaluated; the best that improves on `start` is returned.
 version run_mechanical(loop_context& ctx, kb::knowledge_base& kb, const version& start, const mechanical_result& variants,
-                       step_record& rec, bool needs_state) {
+                       const kb::optimization& chosen, step_record& rec, bool needs_state) {
   rec.tier = step_tier::mechanical;
+  // The remembered winner goes first (remembered_winner_first); when it pays again, the step
+  // keeps it and the other variants, which the KB already knows to have lost, are not tried.
+  const auto& winner = chosen.statistics.credit.best_parameters;
+  const bool first_is_winner = winner.is_object() && !variants.variants.empty() && variants.variants.front().parameters == winner;
   // The CPU builds every variant while the GPU verifies them one after the other.
   std::vector<std::string> sources;
   for (const auto& var : variants.variants) sources.push_back(var.source);
@@ -165,6 +169,7 @@ version run_mechanical(loop_context& ctx, kb::knowledge_base& kb, const version&
     rec.candidates.push_back(
         record_of(v, var.technique, var.label, var.parameters, start, state_of(kb, v.eval, ctx.arch)));
     if (improves(v, best)) best = v;
+    if (first_is_winner && best.hash == v.hash) break;
   }
   if (best.hash != start.hash) best = with_state_recorded(ctx, kb, best, start, rec, needs_state);
   return best;
@@ -278,7 +283,7 @@ step_record run_step(loop_context& ctx, kb::knowledge_base& kb, const version& s
   // learns the transition from it (the last step's too: the sequences that pay are learnt from
   // where each step led, issue 49). Counters only, and only the best.
   const bool needs_state = true;
-  const version best = !variants.variants.empty() ? run_mechanical(ctx, kb, start, variants, rec, needs_state)
+  const version best = !variants.variants.empty() ? run_mechanical(ctx, kb, start, variants, chosen->opt, rec, needs_state)
                                                   : run_model(ctx, kb, start, *chosen, before, rec, needs_state);
   rec.result = best.hash;
   rec.gpu_seconds = rec.candidates_gpu_seconds();

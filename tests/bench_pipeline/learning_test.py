@@ -126,7 +126,7 @@ def check_results(out):
 def main():
     kblaster, src, work = sys.argv[1:4]
     recording = sys.argv[4] if len(sys.argv) > 4 else "learning-mechanical-ucb"
-    recorded = os.path.join(src, "tests", "bench_pipeline", "recorded", recording)
+    recorded = recording if os.path.isabs(recording) else os.path.join(src, "tests", "bench_pipeline", "recorded", recording)
     gpu = json.load(open(os.path.join(recorded, "learning.json")))
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)

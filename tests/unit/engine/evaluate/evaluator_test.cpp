@@ -220,6 +220,36 @@ TEST_CASE("replay prefers the recording made with the same request, then one tha
   CHECK(replay.evaluate("t", "k", {false, true}).profile);
 }
 
+TEST_CASE("a resumed recording serves what it holds and measures (and records) only the rest") {
+  const auto file = temp_file("resumed.jsonl");
+  fake_evaluator live;
+  {
+    recording_evaluator rec(live, file);
+    rec.evaluate("t", "timed only", {true, false});
+    rec.evaluate("t", "profiled", {true, true});
+  }
+  CHECK(live.calls == 2);
+  replay_evaluator earlier({file});
+  recording_evaluator rec(live, file);
+  recorded_first_evaluator resumed(earlier, rec);
+  // Held already: served, not measured again, marked as served from the recording.
+  CHECK(resumed.evaluate("t", "timed only", {true, false}).replayed);
+  CHECK(resumed.evaluate("t", "profiled", {true, false}).runtime_ms);
+  CHECK(live.calls == 2);
+  // A profile the recording lacks, and a kernel it never saw: measured live and recorded.
+  const auto p = resumed.evaluate("t", "timed only", {true, true});
+  CHECK(p.profile);
+  CHECK_FALSE(p.replayed);
+  CHECK_FALSE(resumed.evaluate("t", "new kernel", {}).replayed);
+  CHECK(live.calls == 4);
+  CHECK(rec.recorded() == 2);
+  // Whoever replays the file now serves each request what this run was served.
+  replay_evaluator after({file});
+  CHECK_FALSE(after.evaluate("t", "timed only", {true, false}).profile);
+  CHECK(after.evaluate("t", "timed only", {true, true}).profile);
+  CHECK(after.evaluate("t", "new kernel", {}).correct);
+}
+
 TEST_CASE("replay of a corrupt or missing file names the file and the line") {
   const auto file = temp_file("corrupt.jsonl");
   {
