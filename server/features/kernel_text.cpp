@@ -1,6 +1,8 @@
 // Performance text for hovers and code lenses.
 #include "server/features/kernel_text.h"
 
+#include <algorithm>
+
 #include <cstdio>
 
 namespace kblaster::server {
@@ -136,8 +138,11 @@ std::string strategies_table(const std::string& title, const std::vector<engine:
 std::string lessons_list(const std::vector<engine::state_lesson>& lessons) {
   if (lessons.empty()) return "";
   std::string md = "\n**Lessons** learnt in this state\n\n";
-  for (const auto& l : lessons)
-    md += "- " + (l.technique.empty() ? std::string() : "`" + l.technique + "`: ") + l.text + "\n";
+  for (const auto& l : lessons) {
+    std::string text = l.text;
+    std::replace(text.begin(), text.end(), '\n', ' ');  // one list item each
+    md += "- " + (l.technique.empty() ? std::string() : "`" + l.technique + "`: ") + text + "\n";
+  }
   return md;
 }
 

@@ -6,7 +6,10 @@ Usage: learning_keep.py LT_DIR EXPERIMENT [DEST]
 LT_DIR is the folder learning_tiers.sh wrote (on the GPU machine, brought back); EXPERIMENT one of
 its experiments (mechanical-ucb, model-ucb, ...). DEST (default
 tests/bench_pipeline/recorded/learning-EXPERIMENT) receives:
-  measurements.jsonl  every evaluation the GPU made (what --harness-replay serves)
+  measurements.jsonl  every evaluation the GPU made (what --harness-replay serves), each kind of
+                      request of each kernel once: the recorder writes every evaluation it
+                      returns, a kernel served again from the evaluator's cache included, and a
+                      replay serves the latest of equal fit, which is the one kept
   learning.json, learning.md  the GPU run's report, whose counts the replay must reach
   tier.json           {"model": "answer book"} for the model tier (the replay makes the book again)
   tasks/levelN/NAME/task.json  each imported KernelBench problem's name, shapes and tolerance, its
@@ -23,7 +26,17 @@ dest = pathlib.Path(sys.argv[3]) if len(sys.argv) > 3 else root / "tests" / "ben
 src = lt / experiment
 shutil.rmtree(dest, ignore_errors=True)
 dest.mkdir(parents=True)
-shutil.copy(src / "measurements.jsonl", dest / "measurements.jsonl")
+lines = (src / "measurements.jsonl").read_text().splitlines()
+notes, latest = [], {}
+for i, line in enumerate(lines):
+    j = json.loads(line)
+    if "$source" in j:
+        notes.append(line)
+        continue
+    r = j.get("request", {})
+    latest[(j["task"], j["hash"], r.get("time", True), r.get("profile", True))] = i
+kept = notes + [lines[i] for i in sorted(latest.values())]
+(dest / "measurements.jsonl").write_text("\n".join(kept) + "\n")
 for name in ("learning.json", "learning.md"):
     shutil.copy(src / "run" / name, dest / name)
 if experiment.startswith("model-"):

@@ -56,3 +56,39 @@ TEST_CASE("a kernel the captured profile could not cover says why") {
   v.signature.function = "unused";
   CHECK(has(server::performance_markdown(a, v, {}), "Last runtime: not measured yet\n"));
 }
+
+TEST_CASE("a strategy says what its prediction was learnt from, and the state's lessons follow") {
+  engine::file_analysis a;
+  a.analysed_at = "2026-11-28T19:40:00Z";
+  a.live_profile = engine::analyze_recorded(fixture("fma_heavy.details.csv"), fixture("fma_heavy.raw.csv"));
+  REQUIRE(a.live_profile->error.empty());
+  const auto& v = a.live_profile->kernels.at(0);
+  engine::kernel_insight insight;
+  insight.kb_state = "fp32_compute_saturated";
+  engine::strategy learnt;
+  learnt.technique = "fast_math_intrinsics";
+  learnt.predicted_speedup = 2.4;
+  learnt.attempts = 9;
+  learnt.steps = 4;
+  learnt.gains = 3;
+  learnt.tasks = {"spmv_csr", "row_softmax"};
+  learnt.arch = "sm_90";
+  engine::strategy once = learnt;
+  once.technique = "loop_unrolling";
+  once.steps = once.gains = 1;
+  once.tasks = {"gemm"};
+  once.arch = "all";
+  engine::strategy prior;
+  prior.technique = "algebraic_simplification";
+  prior.predicted_speedup = 1.1;
+  insight.strategies = {learnt, once, prior};
+  insight.lessons = {{"fast_math_intrinsics", "__expf kept the tolerance on every softmax"}, {"", "FMA-bound: fewer ops"}};
+  const auto md = server::performance_markdown(a, v, insight);
+  CHECK(has(md, "| technique | predicted | learnt from |"));
+  CHECK(has(md, "| `fast_math_intrinsics` | 2.40× | 3 gains in 4 tries, on spmv_csr and row_softmax, sm_90 |"));
+  CHECK(has(md, "| `loop_unrolling` | 2.40× | 1 gain in 1 try, on gemm, any GPU |"));
+  CHECK(has(md, "| `algebraic_simplification` | 1.10× | prior only, not measured yet |"));
+  CHECK(has(md, "**Lessons** learnt in this state"));
+  CHECK(has(md, "- `fast_math_intrinsics`: __expf kept the tolerance on every softmax"));
+  CHECK(has(md, "- FMA-bound: fewer ops"));
+}
