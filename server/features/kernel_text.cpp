@@ -2,7 +2,6 @@
 #include "server/features/kernel_text.h"
 
 #include <algorithm>
-
 #include <cstdio>
 
 namespace kblaster::server {
