@@ -11,7 +11,8 @@
 
 #include <array>
 #include <cstring>
-#include <fstream>
+#include <optional>
+#include <vector>
 #include <sstream>
 
 namespace kblaster::kb {
@@ -26,6 +27,32 @@ std::string hex32(std::int64_t v) {
 
 bool writable(const fs::path& p) { return ::access(p.c_str(), W_OK) == 0; }
 
+// The first 16 bytes of the file, read through SQLite's own VFS. Not through a file descriptor
+// of our own: closing any descriptor of a file drops every POSIX lock this process holds on it,
+// the SHARED lock of another connection to the same KB included; a process of another bench
+// worker closing its last connection would then take the file for unused, checkpoint and delete
+// its WAL under this process's feet ("database disk image is malformed", issue 50; SQLite's
+// "How To Corrupt An SQLite Database File", 2.2). SQLite's unix VFS keeps such a descriptor open
+// until the process's last connection to the file closes. nullopt: fewer than 16 bytes.
+std::optional<std::array<char, 16>> header_of(const fs::path& path) {
+  sqlite3_vfs* vfs = sqlite3_vfs_find(nullptr);
+  if (!vfs) throw kb_error(error_kind::cannot_open, "cannot read KB " + path.string() + ": SQLite has no VFS");
+  std::vector<char> storage(static_cast<std::size_t>(vfs->szOsFile));
+  auto* file = reinterpret_cast<sqlite3_file*>(storage.data());
+  int out_flags = 0;
+  const std::string name = path.string();
+  if (vfs->xOpen(vfs, name.c_str(), file, SQLITE_OPEN_MAIN_DB | SQLITE_OPEN_READONLY, &out_flags) != SQLITE_OK) {
+    if (file->pMethods) file->pMethods->xClose(file);
+    throw kb_error(error_kind::cannot_open, "cannot read KB " + path.string() + ": " + std::strerror(errno));
+  }
+  std::array<char, 16> header{};
+  const int rc = file->pMethods->xRead(file, header.data(), static_cast<int>(header.size()), 0);
+  file->pMethods->xClose(file);
+  if (rc == SQLITE_OK) return header;
+  if (rc == SQLITE_IOERR_SHORT_READ) return std::nullopt;
+  throw kb_error(error_kind::cannot_open, "cannot read KB " + path.string() + " (SQLite I/O error " + std::to_string(rc) + ")");
+}
+
 // Checks what is at `path` before SQLite touches it. Returns true when a file exists.
 bool precheck(const fs::path& path) {
   std::error_code ec;
@@ -36,11 +63,8 @@ bool precheck(const fs::path& path) {
   if (fs::is_directory(st))
     throw kb_error(error_kind::cannot_open, "KB path " + path.string() + " is a directory, not a file");
   if (fs::file_size(path, ec) == 0) return true;  // SQLite treats an empty file as a new database
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw kb_error(error_kind::cannot_open, "cannot read KB " + path.string() + ": " + std::strerror(errno));
-  std::array<char, 16> header{};
-  in.read(header.data(), header.size());
-  if (in.gcount() < 16 || std::memcmp(header.data(), "SQLite format 3", 16) != 0)
+  const auto header = header_of(path);
+  if (!header || std::memcmp(header->data(), "SQLite format 3", 16) != 0)
     throw kb_error(error_kind::not_sqlite,
                    "KB " + path.string() +
                        " is not an SQLite database (no SQLite header); it was left untouched. "
