@@ -1,5 +1,7 @@
 #include "cli/interrupt_stop.h"
 
+#include "support/child_process.h"
+
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -21,6 +23,10 @@ interrupt_stop::interrupt_stop(std::string command) : command_(std::move(command
     std::cerr << "\n" << command_ << ": stopping: the evaluation in flight is abandoned and nothing half-done is "
               << "recorded (Ctrl-C again exits at once)\n";
     source_.request_stop();
+    // Then nothing is left running and nothing starts: a child being started as the stop came
+    // (a compiler call between two checks of the stop) would otherwise outlive it. The stop came
+    // first, so whoever owned a child killed here takes its end for the stop, not for a failure.
+    support::stop_all_children();
   });
 }
 

@@ -1,5 +1,7 @@
 // Ctrl-C for long CLI commands: the first SIGINT requests a stop (the loop abandons the
-// evaluation in flight and records nothing half-done), a second one exits at once.
+// evaluation in flight and records nothing half-done), then kills every child still running
+// and refuses to start another (the command writes what it measured and ends); a second one
+// exits at once.
 #pragma once
 
 #include <atomic>

@@ -231,7 +231,7 @@ child_process child_process::spawn(const std::vector<std::string>& argv, const s
   spawner::instance().run([&] {
     // Under the registry's lock, so that stop_all_children() never misses a child being born.
     std::lock_guard lock(children().mutex);
-    if (children().stopped) throw spawn_error(ECANCELED, "not starting " + argv[0] + ": KernelBlaster is exiting");
+    if (children().stopped) throw spawn_error(ECANCELED, "not starting " + argv[0] + ": KernelBlaster is stopping");
     pid_t pid = -1;
     const bool search = argv[0].find('/') == std::string::npos;
     const int rc = search ? ::posix_spawnp(&pid, args[0], setup.actions(), setup.attr(), args.data(), env)

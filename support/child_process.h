@@ -91,7 +91,8 @@ class child_process {
 };
 
 /// Kills every child started through child_process that has not been reaped, and makes every
-/// later spawn fail with ECANCELED. For the daemon's exit.
+/// later spawn fail with ECANCELED. For the daemon's exit and the CLI's Ctrl-C: the check and
+/// the start of a spawn happen under the same lock, so no child starts after this returns.
 void stop_all_children();
 
 /// Full path of `name` found in PATH (or `name` itself if it holds a '/'), or empty.

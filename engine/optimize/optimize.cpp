@@ -401,6 +401,25 @@ void textual_gradient_update(loop_context& ctx, kb::knowledge_base& kb, int k) {
   ctx.journal.set_record("gradient_" + std::to_string(k), g);
 }
 
+// The run's wall time over every process that worked on it: a run resumed after a Ctrl-C or in a
+// deferred model's rounds adds this process's time to what the checkpoint says the earlier ones
+// took, and keeps the sum there for the next one. Read at the start, written at the end.
+class wall_time_ledger {
+ public:
+  explicit wall_time_ledger(run_journal& journal)
+      : journal_(journal), earlier_(journal.record("elapsed").value_or(json::object()).value("wall_seconds", 0.0)) {}
+  double total(const loop_context& ctx) const { return earlier_ + ctx.wall_seconds(); }
+  double close(const loop_context& ctx) {
+    const double t = total(ctx);
+    journal_.set_record("elapsed", {{"wall_seconds", t}});
+    return t;
+  }
+
+ private:
+  run_journal& journal_;
+  double earlier_;
+};
+
 // The first step (in iteration, trajectory, step order) whose candidate is `best`.
 std::optional<best_step> best_step_in(const run_journal& journal, const version& baseline, const version& best) {
   if (best.hash == baseline.hash) return std::nullopt;
@@ -414,7 +433,7 @@ std::optional<best_step> best_step_in(const run_journal& journal, const version&
 // the checkpoint.
 optimize_result finish_run(loop_context& ctx, kb::knowledge_base& kb, const fs::path& input_path,
                            const std::string& input_source, const version& baseline, const version& best,
-                           const std::string& error) {
+                           const std::string& error, wall_time_ledger& wall) {
   optimize_result r;
   r.run_id = ctx.run_id;
   r.input_source = input_source;
@@ -428,7 +447,7 @@ optimize_result finish_run(loop_context& ctx, kb::knowledge_base& kb, const fs::
   r.candidates = ctx.candidates();
   r.tokens = ctx.tokens();
   r.gpu_seconds = ctx.gpu_seconds();
-  r.wall_seconds = ctx.wall_seconds();
+  r.wall_seconds = wall.close(ctx);
   std::set<std::string> seen{baseline.hash};
   r.input_phases = baseline.eval.phases;
   // Each candidate's latest evaluation: a profile taken after its step (an iteration's start) included.
@@ -464,6 +483,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
   const std::string run_id = "run-" + source_hash("run", identity.dump()).substr(0, 12);
   run_journal journal(env.out_dir, identity);
   loop_context ctx(task, options, env, journal, run_id);
+  wall_time_ledger wall(journal);
   auto kb = kb::knowledge_base::open(env.kb_path);
 
   const auto measured = measure_baseline(ctx, journal, input_source);
@@ -473,7 +493,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
     r.run_id = run_id;
     r.input_source = r.best_source = input_source;
     r.stop_reason = {stop_kind::cancelled, ""};
-    r.wall_seconds = ctx.wall_seconds();
+    r.wall_seconds = wall.close(ctx);
     return r;
   }
   const version baseline = *measured;
@@ -516,7 +536,7 @@ optimize_result run_optimization(const task_spec& task, const loop_options& opti
       journal.mark(k, "gradient");
     }
   }
-  return finish_run(ctx, kb, input_path, input_source, baseline, best, error);
+  return finish_run(ctx, kb, input_path, input_source, baseline, best, error, wall);
 }
 
 }  // namespace kblaster::engine::optimize

@@ -297,6 +297,11 @@ TEST_CASE("optimize: a run stopped midway and resumed ends with the same KB as a
   // stop is redone whole, so its candidates may be measured twice).
   CHECK(eval3.calls < eval.calls);
   CHECK(eval2.calls + eval3.calls >= eval.calls);
+  // Its totals count both processes' wall time and every candidate's device time (issue 50).
+  CHECK(first.wall_seconds > 0);
+  CHECK(second.wall_seconds > first.wall_seconds);
+  CHECK(second.report["totals"]["wall_seconds"].get<double>() == doctest::Approx(second.wall_seconds));
+  CHECK(second.gpu_seconds >= first.gpu_seconds);
 }
 
 TEST_CASE("optimize: budgets stop the run cleanly") {
