@@ -4,6 +4,7 @@
 #include "kb/location.h"
 #include "kb/schema.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
@@ -58,7 +59,10 @@ json stats_json(const kbns::optimization& o) {
           {"incorrect_results", s.incorrect}, {"successes", s.successes},
           {"mean_log_speedup", s.mean_log_speedup}, {"variance_log_speedup", s.variance_log_speedup()},
           {"last_used", s.last_used ? json(*s.last_used) : json(nullptr)}, {"note", o.note},
-          {"description", o.description}};
+          {"description", o.description},
+          {"search_credit", {{"steps", s.credit.steps}, {"gains", s.credit.gains}, {"new_bests", s.credit.new_bests},
+                             {"best_speedup", std::exp(s.credit.best_log_gain)},
+                             {"best_parameters", s.credit.best_parameters}}}};
 }
 
 std::string fixed(double v, int digits = 2) {
@@ -141,10 +145,15 @@ int cmd_show(const kb_options& o) {
   std::cout << s->name << "  [" << s->primary_bottleneck << "; " << join(s->secondary) << "; scope " << s->scope << "; " << s->origin << "]\n"
             << s->description << "\n\n";
   std::cout << std::left << std::setw(36) << "technique" << std::setw(10) << "predicted" << std::setw(8) << "conf" << std::setw(10)
-            << "attempts" << std::setw(10) << "successes" << "arch\n";
-  for (const auto& x : opts)
+            << "attempts" << std::setw(10) << "successes" << std::setw(8) << "arch" << "steps kept (gains/steps, best, winner)\n";
+  for (const auto& x : opts) {
     std::cout << std::setw(36) << x.technique << std::setw(10) << fixed(x.predicted_speedup) << std::setw(8) << fixed(x.confidence)
-              << std::setw(10) << x.statistics.attempts << std::setw(10) << x.statistics.successes << x.arch << "\n";
+              << std::setw(10) << x.statistics.attempts << std::setw(10) << x.statistics.successes << std::setw(8) << x.arch;
+    if (const auto& k = x.statistics.credit; k.steps > 0)
+      std::cout << k.gains << "/" << k.steps << ", " << fixed(std::exp(k.best_log_gain)) << "x"
+                << (k.best_parameters.is_object() ? ", " + k.best_parameters.dump() : std::string());
+    std::cout << "\n";
+  }
   if (!lessons.empty()) std::cout << "\nlessons:\n";
   for (const auto& l : lessons) std::cout << "  - " << (l.technique.empty() ? "" : l.technique + ": ") << l.text << " (" << l.provenance << ")\n";
   if (!trans.empty()) std::cout << "\ntransitions:\n";
