@@ -247,7 +247,7 @@ int cmd_select(const kb_options& o) {
   req.seed = o.seed;
   req.temperature = o.temperature;
   const auto p = kbns::parse_policy(o.policy);
-  if (!p) throw kbns::kb_error(kbns::error_kind::invalid_argument, "unknown policy '" + o.policy + "' (ucb, weighted or thompson)");
+  if (!p) throw kbns::kb_error(kbns::error_kind::invalid_argument, "unknown policy '" + o.policy + "' (ucb, weighted, mean or thompson)");
   req.policy = *p;
   const auto picks = kb.select(req);
   json a = json::array();
@@ -303,7 +303,7 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   auto* sel = app->add_subcommand("select", "Which techniques the policy would try next in a state");
   sel->add_option("state", o->state, "State name")->required();
   sel->add_option("--arch", o->arch, "Architecture family");
-  sel->add_option("--policy", o->policy, "ucb (the default), weighted or thompson");
+  sel->add_option("--policy", o->policy, "ucb (the default), weighted, mean or thompson");
   sel->add_option("-k", o->k, "How many techniques");
   sel->add_option("--seed", o->seed, "Random seed");
   sel->add_option("--temperature", o->temperature, "Weighted policy temperature");

@@ -61,14 +61,6 @@ std::string iteration_prefix(const std::string& run_id, int iteration) {
   return run_id + "/i" + std::to_string(iteration) + "/";
 }
 
-// The attempts of iteration k from the checkpoint, in (trajectory, step, candidate) order, minus
-// those the KB already holds (a resumed run) and duplicates (two trajectories that tried the
-// same variant on the same version count once).
-//
-// A run stopped by a budget committed the steps it had finished, and a duplicate among them went
-// in under whichever trajectory had finished it (trajectories run in parallel): those variants
-// count as seen before any other step is looked at, or resuming with a larger budget would
-// record them a second time under the trajectory that finished later.
 // The candidate that stands for a step in its technique's search credit: the fastest correct
 // one, else the first (a step that kept nothing still counts, as no gain).
 const candidate_record* credited_candidate(const step_record& rec) {
@@ -95,6 +87,14 @@ std::set<const step_record*> new_best_steps(const std::vector<step_record>& step
   return out;
 }
 
+// The attempts of iteration k from the checkpoint, in (trajectory, step, candidate) order, minus
+// those the KB already holds (a resumed run) and duplicates (two trajectories that tried the
+// same variant on the same version count once).
+//
+// A run stopped by a budget committed the steps it had finished, and a duplicate among them went
+// in under whichever trajectory had finished it (trajectories run in parallel): those variants
+// count as seen before any other step is looked at, or resuming with a larger budget would
+// record them a second time under the trajectory that finished later.
 std::vector<kb::attempt> attempts_to_commit(loop_context& ctx, kb::knowledge_base& kb, int iteration) {
   std::set<std::string> existing;
   for (const auto& a : kb.attempts_of(ctx.task.name, iteration_prefix(ctx.run_id, iteration)))

@@ -94,13 +94,17 @@ void add_tokens(step_record& rec, const agents::agent_trace& trace) {
   rec.add_tokens(trace.role, trace.prompt_tokens + trace.completion_tokens);
 }
 
-// The variant whose parameters won before, in this state on this architecture (the KB's search
-// credit), is tried first: a warm run starts where the last one ended.
-void remembered_winner_first(mechanical_result& v, const kb::optimization& o) {
+// Whether `var` is the variant whose parameters won before, in this state on this architecture
+// (the KB's search credit).
+bool is_remembered_winner(const mechanical_variant& var, const kb::optimization& o) {
   const auto& winner = o.statistics.credit.best_parameters;
-  if (!winner.is_object()) return;
+  return winner.is_object() && var.parameters == winner;
+}
+
+// The remembered winner is tried first: a warm run starts where the last one ended.
+void remembered_winner_first(mechanical_result& v, const kb::optimization& o) {
   const auto it = std::find_if(v.variants.begin(), v.variants.end(),
-                               [&](const auto& var) { return var.parameters == winner; });
+                               [&](const auto& var) { return is_remembered_winner(var, o); });
   if (it != v.variants.end()) std::rotate(v.variants.begin(), it, it + 1);
 }
 
@@ -129,14 +133,13 @@ const kb::choice* pick_choice(const loop_context& ctx, const std::vector<kb::cho
   return nullptr;
 }
 
-// The step's new best, profiled when the trajectory's next step will choose by its state (the
-// last step's best is not: nothing reads its state, unless it starts the next iteration, which
-// profiles it then). Only it is profiled (the other candidates' verdicts and times are all the
-// loop reads of them), and its record in the step gets the profile, the state it reached and
-// the profile's seconds.
+// The step's new best, profiled for the state it reached (ncu's state counters alone): the
+// trajectory's next step chooses by it, and the KB learns the transition to it, the last step's
+// too, so that the sequences that pay are learnt (issue 49). Only it is profiled (the other
+// candidates' verdicts and times are all the loop reads of them), and its record in the step
+// gets the profile, the state it reached and the profile's seconds.
 version with_state_recorded(loop_context& ctx, kb::knowledge_base& kb, const version& best, const version& start,
-                            step_record& rec, bool needs_state) {
-  if (!needs_state) return best;
+                            step_record& rec) {
   if (!best.eval.profile && best.ms() > 0) ctx.step_profiling(rec.iteration, rec.trajectory, rec.step, start.ms() / best.ms());
   // The state's counters alone: the next step reads the state, not ncu's tables (ncu_runner.h).
   auto profiled = ctx.with_state(best, profile_scope::state_counters);
@@ -152,12 +155,11 @@ version with_state_recorded(loop_context& ctx, kb::knowledge_base& kb, const ver
 
 // The mechanical tier: every variant evaluated; the best that improves on `start` is returned.
 version run_mechanical(loop_context& ctx, kb::knowledge_base& kb, const version& start, const mechanical_result& variants,
-                       const kb::optimization& chosen, step_record& rec, bool needs_state) {
+                       const kb::optimization& chosen, step_record& rec) {
   rec.tier = step_tier::mechanical;
   // The remembered winner goes first (remembered_winner_first); when it pays again, the step
   // keeps it and the other variants, which the KB already knows to have lost, are not tried.
-  const auto& winner = chosen.statistics.credit.best_parameters;
-  const bool first_is_winner = winner.is_object() && !variants.variants.empty() && variants.variants.front().parameters == winner;
+  const bool first_is_winner = !variants.variants.empty() && is_remembered_winner(variants.variants.front(), chosen);
   // The CPU builds every variant while the GPU verifies them one after the other.
   std::vector<std::string> sources;
   for (const auto& var : variants.variants) sources.push_back(var.source);
@@ -171,7 +173,7 @@ version run_mechanical(loop_context& ctx, kb::knowledge_base& kb, const version&
     if (improves(v, best)) best = v;
     if (first_is_winner && best.hash == v.hash) break;
   }
-  if (best.hash != start.hash) best = with_state_recorded(ctx, kb, best, start, rec, needs_state);
+  if (best.hash != start.hash) best = with_state_recorded(ctx, kb, best, start, rec);
   return best;
 }
 
@@ -205,7 +207,7 @@ void soft_verify_candidate(loop_context& ctx, const std::string& technique, vers
 // The model tier: the lowering agent writes the kernel and repairs it on the harness's
 // verdicts; the last candidate it produced is kept, if it improves on `start` once verified.
 version run_model(loop_context& ctx, kb::knowledge_base& kb, const version& start, const kb::choice& chosen,
-                  const state_of_version& before, step_record& rec, bool needs_state) {
+                  const state_of_version& before, step_record& rec) {
   rec.tier = step_tier::llm;
   agents::lowering_input in;
   in.source = start.source;
@@ -238,7 +240,7 @@ version run_model(loop_context& ctx, kb::knowledge_base& kb, const version& star
   if (improves(v, start)) soft_verify_candidate(ctx, chosen.opt.technique, v, cand, rec);
   rec.candidates.push_back(std::move(cand));
   if (!improves(v, start)) return start;
-  return with_state_recorded(ctx, kb, v, start, rec, needs_state);
+  return with_state_recorded(ctx, kb, v, start, rec);
 }
 
 }  // namespace
@@ -279,12 +281,8 @@ step_record run_step(loop_context& ctx, kb::knowledge_base& kb, const version& s
                    "trying " + *rec.technique + " in " + before.name +
                        (variants.variants.empty() ? " (the model writes it)"
                                                   : " (" + std::to_string(variants.variants.size()) + " variants)"));
-  // The state this step's best reached: the trajectory's next step chooses by it, and the KB
-  // learns the transition from it (the last step's too: the sequences that pay are learnt from
-  // where each step led, issue 49). Counters only, and only the best.
-  const bool needs_state = true;
-  const version best = !variants.variants.empty() ? run_mechanical(ctx, kb, start, variants, chosen->opt, rec, needs_state)
-                                                  : run_model(ctx, kb, start, *chosen, before, rec, needs_state);
+  const version best = !variants.variants.empty() ? run_mechanical(ctx, kb, start, variants, chosen->opt, rec)
+                                                  : run_model(ctx, kb, start, *chosen, before, rec);
   rec.result = best.hash;
   rec.gpu_seconds = rec.candidates_gpu_seconds();
   return rec;

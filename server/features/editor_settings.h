@@ -23,7 +23,7 @@ struct editor_settings {
   // optimize.*
   int breadth = 8, depth = 4, iterations = 2;
   int top_k = 3;                // optimize.topK
-  std::string policy = "ucb";  // optimize.policy: ucb | weighted | thompson | greedy
+  std::string policy = "ucb";  // optimize.policy: ucb | weighted | mean | thompson | greedy
   long long seed = 1;           // optimize.seed: same seed and replayed results, same run
   long long budget_tokens = 0;
   double budget_gpu_seconds = 0, budget_wall_seconds = 0;

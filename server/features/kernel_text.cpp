@@ -133,12 +133,18 @@ std::string strategies_table(const std::string& title, const std::vector<engine:
   return md;
 }
 
-// The state's lessons, as the KB's update agents wrote them.
+// The state's lessons, as the KB's update agents (a model) wrote them: one line each, bounded.
 std::string lessons_list(const std::vector<engine::state_lesson>& lessons) {
+  constexpr std::size_t longest = 300;
   if (lessons.empty()) return "";
   std::string md = "\n**Lessons** learnt in this state\n\n";
   for (const auto& l : lessons) {
     std::string text = l.text;
+    if (text.size() > longest) {
+      std::size_t cut = longest;
+      while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+      text = text.substr(0, cut) + "…";
+    }
     std::replace(text.begin(), text.end(), '\n', ' ');  // one list item each
     md += "- " + (l.technique.empty() ? std::string() : "`" + l.technique + "`: ") + text + "\n";
   }

@@ -91,4 +91,9 @@ TEST_CASE("a strategy says what its prediction was learnt from, and the state's 
   CHECK(has(md, "**Lessons** learnt in this state"));
   CHECK(has(md, "- `fast_math_intrinsics`: __expf kept the tolerance on every softmax"));
   CHECK(has(md, "- FMA-bound: fewer ops"));
+  // A lesson is a model's text: one line, bounded, never cut inside a character.
+  insight.lessons = {{"", std::string(299, 'x') + "é and more\n[a link](http://example.com) " + std::string(400, 'y')}};
+  const auto bounded = server::performance_markdown(a, v, insight);
+  CHECK(has(bounded, "- " + std::string(299, 'x') + "…\n"));
+  CHECK_FALSE(has(bounded, "example.com"));
 }
