@@ -10,6 +10,7 @@
 #include "engine/bench/report_files.h"
 #include "engine/bench/runner.h"
 #include "engine/bench/workers.h"
+#include "engine/task/import_cache.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/llm_config.h"
 #include "engine/toolchain/nvcc_driver.h"
@@ -38,6 +39,8 @@ struct bench_cli_options {
   std::string recorded;
   std::string batch;  // --batch files:DIR: a model whose answers arrive later
   std::string replay;  // --replay BOOK: answers from a cassette or answer book (tests, reproducing a run)
+  std::string import_cache;  // --import-cache DIR; empty: import_cache::default_root()
+  bool no_import_cache = false;
   bool wait = false;
   double poll_seconds = 30;
   // --learning-curve: learn on --train, run --test from the learnt KB and from the seed KB
@@ -134,6 +137,9 @@ int run_learning(const bench_cli_options& o, const bench::bench_hooks& hooks, op
 }
 
 int run(bench_cli_options o) {
+  o.bench.import_cache = o.no_import_cache        ? fs::path()
+                         : o.import_cache.empty() ? kblaster::engine::import_cache::default_root()
+                                                  : fs::path(o.import_cache);
   if (o.learning) {
     if (const auto conflict = learning_conflict(o); !conflict.empty()) {
       say("--learning-curve sets " + conflict + " itself");
@@ -298,6 +304,12 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   app->add_option("--timing-seconds", o->bench.timing_seconds, "exporter timing per side; 0: none")->check(CLI::Range(0.0, 600.0));
   app->add_option("--python", o->bench.python, "Python with PyTorch for the import");
+  auto* import_cache = app->add_option(
+      "--import-cache", o->import_cache,
+      "where imports are kept, keyed by the problem's bytes, PyTorch, the device and the exporter, so that a "
+      "problem is exported once (default $KBLASTER_IMPORT_CACHE, else $XDG_CACHE_HOME/kblaster/imports)");
+  app->add_flag("--no-import-cache", o->no_import_cache, "run the exporter for every problem; keep nothing")
+      ->excludes(import_cache);
   app->add_flag("--retry-failed", o->bench.retry_failed, "re-run stored problems whose status is not ok");
   app->add_flag("--no-report", [o](std::int64_t) { o->report = false; }, "do not write the report at the end");
   auto r = std::make_shared<report_cli_options>();

@@ -6,7 +6,9 @@
 #include "cli/command_registry.h"
 #include "engine/evaluate/harness_client.h"
 #include "engine/evaluate/reference_probe.h"
+#include "engine/task/import_cache.h"
 #include "engine/task/kernelbench_import.h"
+#include "support/text.h"
 
 #include <iomanip>
 #include <iostream>
@@ -26,6 +28,8 @@ struct import_options {
   bool no_timing = false;
   bool no_probe = false;
   std::string harness;
+  std::string import_cache;  // empty: import_cache::default_root()
+  bool no_import_cache = false;
 };
 
 // The imported task's reference probed in the harness, on the import's device; warnings on stderr.
@@ -65,10 +69,15 @@ int run_import(const import_options& opts) {
   o.device = opts.device;
   o.timeout = std::chrono::seconds(static_cast<long long>(opts.timeout_s));
   o.timing_seconds = opts.no_timing ? 0 : opts.timing_seconds;
+  o.cache_dir = opts.no_import_cache        ? std::filesystem::path()
+                : opts.import_cache.empty() ? import_cache::default_root()
+                                            : std::filesystem::path(opts.import_cache);
   try {
     const auto r = import_kernelbench(o, [](const std::string& line) { std::cerr << "kblaster import: " << line << "\n"; });
     const auto& m = r.manifest;
     std::cout << "task " << r.task.name << " written to " << r.task_json << "\n"
+              << "  import: " << (r.cached ? std::string("cached (the exporter did not run)")
+                                           : kblaster::support::seconds_text(r.export_seconds)) << "\n"
               << "  reference: " << r.task.reference.path << " (torch.jit." << m.value("torchscript_method", "?")
               << ", PyTorch " << m.value("torch_version", "?") << ")\n"
               << "  arguments: " << r.task.inputs.size() << " input(s), then "
@@ -107,6 +116,11 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   kb->add_flag("--no-timing", opts->no_timing, "export only; do not time the reference");
   kb->add_flag("--no-probe", opts->no_probe,
                "do not probe the reference in kblaster-harness for a constant output or an ignored input");
+  auto* cache = kb->add_option("--import-cache", opts->import_cache,
+                               "where imports are kept for reuse, keyed by the problem's bytes, PyTorch, the device "
+                               "and the exporter (default $KBLASTER_IMPORT_CACHE, else $XDG_CACHE_HOME/kblaster/imports)");
+  kb->add_flag("--no-import-cache", opts->no_import_cache, "run the exporter even when the cache holds this import")
+      ->excludes(cache);
   kb->add_option("--harness", opts->harness,
                  "the kblaster-harness executable (default: beside kblaster, $KBLASTER_HARNESS, PATH)");
   return kblaster::cli::command{app, [opts] { return run_import(*opts); }};

@@ -45,6 +45,8 @@ nlohmann::json to_json(const problem_result& r) {
                    {"correct_candidates", r.correct_candidates}, {"states_visited", r.states_visited},
                    {"initial_kernel", r.initial_kernel}, {"stop_reason", r.stop_reason}, {"run_id", r.run_id},
                    {"worker", r.worker}, {"finished_at", r.finished_at}};
+  if (r.import_cached) j["import_cached"] = true;
+  put(j, "import_seconds", r.import_seconds);
   put(j, "eager_ms", r.eager_ms);
   put(j, "compile_ms", r.compile_ms);
   put(j, "reference_ms", r.reference_ms);
@@ -103,6 +105,8 @@ problem_result problem_result_from_json(const nlohmann::json& j) {
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(std::string("result of '") + j.value("problem", "?") + "' has a mistyped field: " + e.what());
   }
+  r.import_cached = j.value("import_cached", false);
+  r.import_seconds = get_ms(j, "import_seconds");
   r.eager_ms = get_ms(j, "eager_ms");
   r.compile_ms = get_ms(j, "compile_ms");
   r.reference_ms = get_ms(j, "reference_ms");

@@ -41,6 +41,8 @@ struct problem_result {
   /// little and its speedup means nothing, so the metrics leave it out of every aggregate. Empty:
   /// not degenerate, or not probed (replayed results).
   std::string degenerate;
+  bool import_cached = false;             ///< this run's import was served from the import cache
+  std::optional<double> import_seconds;   ///< the exporter's wall time, when it ran for this result
   std::optional<double> eager_ms;     ///< the exporter's eager PyTorch time
   std::optional<double> compile_ms;   ///< the exporter's torch.compile time
   std::optional<double> reference_ms; ///< the harness's time of the reference (same session as best)

@@ -3,6 +3,7 @@
 #include "engine/bench/learning_curve.h"
 #include "engine/llm/deferred_backend.h"
 #include "support/files.h"
+#include "support/text.h"
 #include "support/time.h"
 
 #include "kb/knowledge_base.h"
@@ -157,9 +158,10 @@ bool keep_stored(const bench_options& o, const result_store& store, const std::s
   }
 }
 
-// Imports the problem into its task directory unless an earlier run did (its task.json is there).
+// Imports the problem into its task directory unless an earlier run did (its task.json is there),
+// and says whether the import cache served it or how long the exporter took.
 void import_once(const bench_options& o, const bench_hooks& hooks, const problem_ref& p, const std::string& key,
-                 const fs::path& task_dir) {
+                 const fs::path& task_dir, problem_result& r) {
   std::error_code ec;
   if (fs::exists(task_dir / "task.json", ec)) return;
   kernelbench_import_options io;
@@ -168,8 +170,13 @@ void import_once(const bench_options& o, const bench_hooks& hooks, const problem
   io.python = o.python;
   io.device = o.import_device;
   io.timing_seconds = o.timing_seconds;
-  hooks.import ? hooks.import(io)
-               : import_kernelbench(io, [&](const std::string& l) { log_line(hooks, key + ": " + l); });
+  io.cache_dir = o.import_cache;
+  io.stop = hooks.stop;
+  const auto imported = hooks.import ? hooks.import(io)
+                                     : import_kernelbench(io, [&](const std::string& l) { log_line(hooks, key + ": " + l); });
+  r.import_cached = imported.cached;
+  if (!imported.cached) r.import_seconds = imported.export_seconds;
+  log_line(hooks, key + ": import: " + (imported.cached ? std::string("cached") : support::seconds_text(imported.export_seconds)));
 }
 
 // The exporter's eager and torch.compile times, from the "kernelbench" section of task.json.
@@ -266,7 +273,7 @@ problem_end optimize_problem(const bench_options& o, const bench_hooks& hooks, c
   // A task folder is run as is; a KernelBench file is imported once, into the run's tasks or
   // into the folder several runs share.
   const auto task_dir = p.task_folder ? p.file : o.tasks_dir.empty() ? store.task_dir(key) : o.tasks_dir / key;
-  if (!p.task_folder) import_once(o, hooks, p, key, task_dir);
+  if (!p.task_folder) import_once(o, hooks, p, key, task_dir, r);
   read_exporter_times(r, task_dir);
   const auto task = load_task(task_dir.string());
   probe_problem(hooks, key, task, r);
@@ -316,6 +323,11 @@ std::optional<problem_result> run_problem(const bench_options& o, const bench_ho
     end = problem_end::waiting;
     return std::nullopt;
   } catch (const import_error& e) {
+    if (hooks.stop.stop_requested()) {  // the exporter killed by the stop: not a failure of the problem
+      log_line(hooks, key + ": cancelled during the import; not stored, so the next run resumes it");
+      end = problem_end::cancelled;
+      return std::nullopt;
+    }
     r.status = "import_failed";
     r.error = e.what();
   } catch (const optimize::evaluation_error& e) {

@@ -48,6 +48,8 @@ struct bench_options {
   std::string import_device = "cuda"; ///< where the exporter runs and times the reference
   double timing_seconds = 1;          ///< exporter timing per side; 0: none
   std::string python = "python3";
+  /// Where imports are kept for later runs (kernelbench_import_options::cache_dir); empty: none.
+  std::filesystem::path import_cache;
   bool retry_failed = false;          ///< re-run stored problems whose status is not ok
   nlohmann::json manifest_extra = nlohmann::json::object();  ///< gpu, model, evaluator, ... for the manifest
 };

@@ -1,7 +1,10 @@
 // KernelBench import: run the Python exporter, then write the task from its manifest.
 #include "engine/task/kernelbench_import.h"
 
+#include "engine/task/import_cache.h"
 #include "support/run_process.h"
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -147,8 +150,113 @@ std::string kernelbench_stub(const nlohmann::json& m, const std::string& problem
   return s.str();
 }
 
-kernelbench_import_result import_kernelbench(const kernelbench_import_options& opts,
-                                             const std::function<void(const std::string&)>& progress) {
+namespace {
+
+using progress_fn = std::function<void(const std::string&)>;
+
+// Runs the exporter into `dir`: its files and kernelbench_manifest.json. Throws import_error.
+void run_exporter(const kernelbench_import_options& opts, const std::string& python, const std::string& exporter,
+                  const fs::path& dir, const progress_fn& say) {
+  const fs::path problem(opts.problem);
+  std::vector<std::string> argv{python, exporter, fs::absolute(problem).string(), "--out", dir.string(),
+                                "--manifest", (dir / exporter_manifest_name).string(), "--device", opts.device};
+  if (opts.timing_seconds > 0) argv.insert(argv.end(), {"--timing-seconds", std::to_string(opts.timing_seconds)});
+  else argv.push_back("--no-timing");
+  say("exporting " + problem.filename().string() + " with " + python + " on " + opts.device +
+      (opts.timing_seconds > 0 ? " (TorchScript, eager and torch.compile timings) ..." : " (TorchScript) ..."));
+  const auto r = support::run_process(argv, opts.timeout);
+  if (r.failed_to_start) throw import_error("cannot run " + python + ": " + r.err);
+  if (r.timed_out)
+    throw import_error("the exporter did not finish within " + std::to_string(opts.timeout.count()) + " s on " +
+                       problem.filename().string() + " (raise --timeout for a large model)" +
+                       (r.err.empty() ? "" : ":\n" + tail_lines(r.err, 6)));
+  if (r.signal != 0) throw import_error("the exporter was killed by signal " + std::to_string(r.signal) + ":\n" + tail_lines(r.err, 10));
+  if (!r.ok()) {
+    if (auto msg = exporter_error(r.err); !msg.empty()) throw import_error(msg);
+    throw import_error("the exporter failed (status " + std::to_string(r.exit_code) + "):\n" + tail_lines(r.err, 10));
+  }
+}
+
+// Where the exporter's files are, and how they came.
+struct exported_files {
+  fs::path dir;
+  bool cached = false;
+  double seconds = 0;    // the exporter's wall time, when it ran
+  bool scratch = false;  // `dir` is this import's own, removed once its files are copied
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The exporter run into a scratch folder inside `out` (one file system: its files are then linked).
+exported_files export_uncached(const kernelbench_import_options& opts, const std::string& python,
+                               const std::string& exporter, const fs::path& out, const progress_fn& say) {
+  const auto dir = out / (".kblaster-export-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run_exporter(opts, python, exporter, dir, say);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    throw;
+  }
+  return {dir, false, seconds_since(start), true};
+}
+
+// The cache's entry for this import, built first when it is not there (or is damaged). A cache that
+// cannot be used (its folder unwritable, the inputs unknown) is said and the import goes on without it.
+exported_files export_through_cache(const kernelbench_import_options& opts, const std::string& python,
+                                    const std::string& exporter, const fs::path& out, const progress_fn& say) {
+  std::string why;
+  const auto inputs = import_inputs_of(opts, python, exporter, why);
+  if (!inputs) {
+    say("import cache not used: " + why);
+    return export_uncached(opts, python, exporter, out, say);
+  }
+  const import_cache cache(opts.cache_dir);
+  std::optional<import_cache::build_lock> lock;
+  fs::path staging;
+  try {
+    std::string note;
+    if (auto entry = cache.find(*inputs, note)) return {*entry, true, 0, false};
+    if (!note.empty()) say(note + ": importing it again");
+    lock = cache.lock_for_build(inputs->key(), std::chrono::seconds(0));
+    if (!lock) {
+      say("waiting for another kblaster importing the same problem ...");
+      lock = cache.lock_for_build(inputs->key(), opts.timeout + std::chrono::seconds(60), opts.stop);
+      if (opts.stop.stop_requested()) throw import_error("stopped while waiting for another import of the problem");
+      // Built by the one we waited for (or, should the wait have run out, built alongside it).
+      if (auto entry = cache.find(*inputs, note)) return {*entry, true, 0, false};
+    }
+    if (lock) cache.discard_if_damaged(*inputs);
+    staging = cache.new_staging_dir();
+  } catch (const fs::filesystem_error& e) {
+    say(std::string("import cache not used: ") + e.what());
+    return export_uncached(opts, python, exporter, out, say);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run_exporter(opts, python, exporter, staging, say);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(staging, ec);
+    throw;
+  }
+  const double seconds = seconds_since(start);
+  try {
+    return {cache.publish(staging, *inputs, seconds), false, seconds, false};
+  } catch (const std::exception& e) {  // the export stands; only keeping it failed
+    say(std::string("the import was not kept in the cache: ") + e.what());
+    return {staging, false, seconds, true};
+  }
+}
+
+}  // namespace
+
+kernelbench_import_result import_kernelbench(const kernelbench_import_options& opts, const progress_fn& progress) {
   auto say = [&](const std::string& text) {
     if (progress) progress(text);
   };
@@ -168,28 +276,20 @@ kernelbench_import_result import_kernelbench(const kernelbench_import_options& o
   const fs::path out = fs::absolute(opts.out_dir);
   fs::create_directories(out, ec);
   if (ec) throw import_error("cannot create " + out.string() + ": " + ec.message());
-  const auto manifest_path = out / "kernelbench_manifest.json";
-  fs::remove(manifest_path, ec);
 
-  std::vector<std::string> argv{python, exporter, fs::absolute(problem).string(), "--out", out.string(),
-                                "--manifest", manifest_path.string(), "--device", opts.device};
-  if (opts.timing_seconds > 0) argv.insert(argv.end(), {"--timing-seconds", std::to_string(opts.timing_seconds)});
-  else argv.push_back("--no-timing");
-  say("exporting " + problem.filename().string() + " with " + python + " on " + opts.device +
-      (opts.timing_seconds > 0 ? " (TorchScript, eager and torch.compile timings) ..." : " (TorchScript) ..."));
-  const auto r = support::run_process(argv, opts.timeout);
-  if (r.failed_to_start) throw import_error("cannot run " + python + ": " + r.err);
-  if (r.timed_out)
-    throw import_error("the exporter did not finish within " + std::to_string(opts.timeout.count()) + " s on " +
-                       problem.filename().string() + " (raise --timeout for a large model)" +
-                       (r.err.empty() ? "" : ":\n" + tail_lines(r.err, 6)));
-  if (r.signal != 0) throw import_error("the exporter was killed by signal " + std::to_string(r.signal) + ":\n" + tail_lines(r.err, 10));
-  if (!r.ok()) {
-    if (auto msg = exporter_error(r.err); !msg.empty()) throw import_error(msg);
-    throw import_error("the exporter failed (status " + std::to_string(r.exit_code) + "):\n" + tail_lines(r.err, 10));
+  const auto files = opts.cache_dir.empty() ? export_uncached(opts, python, exporter, out, say)
+                                            : export_through_cache(opts, python, exporter, out, say);
+  nlohmann::json manifest;
+  try {
+    copy_import_files(files.dir, out);
+    manifest = read_json_file(files.dir / exporter_manifest_name);
+  } catch (const fs::filesystem_error& e) {
+    throw import_error(std::string("cannot put the exporter's files into ") + out.string() + ": " + e.what());
   }
-  auto manifest = read_json_file(manifest_path);
-  fs::remove(manifest_path, ec);
+  if (files.scratch) fs::remove_all(files.dir, ec);
+  manifest["problem"] = fs::absolute(problem).string();  // a cached export may have been of a copy elsewhere
+  say(files.cached ? "served from the import cache: " + files.dir.string()
+                   : "exported in " + std::to_string(static_cast<int>(files.seconds + 0.5)) + " s");
 
   const std::string name = problem.stem().string();
   nlohmann::json task;
@@ -214,6 +314,8 @@ kernelbench_import_result import_kernelbench(const kernelbench_import_options& o
   }
   result.manifest = std::move(manifest);
   result.task_json = task_path.string();
+  result.cached = files.cached;
+  result.export_seconds = files.seconds;
   return result;
 }
 

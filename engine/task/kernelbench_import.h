@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 
 namespace kblaster::engine {
@@ -29,6 +31,10 @@ struct kernelbench_import_options {
   std::string exporter;            // kernelbench_export.py; empty: find_kernelbench_exporter()
   std::chrono::seconds timeout{600};
   double timing_seconds = 1;       // per timed side (eager, torch.compile); 0: no timing
+  /// The import cache's folder (import_cache.h): an import of the same problem bytes with the same
+  /// PyTorch, device and exporter is served from it without running the exporter. Empty: no cache.
+  std::filesystem::path cache_dir;
+  std::stop_token stop;            // ends a wait for another process's import of the same problem
 };
 
 /// The written task and what the exporter measured.
@@ -36,10 +42,13 @@ struct kernelbench_import_result {
   task_spec task;            // the task as load_task reads it back
   nlohmann::json manifest;   // the exporter's manifest (inputs, parameters, outputs, timings)
   std::string task_json;     // path of task.json
+  bool cached = false;       // served from the import cache: the exporter did not run
+  double export_seconds = 0; // the exporter's wall time, when it ran
 };
 
-/// Runs the exporter and writes OUT_DIR/{task.json, model.pt, kernel.cu}. `progress` gets one line
-/// per step. Throws import_error (python or torch missing, the problem raising, no Model, timeout).
+/// Runs the exporter, or takes what it wrote from the cache, and writes OUT_DIR/{task.json, model.pt,
+/// kernel.cu}. `progress` gets one line per step. Throws import_error (python or torch missing, the
+/// problem raising, no Model, timeout, a stop while waiting for another import).
 kernelbench_import_result import_kernelbench(const kernelbench_import_options& opts,
                                              const std::function<void(const std::string&)>& progress = {});
 
