@@ -142,6 +142,7 @@ std::vector<std::string> build_ncu_command(const std::string& ncu_path, const nc
     cmd.push_back("--metrics");
     cmd.push_back(list);
   }
+  if (!o.kernel_name_base.empty()) { cmd.push_back("--kernel-name-base"); cmd.push_back(o.kernel_name_base); }
   if (!o.kernel_regex.empty()) { cmd.push_back("-k"); cmd.push_back("regex:" + o.kernel_regex); }
   if (!o.nvtx_include.empty()) { cmd.push_back("--nvtx"); cmd.push_back("--nvtx-include"); cmd.push_back(o.nvtx_include); }
   // Explicit, so that figures are comparable between runs and machines.

@@ -54,6 +54,7 @@ struct ncu_options {
   std::vector<std::string> sections = default_ncu_sections();
   std::vector<std::string> metrics = default_ncu_metrics();  // --metrics, beside the sections
   std::string kernel_regex;     // -k regex:…; empty: all kernels
+  std::string kernel_name_base; // --kernel-name-base (function, demangled, mangled) the regex matches; empty: ncu's
   std::string nvtx_include;     // --nvtx --nvtx-include …; empty: no NVTX filter
   std::string clock_control = "base";  // always passed explicitly: base, none, reset
   int launch_count = 0;         // -c N; 0: every matching launch

@@ -8,6 +8,7 @@
 #include "engine/toolchain/occupancy.h"
 #include "engine/toolchain/ptxas_parser.h"
 #include "engine/profile/source_attribution.h"
+#include "engine/state/program_profile_pipeline.h"
 #include "engine/state/state_classifier.h"
 #include "engine/toolchain/task_build.h"
 
@@ -87,9 +88,6 @@ profile_outcome analyze_recorded(const std::string& details_csv_path, const std:
   return analyze_pages(details, raw, source, matcher);
 }
 
-// Finds nvcc and builds `cu_path` for profiling; on failure records why in `out` (with the
-// compiler's diagnostics) and returns nothing. Shared by the static and live paths.
-namespace {
 std::optional<compile_result> compile_for_profile(const std::string& cu_path, const build_profile_options& options,
                                                 output_kind kind, profile_outcome& out) {
   const auto nvcc = find_nvcc();
@@ -119,7 +117,6 @@ std::optional<compile_result> compile_for_profile(const std::string& cu_path, co
   }
   return built;
 }
-}  // namespace
 
 profile_outcome analyze_static(const std::string& cu_path, const build_profile_options& options, const state_namer* matcher) {
   profile_outcome out;
@@ -152,21 +149,14 @@ profile_outcome profile_live(const std::string& cu_path, const build_profile_opt
   }
   const auto compiled = compile_for_profile(cu_path, options, output_kind::executable, out);
   if (!compiled) return out;
-  const compile_result& built = *compiled;
-  ncu_options n = options.ncu;
-  if (n.report_base.empty()) n.report_base = fs::path(cu_path).stem().string();
-  if (!n.stop.stop_possible()) n.stop = options.stop;
-  std::vector<std::string> program = {built.output_path};
+  // Built here from the file, the program is then profiled as any built program is: its
+  // timeline first where the collector runs (program_profile_pipeline.h).
+  build_profile_options o = options;
+  if (o.ncu.report_base.empty()) o.ncu.report_base = fs::path(cu_path).stem().string();
+  std::vector<std::string> program = {compiled->output_path};
   program.insert(program.end(), options.program_args.begin(), options.program_args.end());
-  const auto run = run_ncu(*ncu, n, program);
-  out.report_path = run.report_path;
-  if (!run.ok) {
-    out.error = run.error;
-    return out;
-  }
-  auto analysed = analyze_pages(run.details_csv, run.raw_csv, run.source_csv, matcher);
+  auto analysed = profile_built_program(*ncu, program, o, matcher);
   analysed.diagnostics = std::move(out.diagnostics);
-  analysed.report_path = out.report_path;
   return analysed;
 }
 

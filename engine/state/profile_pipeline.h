@@ -5,7 +5,9 @@
 
 #include "engine/profile/ncu_runner.h"
 #include "engine/toolchain/nvcc_diagnostics.h"
+#include "engine/toolchain/nvcc_driver.h"
 #include "engine/profile/profile_report.h"
+#include "engine/profile/program_profile.h"
 #include "engine/state/profile_summary.h"
 #include "engine/state/state_naming.h"
 
@@ -30,6 +32,11 @@ struct profile_outcome {
   /// By kernel (short name): why the live profile has no view of it ("its launch could not be
   /// captured (…)"), for the hover to say instead of a bare "not measured".
   std::map<std::string, std::string> not_profiled;
+  /// The program's timeline (program_profile_pipeline.h): every kernel's share of the GPU time
+  /// over all its launches, the GPU's busy and idle time. Absent without one, and then
+  /// `program_unavailable` says why when a program was run.
+  std::optional<program_profile> program;
+  std::string program_unavailable;
 };
 
 /// Classifies a recorded report: the details page, optionally the raw and source pages.
@@ -50,7 +57,16 @@ struct build_profile_options {
   ncu_options ncu;           // live mode; report_base defaults to "<file stem>" in the cwd
   std::vector<std::string> program_args;  // live mode: arguments of the built program
   std::stop_token stop;      // kills nvcc or ncu in flight (the outcome's error says it was stopped)
+  /// Live mode: run the program once under the timeline collector first, then ncu on one launch
+  /// of each kernel worth it (`worth`); off, or where the collector cannot run, every launch.
+  bool timeline = true;
+  worth_profiling_policy worth;
 };
+
+/// Finds nvcc and builds `cu_path` for profiling; on failure records why in `out` (with the
+/// compiler's diagnostics) and returns nothing. Shared by the static and live paths.
+std::optional<compile_result> compile_for_profile(const std::string& cu_path, const build_profile_options& options,
+                                                  output_kind kind, profile_outcome& out);
 
 /// Static profile of `cu_path`: compile with ptxas -v (no GPU needed) and classify each kernel.
 profile_outcome analyze_static(const std::string& cu_path, const build_profile_options& options,
