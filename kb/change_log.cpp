@@ -1,9 +1,9 @@
 // Row snapshots, diffs and reverts for the update log. Table and column names come from a fixed
-// list and from PRAGMA table_info, never from the log's text, so a damaged log cannot inject SQL.
+// list and from the table's own columns, never from the log's text, so a damaged log cannot inject SQL.
 #include "kb/change_log.h"
-#include "support/time.h"
 
-#include <sqlite3.h>
+#include "kb/attribution.h"
+#include "support/time.h"
 
 #include <algorithm>
 #include <chrono>
@@ -39,18 +39,17 @@ void bind_json(sql::statement& s, int index, const json& v) {
 
 json column_json(const sql::statement& s, int i) {
   switch (s.column_type(i)) {
-    case SQLITE_INTEGER: return s.get_int(i);
-    case SQLITE_FLOAT: return s.get_double(i);
-    case SQLITE_NULL: return nullptr;
-    default: return s.get_text(i);
+    case sql::value_type::integer: return s.get_int(i);
+    case sql::value_type::real: return s.get_double(i);
+    case sql::value_type::null: return nullptr;
+    case sql::value_type::text: break;
   }
+  return s.get_text(i);
 }
 
 std::set<std::string> columns_of(sql::database& db, const std::string& table) {
-  std::set<std::string> cols;
-  auto s = db.prepare("PRAGMA table_info(" + table + ")");
-  while (s.step()) cols.insert(s.get_text(1));
-  return cols;
+  const auto names = db.columns_of(table);
+  return {names.begin(), names.end()};
 }
 
 std::string where_clause(const std::vector<std::string>& keys) {
@@ -100,8 +99,9 @@ bool change_log::touched(const std::string& table) const {
 std::int64_t change_log::commit(const update_cause& cause) {
   if (changes_.empty()) return 0;
   auto& u = db_.cached(
-      "INSERT INTO updates(created_at, cause, detail, attempt_ids) VALUES(?, ?, ?, ?)");
+      "INSERT INTO updates(created_at, cause, detail, attempt_ids, taught_by) VALUES(?, ?, ?, ?, ?)");
   u.bind(1, support::utc_now(support::timestamp_precision::milliseconds)).bind(2, cause.kind).bind(3, cause.detail).bind(4, json(cause.attempt_ids).dump());
+  u.bind(5, current_user());
   u.run();
   const std::int64_t id = db_.last_insert_rowid();
   for (std::size_t i = 0; i < changes_.size(); ++i) write_change(db_, id, static_cast<std::int64_t>(i), changes_[i]);

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "kb/log_format.h"
-#include "kb/sqlite.h"
+#include "kb/sql.h"
 #include "kb/types.h"
 
 #include <functional>

@@ -1,6 +1,7 @@
 // The replay buffer: storing an attempt applies its numeric update (statistics of the state and
 // technique for its architecture and for all, and the observed transition) in the same
 // transaction, logged as one update.
+#include "kb/attribution.h"
 #include "kb/change_log.h"
 #include "support/time.h"
 #include "kb/knowledge_base.h"
@@ -52,21 +53,18 @@ void validate(const attempt& a) {
 std::int64_t knowledge_base::record_attempt(const attempt& a) {
   require_writable();
   validate(a);
-  sql::transaction tx(*db_);
-  const auto id = insert_attempt(a);
-  tx.commit();
-  return id;
+  return sql::write_transaction(*db_, [&] { return insert_attempt(a); });
 }
 
 std::vector<std::int64_t> knowledge_base::record_attempts(const std::vector<attempt>& batch) {
   require_writable();
   for (const auto& a : batch) validate(a);
-  sql::transaction tx(*db_);
-  std::vector<std::int64_t> ids;
-  ids.reserve(batch.size());
-  for (const auto& a : batch) ids.push_back(insert_attempt(a));
-  tx.commit();
-  return ids;
+  return sql::write_transaction(*db_, [&] {
+    std::vector<std::int64_t> ids;
+    ids.reserve(batch.size());
+    for (const auto& a : batch) ids.push_back(insert_attempt(a));
+    return ids;
+  });
 }
 
 std::int64_t knowledge_base::insert_attempt(const attempt& a) {
@@ -92,8 +90,8 @@ std::int64_t knowledge_base::insert_attempt(const attempt& a) {
   auto& ins = db_->cached(
       "INSERT INTO attempts(task, trajectory, iteration, step, state_before_id, state_after_id, "
       "technique_id, predicted_speedup, measured_speedup, compile_ok, correct, runtime_ms, gpu_name, "
-      "arch, started_at, finished_at, elapsed_cycles, tokens_by_role, code_hash, parameters, credits_step, new_best) "
-      "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "arch, started_at, finished_at, elapsed_cycles, tokens_by_role, code_hash, parameters, credits_step, new_best, "
+      "taught_by) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   ins.bind(1, a.task).bind(2, a.trajectory).bind(3, a.iteration).bind(4, a.step).bind(5, before_id);
   after_id ? ins.bind(6, after_id) : ins.bind_null(6);
   ins.bind(7, tid).bind(8, a.predicted_speedup).bind(9, a.measured_speedup);
@@ -102,7 +100,7 @@ std::int64_t knowledge_base::insert_attempt(const attempt& a) {
   ins.bind(16, a.finished_at.empty() ? now : a.finished_at).bind(17, a.elapsed_cycles);
   ins.bind(18, json(a.tokens_by_role).dump()).bind(19, a.code_hash);
   ins.bind(20, (a.parameters.is_object() ? a.parameters : json::object()).dump());
-  ins.bind(21, a.credits_step ? 1 : 0).bind(22, a.new_best ? 1 : 0);
+  ins.bind(21, a.credits_step ? 1 : 0).bind(22, a.new_best ? 1 : 0).bind(23, current_user());
   ins.run();
   const std::int64_t id = db_->last_insert_rowid();
 
@@ -141,7 +139,7 @@ std::int64_t knowledge_base::insert_attempt(const attempt& a) {
     const double next = mean + (x - mean) / static_cast<double>(n + 1);
     auto& t = db_->cached(
         "INSERT INTO transitions(from_state_id, technique_id, to_state_id, count, mean_log_speedup) "
-        "VALUES(?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET count = excluded.count, "
+        "VALUES(?, ?, ?, ?, ?) ON CONFLICT(from_state_id, technique_id, to_state_id) DO UPDATE SET count = excluded.count, "
         "mean_log_speedup = excluded.mean_log_speedup");
     t.bind(1, before_id).bind(2, tid).bind(3, after_id).bind(4, n + 1).bind(5, next).run();
     static const std::vector<std::string> columns{"count", "mean_log_speedup"};

@@ -120,19 +120,20 @@ std::int64_t knowledge_base::ensure_technique(const std::string& name, change_lo
 std::int64_t knowledge_base::put_state(const state& st, const update_cause& cause) {
   require_writable();
   validate_name("state", st.name);
-  sql::transaction tx(*db_);
-  change_log log(*db_);
-  const std::int64_t id = ensure_state(st.name, log);
-  log.track("states", {{"id", id}}, [&] {
-    auto& s = db_->cached(
-        "UPDATE states SET primary_bottleneck = ?, secondary = ?, criteria = ?, scope = ?, "
-        "origin = ?, description = ?, notes = ? WHERE id = ?");
-    s.bind(1, st.primary_bottleneck).bind(2, json(st.secondary).dump()).bind(3, st.criteria.dump());
-    s.bind(4, st.scope.empty() ? std::string(all_archs) : st.scope).bind(5, st.origin);
-    s.bind(6, st.description).bind(7, st.notes).bind(8, id).run();
+  const std::int64_t id = sql::write_transaction(*db_, [&] {
+    change_log log(*db_);
+    const std::int64_t sid = ensure_state(st.name, log);
+    log.track("states", {{"id", sid}}, [&] {
+      auto& s = db_->cached(
+          "UPDATE states SET primary_bottleneck = ?, secondary = ?, criteria = ?, scope = ?, "
+          "origin = ?, description = ?, notes = ? WHERE id = ?");
+      s.bind(1, st.primary_bottleneck).bind(2, json(st.secondary).dump()).bind(3, st.criteria.dump());
+      s.bind(4, st.scope.empty() ? std::string(all_archs) : st.scope).bind(5, st.origin);
+      s.bind(6, st.description).bind(7, st.notes).bind(8, sid).run();
+    });
+    log.commit(cause);
+    return sid;
   });
-  log.commit(cause);
-  tx.commit();
   matcher_->invalidate();
   return id;
 }
@@ -140,16 +141,16 @@ std::int64_t knowledge_base::put_state(const state& st, const update_cause& caus
 std::int64_t knowledge_base::put_technique(const technique& t, const update_cause& cause) {
   require_writable();
   validate_name("technique", t.name);
-  sql::transaction tx(*db_);
-  change_log log(*db_);
-  const std::int64_t id = ensure_technique(t.name, log);
-  log.track("techniques", {{"id", id}}, [&] {
-    auto& s = db_->cached("UPDATE techniques SET category = ?, description = ? WHERE id = ?");
-    s.bind(1, t.category).bind(2, t.description).bind(3, id).run();
+  return sql::write_transaction(*db_, [&] {
+    change_log log(*db_);
+    const std::int64_t id = ensure_technique(t.name, log);
+    log.track("techniques", {{"id", id}}, [&] {
+      auto& s = db_->cached("UPDATE techniques SET category = ?, description = ? WHERE id = ?");
+      s.bind(1, t.category).bind(2, t.description).bind(3, id).run();
+    });
+    log.commit(cause);
+    return id;
   });
-  log.commit(cause);
-  tx.commit();
-  return id;
 }
 
 void knowledge_base::put_optimization(const std::string& state_name, const std::string& technique_name,
@@ -158,19 +159,19 @@ void knowledge_base::put_optimization(const std::string& state_name, const std::
   require_writable();
   if (!(prior_speedup > 0))
     throw kb_error(error_kind::invalid_argument, "prior speedup must be positive");
-  sql::transaction tx(*db_);
-  change_log log(*db_);
-  const auto sid = state_id(state_name);
-  const auto tid = technique_id(technique_name);
-  log.track("optimizations", {{"state_id", sid}, {"technique_id", tid}}, [&] {
-    auto& s = db_->cached(
-        "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note, note_needs) VALUES(?, ?, ?, ?, ?) "
-        "ON CONFLICT DO UPDATE SET prior_speedup = excluded.prior_speedup, note = excluded.note, "
-        "note_needs = excluded.note_needs");
-    s.bind(1, sid).bind(2, tid).bind(3, prior_speedup).bind(4, note).bind(5, nlohmann::json(note_needs).dump()).run();
+  sql::write_transaction(*db_, [&] {
+    change_log log(*db_);
+    const auto sid = state_id(state_name);
+    const auto tid = technique_id(technique_name);
+    log.track("optimizations", {{"state_id", sid}, {"technique_id", tid}}, [&] {
+      auto& s = db_->cached(
+          "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note, note_needs) VALUES(?, ?, ?, ?, ?) "
+          "ON CONFLICT(state_id, technique_id) DO UPDATE SET prior_speedup = excluded.prior_speedup, "
+          "note = excluded.note, note_needs = excluded.note_needs");
+      s.bind(1, sid).bind(2, tid).bind(3, prior_speedup).bind(4, note).bind(5, nlohmann::json(note_needs).dump()).run();
+    });
+    log.commit(cause);
   });
-  log.commit(cause);
-  tx.commit();
 }
 
 std::vector<optimization> knowledge_base::optimizations(const std::string& state_name, const std::string& arch) {
@@ -217,19 +218,19 @@ std::vector<optimization> knowledge_base::optimizations(const std::string& state
 std::int64_t knowledge_base::add_lesson(const lesson& l, const update_cause& cause) {
   require_writable();
   if (l.text.empty()) throw kb_error(error_kind::invalid_argument, "a lesson needs text");
-  sql::transaction tx(*db_);
-  change_log log(*db_);
-  const auto sid = state_id(l.state);
-  if (!l.technique.empty()) technique_id(l.technique);  // must exist
-  auto& s = db_->cached(
-      "INSERT INTO lessons(state_id, technique, arch, text, provenance, created_at) VALUES(?, ?, ?, ?, ?, ?)");
-  s.bind(1, sid).bind(2, l.technique).bind(3, l.arch.empty() ? std::string(all_archs) : l.arch);
-  s.bind(4, l.text).bind(5, l.provenance).bind(6, l.created_at.empty() ? support::utc_now(support::timestamp_precision::milliseconds) : l.created_at).run();
-  const auto id = db_->last_insert_rowid();
-  log.record("lessons", {{"id", id}}, nullptr, log.snapshot("lessons", {{"id", id}}));
-  log.commit(cause);
-  tx.commit();
-  return id;
+  return sql::write_transaction(*db_, [&] {
+    change_log log(*db_);
+    const auto sid = state_id(l.state);
+    if (!l.technique.empty()) technique_id(l.technique);  // must exist
+    auto& s = db_->cached(
+        "INSERT INTO lessons(state_id, technique, arch, text, provenance, created_at) VALUES(?, ?, ?, ?, ?, ?)");
+    s.bind(1, sid).bind(2, l.technique).bind(3, l.arch.empty() ? std::string(all_archs) : l.arch);
+    s.bind(4, l.text).bind(5, l.provenance).bind(6, l.created_at.empty() ? support::utc_now(support::timestamp_precision::milliseconds) : l.created_at).run();
+    const auto id = db_->last_insert_rowid();
+    log.record("lessons", {{"id", id}}, nullptr, log.snapshot("lessons", {{"id", id}}));
+    log.commit(cause);
+    return id;
+  });
 }
 
 std::vector<lesson> knowledge_base::lessons(const std::string& state_name) {

@@ -55,21 +55,22 @@ std::optional<update_record> knowledge_base::find_update(std::int64_t id) {
 
 std::int64_t knowledge_base::revert(std::int64_t update_id, const std::string& detail) {
   require_writable();
-  sql::transaction tx(*db_);
-  auto s = db_->prepare("SELECT reverted_by FROM updates WHERE id = ?");
-  s.bind(1, update_id);
-  if (!s.step()) throw kb_error(error_kind::not_found, "no update with id " + std::to_string(update_id));
-  if (!s.is_null(0))
-    throw kb_error(error_kind::conflict, "update " + std::to_string(update_id) + " was already reverted by update " +
-                                             std::to_string(s.get_int(0)));
-  s.reset();
-  change_log log(*db_);
-  revert_changes(*db_, update_id, log);
-  const std::int64_t id = log.commit(
-      update_cause{"revert", detail.empty() ? "revert of update " + std::to_string(update_id) : detail, {}});
-  auto m = db_->prepare("UPDATE updates SET reverted_by = ? WHERE id = ?");
-  m.bind(1, id).bind(2, update_id).run();
-  tx.commit();
+  const std::int64_t id = sql::write_transaction(*db_, [&] {
+    auto s = db_->prepare("SELECT reverted_by FROM updates WHERE id = ?");
+    s.bind(1, update_id);
+    if (!s.step()) throw kb_error(error_kind::not_found, "no update with id " + std::to_string(update_id));
+    if (!s.is_null(0))
+      throw kb_error(error_kind::conflict, "update " + std::to_string(update_id) +
+                                               " was already reverted by update " + std::to_string(s.get_int(0)));
+    s.reset();
+    change_log log(*db_);
+    revert_changes(*db_, update_id, log);
+    const std::int64_t revert_id = log.commit(
+        update_cause{"revert", detail.empty() ? "revert of update " + std::to_string(update_id) : detail, {}});
+    auto m = db_->prepare("UPDATE updates SET reverted_by = ? WHERE id = ?");
+    m.bind(1, revert_id).bind(2, update_id).run();
+    return revert_id;
+  });
   matcher_->invalidate();
   return id;
 }

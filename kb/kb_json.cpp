@@ -255,7 +255,7 @@ void import_optimization(import_context& cx, std::int64_t sid, const json& o, co
   cx.log.track("optimizations", okey, [&] {
     auto& q = cx.db.cached(
         "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note, note_needs) VALUES(?, ?, ?, ?, ?) "
-        "ON CONFLICT DO UPDATE SET prior_speedup = excluded.prior_speedup, note = excluded.note, "
+        "ON CONFLICT(state_id, technique_id) DO UPDATE SET prior_speedup = excluded.prior_speedup, note = excluded.note, "
         "note_needs = excluded.note_needs");
     q.bind(1, sid).bind(2, tid).bind(3, prior).bind(4, str(o, "note", owhere)).bind(5, note_needs_of(o, owhere)).run();
   });
@@ -316,8 +316,9 @@ void import_transition(import_context& cx, std::int64_t from, const json& t, con
   const double pooled = m == 0 ? mean : (old * static_cast<double>(m) + mean * static_cast<double>(n)) /
                                             static_cast<double>(m + n);
   auto& q = cx.db.cached(
-      "INSERT OR REPLACE INTO transitions(from_state_id, technique_id, to_state_id, count, mean_log_speedup) "
-      "VALUES(?, ?, ?, ?, ?)");
+      "INSERT INTO transitions(from_state_id, technique_id, to_state_id, count, mean_log_speedup) "
+      "VALUES(?, ?, ?, ?, ?) ON CONFLICT(from_state_id, technique_id, to_state_id) DO UPDATE SET "
+      "count = excluded.count, mean_log_speedup = excluded.mean_log_speedup");
   q.bind(1, from).bind(2, key["technique_id"].get<std::int64_t>()).bind(3, key["to_state_id"].get<std::int64_t>());
   q.bind(4, m + n).bind(5, pooled).run();
   cx.log.record("transitions", key, before, cx.log.snapshot("transitions", key));
@@ -334,7 +335,7 @@ void import_transitions(import_context& cx, const std::string& name, const json&
 
 // Records when the seed was loaded, so that the KB is never seeded again.
 void mark_seeded(sql::database& db) {
-  auto& q = db.cached("INSERT OR REPLACE INTO meta(key, value) VALUES('seeded_at', ?)");
+  auto& q = db.cached("INSERT INTO meta(key, value) VALUES('seeded_at', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
   q.bind(1, support::utc_now(support::timestamp_precision::milliseconds)).run();
 }
 
@@ -400,32 +401,34 @@ json knowledge_base::export_json() {
 import_summary knowledge_base::import_json(const json& doc, const update_cause& cause) {
   require_writable();
   check_document(doc);
-  import_summary sum;
-  sql::transaction tx(*db_);
   const bool seeding = cause.kind == "seed";
-  if (seeding && already_seeded(*db_)) return sum;  // another process seeded it first
-  change_log log(*db_);
-  import_context cx{*db_,
-                    log,
-                    sum,
-                    seeding,
-                    [&](const std::string& n) { return ensure_state(n, log); },
-                    [&](const std::string& n) { return ensure_technique(n, log); },
-                    [&](const std::string& n) { return state_id(n); },
-                    [&](const std::string& n) { return find_technique(n); }};
+  // The whole document or nothing; run again from scratch if a server connection drops.
+  import_summary done = sql::write_transaction(*db_, [&] {
+    import_summary sum;
+    if (seeding && already_seeded(*db_)) return sum;  // another process seeded it first
+    change_log log(*db_);
+    import_context cx{*db_,
+                      log,
+                      sum,
+                      seeding,
+                      [&](const std::string& n) { return ensure_state(n, log); },
+                      [&](const std::string& n) { return ensure_technique(n, log); },
+                      [&](const std::string& n) { return state_id(n); },
+                      [&](const std::string& n) { return find_technique(n); }};
 
-  import_techniques(cx, doc);
-  for (const auto& [name, s] : doc.items())
-    if (is_state_key(name)) import_state(cx, name, s);
-  // Transitions last: they may name states that appear later in the document.
-  for (const auto& [name, s] : doc.items())
-    if (is_state_key(name) && s.contains("transitions")) import_transitions(cx, name, s);
+    import_techniques(cx, doc);
+    for (const auto& [name, s] : doc.items())
+      if (is_state_key(name)) import_state(cx, name, s);
+    // Transitions last: they may name states that appear later in the document.
+    for (const auto& [name, s] : doc.items())
+      if (is_state_key(name) && s.contains("transitions")) import_transitions(cx, name, s);
 
-  if (seeding) mark_seeded(*db_);
-  sum.update_id = log.commit(cause);
-  tx.commit();
+    if (seeding) mark_seeded(*db_);
+    sum.update_id = log.commit(cause);
+    return sum;
+  });
   matcher_->invalidate();
-  return sum;
+  return done;
 }
 
 }  // namespace kblaster::kb

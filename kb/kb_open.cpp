@@ -1,10 +1,12 @@
-// Opening a KB file: recognise it (ours, foreign, corrupt, not SQLite, too new), then create,
-// migrate and seed it. Nothing is written before the file is known to be ours.
+// Opening a KB: a file (recognise it: ours, foreign, corrupt, not SQLite, too new; nothing is
+// written before the file is known to be ours) or a PostgreSQL server (a postgresql:// URI);
+// then create, migrate and seed it.
 #include "kb/knowledge_base.h"
 
 #include "kb/change_log.h"
 #include "kb/schema.h"
 #include "kb/seed.h"
+#include "kb/sql_sqlite.h"
 
 #include <sqlite3.h>
 #include <unistd.h>
@@ -72,12 +74,33 @@ bool precheck(const fs::path& path) {
   return true;
 }
 
-void prefix_errors(const fs::path& path, const std::function<void()>& f) {
+void prefix_errors(const std::string& where, const std::function<void()>& f) {
   try {
     f();
+  } catch (const sql::connection_lost& e) {
+    throw sql::connection_lost("KB " + where + ": " + e.what());
   } catch (const kb_error& e) {
-    throw kb_error(e.kind(), "KB " + path.string() + ": " + e.what());
+    throw kb_error(e.kind(), "KB " + where + ": " + e.what());
   }
+}
+
+void refuse_too_new(int version) {
+  if (version > schema::latest_version())
+    throw kb_error(error_kind::too_new,
+                   "written by a newer KernelBlaster (schema version " + std::to_string(version) +
+                       ", this binary knows up to " + std::to_string(schema::latest_version()) +
+                       "); it was left untouched. Upgrade kblaster to use it");
+}
+
+// Brings the schema to the latest version under the write lock: another process may be
+// opening the same KB at the same moment, so the version is read again once the lock is held.
+void migrate_to_latest(sql::database& db) {
+  sql::write_transaction(db, [&] {
+    const int now = schema::current_version(db);
+    if (now > schema::latest_version())
+      throw kb_error(error_kind::too_new, "was upgraded by a newer KernelBlaster meanwhile");
+    schema::migrate(db, schema::latest_version());
+  });
 }
 
 }  // namespace
@@ -87,6 +110,7 @@ knowledge_base& knowledge_base::operator=(knowledge_base&&) noexcept = default;
 knowledge_base::~knowledge_base() = default;
 
 knowledge_base knowledge_base::open(const fs::path& path_in, const open_options& options) {
+  if (sql::is_server_uri(path_in.native())) return open_server(path_in.native(), options);
   const fs::path path = path_in.empty() ? path_in : fs::absolute(path_in);
   if (path.empty()) throw kb_error(error_kind::invalid_argument, "empty KB path");
   const bool exists = precheck(path);
@@ -113,14 +137,15 @@ knowledge_base knowledge_base::open(const fs::path& path_in, const open_options&
 
   knowledge_base kb;
   kb.path_ = path;
+  kb.shown_ = path.string();
   kb.read_only_ = read_only;
   kb.matcher_ = std::make_unique<state_matcher>();
-  prefix_errors(path, [&] {
+  prefix_errors(kb.shown_, [&] {
     const int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
                       SQLITE_OPEN_NOMUTEX;
     kb.db_ = std::make_unique<sql::database>(path.string(), flags);
     auto& db = *kb.db_;
-    sqlite3_busy_timeout(db.handle(), options.busy_timeout_ms);
+    sqlite3_busy_timeout(sql::sqlite_handle(db), options.busy_timeout_ms);
 
     // Recognise the file with reads only.
     std::int64_t app_id = 0, tables = 0;
@@ -141,11 +166,7 @@ knowledge_base knowledge_base::open(const fs::path& path_in, const open_options&
                          " schema objects), not a KernelBlaster KB; it was left untouched. Pass "
                          "another --kb PATH");
     const int version = app_id == 0 ? 0 : schema::current_version(db);
-    if (version > schema::latest_version())
-      throw kb_error(error_kind::too_new,
-                     "written by a newer KernelBlaster (schema version " + std::to_string(version) +
-                         ", this binary knows up to " + std::to_string(schema::latest_version()) +
-                         "); it was left untouched. Upgrade kblaster to use it");
+    refuse_too_new(version);
     if (options.check_integrity) {
       const std::string result = db.query_text("PRAGMA quick_check");
       if (result != "ok")
@@ -168,15 +189,32 @@ knowledge_base knowledge_base::open(const fs::path& path_in, const open_options&
     db.exec("PRAGMA journal_size_limit = 33554432");
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
-    if (version < schema::latest_version()) {
-      sql::transaction tx(db);
-      // Re-read under the write lock: another process may have migrated meanwhile.
-      const int now = schema::current_version(db);
-      if (now > schema::latest_version())
-        throw kb_error(error_kind::too_new, "was upgraded by a newer KernelBlaster meanwhile");
-      schema::migrate(db, schema::latest_version());
-      tx.commit();
+    if (version < schema::latest_version()) migrate_to_latest(db);
+    if (options.seed) kb.seed_if_empty();
+  });
+  return kb;
+}
+
+// A server KB: the database is ours when it has our schema_version table (an empty one is
+// created); its own permissions decide what may be written, so automatic access reads and writes.
+knowledge_base knowledge_base::open_server(const std::string& uri, const open_options& options) {
+  knowledge_base kb;
+  kb.path_ = uri;
+  kb.shown_ = sql::redact(uri);
+  kb.read_only_ = options.access == open_options::access_mode::read_only;
+  kb.matcher_ = std::make_unique<state_matcher>();
+  prefix_errors(kb.shown_, [&] {
+    kb.db_ = std::make_unique<sql::database>(sql::database::connect_postgres(uri, options.busy_timeout_ms));
+    auto& db = *kb.db_;
+    const int version = schema::current_version(db);
+    refuse_too_new(version);
+    if (kb.read_only_) {
+      if (version < schema::latest_version())
+        throw kb_error(error_kind::read_only, "needs an upgrade from schema version " + std::to_string(version) +
+                                                  " but is opened read-only");
+      return;
     }
+    if (version < schema::latest_version()) migrate_to_latest(db);
     if (options.seed) kb.seed_if_empty();
   });
   return kb;
@@ -193,13 +231,14 @@ void knowledge_base::seed_if_empty() {
 
 void knowledge_base::require_writable() const {
   if (read_only_)
-    throw kb_error(error_kind::read_only, "KB " + path_.string() + " is opened read-only");
+    throw kb_error(error_kind::read_only, "KB " + shown_ + " is opened read-only");
 }
 
 kb_summary knowledge_base::summary() {
   kb_summary s;
   auto& db = *db_;
-  s.path = path_.string();
+  s.path = shown_;
+  s.backend = db.kind() == sql::dialect::postgres ? "postgresql" : "sqlite";
   s.schema_version = schema::current_version(db);
   s.states = db.query_int("SELECT count(*) FROM states");
   s.techniques = db.query_int("SELECT count(*) FROM techniques");
@@ -213,9 +252,17 @@ kb_summary knowledge_base::summary() {
   s.updates = db.query_int("SELECT count(*) FROM updates");
   auto a = db.prepare("SELECT arch, count(*) FROM attempts GROUP BY arch ORDER BY arch");
   while (a.step()) s.attempts_by_arch[a.get_text(0)] = a.get_int(1);
-  std::error_code ec;
-  const auto bytes = fs::file_size(path_, ec);
-  s.file_bytes = ec ? 0 : static_cast<std::int64_t>(bytes);
+  auto u = db.prepare("SELECT taught_by, count(*) FROM attempts GROUP BY taught_by ORDER BY taught_by");
+  while (u.step()) s.attempts_by_user[u.get_text(0)] = u.get_int(1);
+  auto w = db.prepare("SELECT taught_by, count(*) FROM updates GROUP BY taught_by ORDER BY taught_by");
+  while (w.step()) s.updates_by_user[w.get_text(0)] = w.get_int(1);
+  if (db.kind() == sql::dialect::postgres) {
+    s.file_bytes = db.query_int("SELECT pg_database_size(current_database())");
+  } else {
+    std::error_code ec;
+    const auto bytes = fs::file_size(path_, ec);
+    s.file_bytes = ec ? 0 : static_cast<std::int64_t>(bytes);
+  }
   s.read_only = read_only_;
   return s;
 }

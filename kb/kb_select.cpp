@@ -136,28 +136,28 @@ std::string knowledge_base::adopt_discovered(const state_match& match, const ker
                                                                (st.secondary.size() > 1 ? " and more" : "")) +
                    "); starts with the techniques of " + (from.empty() ? std::string("no known state") : from) + ".";
   const update_cause cause{"discovered", "state " + match.state + " composed from " + from, {}};
-  sql::transaction tx(*db_);
-  change_log log(*db_);
-  const std::int64_t sid = ensure_state(st.name, log);
-  log.track("states", {{"id", sid}}, [&] {
-    auto& s = db_->cached(
-        "UPDATE states SET primary_bottleneck = ?, secondary = ?, criteria = '[]', scope = 'all', "
-        "origin = ?, description = ?, notes = '' WHERE id = ?");
-    s.bind(1, st.primary_bottleneck).bind(2, nlohmann::json(st.secondary).dump()).bind(3, st.origin);
-    s.bind(4, st.description).bind(5, sid).run();
-  });
-  for (const auto& o : opts) {
-    const auto tid = technique_id(o.technique);
-    log.track("optimizations", {{"state_id", sid}, {"technique_id", tid}}, [&] {
+  sql::write_transaction(*db_, [&] {
+    change_log log(*db_);
+    const std::int64_t sid = ensure_state(st.name, log);
+    log.track("states", {{"id", sid}}, [&] {
       auto& s = db_->cached(
-          "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note, note_needs) VALUES(?, ?, ?, ?, ?) "
-          "ON CONFLICT DO NOTHING");
-      s.bind(1, sid).bind(2, tid).bind(3, o.prior_speedup).bind(4, o.note).bind(5, nlohmann::json(o.note_needs).dump());
-      s.run();
+          "UPDATE states SET primary_bottleneck = ?, secondary = ?, criteria = '[]', scope = 'all', "
+          "origin = ?, description = ?, notes = '' WHERE id = ?");
+      s.bind(1, st.primary_bottleneck).bind(2, nlohmann::json(st.secondary).dump()).bind(3, st.origin);
+      s.bind(4, st.description).bind(5, sid).run();
     });
-  }
-  log.commit(cause);
-  tx.commit();
+    for (const auto& o : opts) {
+      const auto tid = technique_id(o.technique);
+      log.track("optimizations", {{"state_id", sid}, {"technique_id", tid}}, [&] {
+        auto& s = db_->cached(
+            "INSERT INTO optimizations(state_id, technique_id, prior_speedup, note, note_needs) "
+            "VALUES(?, ?, ?, ?, ?) ON CONFLICT DO NOTHING");
+        s.bind(1, sid).bind(2, tid).bind(3, o.prior_speedup).bind(4, o.note);
+        s.bind(5, nlohmann::json(o.note_needs).dump()).run();
+      });
+    }
+    log.commit(cause);
+  });
   matcher_->invalidate();
   return st.name;
 }

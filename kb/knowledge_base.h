@@ -1,10 +1,11 @@
-// The knowledge base: one SQLite file holding states, techniques, their statistics, the replay
-// buffer of attempts, transitions, lessons and the revertible log of every change.
+// The knowledge base: states, techniques, their statistics, the replay buffer of attempts,
+// transitions, lessons and the revertible log of every change, in one SQLite file (the
+// embedded default) or in a PostgreSQL database shared by a team (a postgresql:// URI).
 #pragma once
 
 #include "kb/evidence.h"
 #include "kb/selection.h"
-#include "kb/sqlite.h"
+#include "kb/sql.h"
 #include "kb/state_match.h"
 #include "kb/types.h"
 
@@ -33,20 +34,25 @@ struct import_summary {
   std::int64_t states = 0, techniques = 0, optimizations = 0, lessons = 0, transitions = 0;
 };
 
-/// A connection to one KB file. Safe for several processes at once (WAL, busy timeout, short
-/// IMMEDIATE transactions); an instance itself is not thread-safe: use one per thread.
+/// A connection to one KB. Safe for several processes at once (a file: WAL, busy timeout, short
+/// IMMEDIATE transactions; a server: an advisory write lock, and a write whose connection drops
+/// is run again once it reconnects); an instance itself is not thread-safe: use one per thread.
 /// Every method throws kb_error.
 class knowledge_base {
  public:
-  /// Opens (and if allowed creates, migrates and seeds) the KB at `path`. Refuses corrupt,
-  /// non-SQLite, foreign and too-new files without modifying them.
+  /// Opens (and if allowed creates, migrates and seeds) the KB at `path`: a file, or a server
+  /// when `path` is a postgresql:// (or postgres://) URI. Refuses corrupt, non-SQLite, foreign
+  /// and too-new files without modifying them.
   static knowledge_base open(const std::filesystem::path& path, const open_options& options = {});
 
   knowledge_base(knowledge_base&&) noexcept;
   knowledge_base& operator=(knowledge_base&&) noexcept;
   ~knowledge_base();
 
+  /// Where the KB is, as given to open() (a server URI keeps its password: never show it).
   const std::filesystem::path& path() const noexcept { return path_; }
+  /// Where the KB is, for messages: the path, or the URI with its password redacted.
+  const std::string& location() const noexcept { return shown_; }
   bool read_only() const noexcept { return read_only_; }
 
   // --- states, techniques, optimizations, lessons (kb_catalog.cpp) ---
@@ -142,6 +148,7 @@ class knowledge_base {
 
  private:
   knowledge_base() = default;
+  static knowledge_base open_server(const std::string& uri, const open_options& options);
   friend class change_log;
   void seed_if_empty();
   std::int64_t state_id(const std::string& name);       // throws not_found
@@ -152,6 +159,7 @@ class knowledge_base {
   std::int64_t insert_attempt(const attempt& a);  // inside the caller's transaction
 
   std::filesystem::path path_;
+  std::string shown_;
   bool read_only_ = false;
   std::unique_ptr<sql::database> db_;
   std::unique_ptr<state_matcher> matcher_;

@@ -4,7 +4,7 @@
 // made the log about three quarters of the file.
 #pragma once
 
-#include "kb/sqlite.h"
+#include "kb/sql.h"
 
 #include <nlohmann/json.hpp>
 

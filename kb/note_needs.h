@@ -6,7 +6,7 @@
 // offered: its own needs (kb/evidence.h) decide that.
 #pragma once
 
-#include "kb/sqlite.h"
+#include "kb/sql.h"
 #include "kb/types.h"
 
 #include <optional>

@@ -4,6 +4,7 @@
 
 #include "kb/log_format.h"
 #include "kb/note_needs.h"
+#include "support/time.h"
 
 #include <array>
 #include <string>
@@ -172,34 +173,50 @@ ALTER TABLE attempts ADD COLUMN credits_step INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE attempts ADD COLUMN new_best INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 7: who taught each attempt and each update (kb/attribution.h): the OS user, or
+// $KBLASTER_KB_USER; empty for what was written before.
+constexpr const char* v7 = R"sql(
+ALTER TABLE attempts ADD COLUMN taught_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE updates ADD COLUMN taught_by TEXT NOT NULL DEFAULT '';
+)sql";
+
+// PostgreSQL keeps a renamed table's primary key index under its old name, which version 4's
+// new update_changes needs: the old one's is renamed first (a server KB is created at the
+// latest version in one transaction, so its version-3 log is always empty).
+constexpr const char* v4_server_before = R"sql(
+ALTER TABLE update_changes RENAME CONSTRAINT update_changes_pkey TO update_changes_v3_pkey;
+)sql";
+
 struct migration {
   const char* sql;
   void (*convert)(sql::database&);  // data conversion after the SQL, or null
+  const char* server_before = nullptr;  // PostgreSQL only, before the SQL
 };
 
 constexpr std::array migrations{migration{v1, nullptr}, migration{v2, nullptr}, migration{v3, nullptr},
-                                migration{v4, convert_v3_log}, migration{v5, upgrade_seed_notes},
-                                migration{v6, nullptr}};
+                                migration{v4, convert_v3_log, v4_server_before}, migration{v5, upgrade_seed_notes},
+                                migration{v6, nullptr}, migration{v7, nullptr}};
 
 }  // namespace
 
 int latest_version() noexcept { return static_cast<int>(migrations.size()); }
 
 int current_version(sql::database& db) {
-  if (db.query_int("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='schema_version'") == 0)
-    return 0;
+  if (!db.has_table("schema_version")) return 0;
   return static_cast<int>(db.query_int("SELECT max(version) FROM schema_version", 0));
 }
 
 void migrate(sql::database& db, int target) {
   for (int v = current_version(db) + 1; v <= target && v <= latest_version(); ++v) {
     const auto& m = migrations[static_cast<std::size_t>(v - 1)];
+    if (m.server_before && db.kind() == sql::dialect::postgres) db.exec(m.server_before);
     db.exec(m.sql);
     if (m.convert) m.convert(db);
-    auto& s = db.cached("INSERT INTO schema_version(version, applied_at) VALUES(?, strftime('%Y-%m-%dT%H:%M:%SZ','now'))");
-    s.bind(1, v).run();
+    auto& s = db.cached("INSERT INTO schema_version(version, applied_at) VALUES(?, ?)");
+    s.bind(1, v).bind(2, support::utc_now(support::timestamp_precision::seconds)).run();
   }
-  db.exec("PRAGMA application_id = " + std::to_string(application_id));
+  // A file is recognised by its application id; a server database by its schema_version table.
+  if (db.kind() == sql::dialect::sqlite) db.exec("PRAGMA application_id = " + std::to_string(application_id));
 }
 
 }  // namespace kblaster::kb::schema

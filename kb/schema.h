@@ -1,8 +1,8 @@
-// The KB's SQLite schema as an ordered list of migrations, and the application id that marks a
+// The KB's schema (one for both backends) as an ordered list of migrations, and the application id that marks a
 // file as ours.
 #pragma once
 
-#include "kb/sqlite.h"
+#include "kb/sql.h"
 
 namespace kblaster::kb::schema {
 

@@ -3,7 +3,6 @@
 #include "kb/state_match.h"
 
 #include <nlohmann/json.hpp>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <bit>
@@ -172,18 +171,12 @@ void state_matcher::reload(sql::database& db) {
 
 std::optional<state_match> state_matcher::best(sql::database& db, const kernel_evidence& e, const std::string& arch) {
   if (!e.measured) return std::nullopt;
-  // data_version changes when another connection commits; total_changes when this one writes,
-  // including raw SQL through knowledge_base::db() (the agents' KB edits) that never calls
-  // invalidate().
-  const std::int64_t version = db.cached("PRAGMA data_version").step()
-                                   ? db.cached("PRAGMA data_version").get_int(0)
-                                   : -1;
-  db.cached("PRAGMA data_version").reset();
-  const std::int64_t own_changes = sqlite3_total_changes64(db.handle());
-  if (!loaded_ || version != data_version_ || own_changes != own_changes_) {
+  // Changes when another connection commits and when this one writes, including raw SQL
+  // through knowledge_base::db() (the agents' KB edits) that never calls invalidate().
+  const std::int64_t version = db.change_counter();
+  if (!loaded_ || version != data_version_) {
     reload(db);
     data_version_ = version;
-    own_changes_ = own_changes;
   }
   if (cache_.empty()) return std::nullopt;
   const auto names = steering_names(e);

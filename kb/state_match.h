@@ -5,7 +5,7 @@
 #pragma once
 
 #include "kb/evidence.h"
-#include "kb/sqlite.h"
+#include "kb/sql.h"
 
 #include <cstdint>
 #include <optional>
@@ -80,7 +80,7 @@ inline constexpr double tensor_core_precedence_weight = 0.5;
 std::optional<double> match_score(const state_signature& s, const kernel_evidence& e, const std::string& arch);
 
 /// Caches the signatures of every state; reloads when another connection changed the file
-/// (PRAGMA data_version) or after invalidate(). Not thread-safe.
+/// (sql::database::change_counter) or after invalidate(). Not thread-safe.
 class state_matcher {
  public:
   /// The state for `e`: the known state explaining most of its evidence when it explains at
@@ -97,7 +97,6 @@ class state_matcher {
   std::vector<std::string> bit_names_;
   bool masks_valid_ = true;
   std::int64_t data_version_ = -1;
-  std::int64_t own_changes_ = -1;  // sqlite3_total_changes64 of the connection at the last load
   bool loaded_ = false;
 };
 

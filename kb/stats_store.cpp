@@ -97,7 +97,7 @@ void upsert_stats(sql::database& db, std::int64_t sid, std::int64_t tid, const s
       updates += (updates.empty() ? "" : ", ") + name + " = excluded." + name;
     }
     return "INSERT INTO opt_stats(state_id, technique_id, arch, " + stats_select_list() + ") VALUES(?, ?, ?" +
-           placeholders + ") ON CONFLICT DO UPDATE SET " + updates;
+           placeholders + ") ON CONFLICT(state_id, technique_id, arch) DO UPDATE SET " + updates;
   }();
   auto& q = db.cached(sql);
   q.bind(1, sid).bind(2, tid).bind(3, arch).bind(4, s.attempts).bind(5, s.compile_failures);

@@ -2,7 +2,7 @@
 // one list of its columns, one reader, one writer.
 #pragma once
 
-#include "kb/sqlite.h"
+#include "kb/sql.h"
 #include "kb/types.h"
 
 #include <string>

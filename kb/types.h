@@ -156,13 +156,16 @@ struct update_record {
 
 /// Counts for `kblaster kb stats`.
 struct kb_summary {
-  std::string path;
+  std::string path;     ///< a file, or a server URI with its password redacted
+  std::string backend;  ///< "sqlite" or "postgresql"
   int schema_version = 0;
   std::int64_t states = 0, techniques = 0, optimizations = 0, attempts = 0, lessons = 0,
                transitions = 0, updates = 0;
   std::int64_t correct_attempts = 0, successful_attempts = 0;
   std::map<std::string, std::int64_t> attempts_by_arch;
-  std::int64_t file_bytes = 0;
+  /// Who taught them (kb/attribution.h); "" for what was written before schema version 7.
+  std::map<std::string, std::int64_t> attempts_by_user, updates_by_user;
+  std::int64_t file_bytes = 0;  ///< the file's size, or the server database's
   bool read_only = false;
 };
 

@@ -68,7 +68,7 @@ void thread_writes(const std::string& kb_path, int log, const std::string& write
       kb.select(r);
     }
     if (i % 7 == 0) kb.export_json();
-    if (i % 11 == 0) {
+    if (i % 11 == 0 && kb.db().kind() == kblaster::kb::sql::dialect::sqlite) {
       const auto copy = fs::path(kb_path).parent_path() / ("copy-" + writer + "-" + std::to_string(first) + ".sqlite");
       std::error_code ec;
       fs::remove(copy, ec);

@@ -9,7 +9,7 @@ using kb_test::temp_dir;
 
 TEST_CASE("attempts: stored in full and counted in statistics") {
   temp_dir dir;
-  auto kb = knowledge_base::open(dir / "kb.sqlite");
+  auto kb = kb_test::open_kb(dir / "kb.sqlite");
   auto a = kb_test::make_attempt("uncoalesced_global_memory", "memory_coalescing", 2.0);
   a.iteration = 3;
   a.step = 2;
@@ -77,7 +77,7 @@ TEST_CASE("attempts: unknown states and techniques are added as discovered") {
 
 TEST_CASE("attempts: invalid attempts are refused and store nothing") {
   temp_dir dir;
-  auto kb = knowledge_base::open(dir / "kb.sqlite");
+  auto kb = kb_test::open_kb(dir / "kb.sqlite");
   auto a = kb_test::make_attempt("undersized_grid", "grid_size_tuning", 1.5);
   auto no_task = a;
   no_task.task.clear();
@@ -103,7 +103,7 @@ TEST_CASE("attempts: invalid attempts are refused and store nothing") {
 
 TEST_CASE("attempts: a batch is stored all or nothing") {
   temp_dir dir;
-  auto kb = knowledge_base::open(dir / "kb.sqlite");
+  auto kb = kb_test::open_kb(dir / "kb.sqlite");
   std::vector<attempt> batch{kb_test::make_attempt("undersized_grid", "grid_size_tuning", 1.5),
                              kb_test::make_attempt("undersized_grid", "split_k_parallelization", 2.5)};
   auto bad = batch;
@@ -119,7 +119,7 @@ TEST_CASE("attempts: a batch is stored all or nothing") {
 
 TEST_CASE("attempts: a run's or an iteration's attempts by trajectory prefix, oldest first") {
   temp_dir dir;
-  auto kb = knowledge_base::open(dir / "kb.sqlite");
+  auto kb = kb_test::open_kb(dir / "kb.sqlite");
   auto add = [&](const std::string& task, const std::string& trajectory) {
     auto a = kb_test::make_attempt("uncoalesced_global_memory", "memory_coalescing", 1.5);
     a.task = task;

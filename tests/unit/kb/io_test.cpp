@@ -66,7 +66,7 @@ TEST_CASE("seed: enough states and techniques, each usable by the classifier and
 
 TEST_CASE("json: export, import into an empty KB, export again is identical") {
   temp_dir dir;
-  auto kb = knowledge_base::open(dir / "a.sqlite");
+  auto kb = kb_test::open_kb(dir / "a.sqlite");
   learn_something(kb);
   const json first = kb.export_json();
   // The text survives a file round trip too.
@@ -90,8 +90,8 @@ TEST_CASE("json: export, import into an empty KB, export again is identical") {
 
 TEST_CASE("json: importing on another GPU's KB pools the statistics") {
   temp_dir dir;
-  auto a = knowledge_base::open(dir / "a.sqlite");
-  auto b = knowledge_base::open(dir / "b.sqlite");
+  auto a = kb_test::open_kb(dir / "a.sqlite");
+  auto b = kb_test::open_kb(dir / "b.sqlite");
   for (double s : {1.2, 1.4}) a.record_attempt(kb_test::make_attempt("undersized_grid", "grid_size_tuning", s, "sm_80"));
   for (double s : {2.0, 1.6, 1.8}) b.record_attempt(kb_test::make_attempt("undersized_grid", "grid_size_tuning", s, "sm_90"));
   b.import_json(a.export_json(), update_cause{"import", "from the A100", {}});
@@ -108,7 +108,7 @@ TEST_CASE("json: importing on another GPU's KB pools the statistics") {
 
 TEST_CASE("json: malformed documents are rejected with the place of the error, and nothing changes") {
   temp_dir dir;
-  auto kb = knowledge_base::open(dir / "a.sqlite");
+  auto kb = kb_test::open_kb(dir / "a.sqlite");
   const auto before = kb.export_json();
   const std::vector<std::pair<json, std::string>> bad{
       {json::array(), "JSON object"},
@@ -134,7 +134,7 @@ TEST_CASE("json: malformed documents are rejected with the place of the error, a
 
 TEST_CASE("match: signatures map to the closest state") {
   temp_dir dir;
-  auto kb = knowledge_base::open(dir / "a.sqlite");
+  auto kb = kb_test::open_kb(dir / "a.sqlite");
   auto m = kb.match_state("memory_bound_dram", {"uncoalesced_global_access"});
   REQUIRE(m);
   CHECK(m->state == "uncoalesced_global_memory");
@@ -148,7 +148,7 @@ TEST_CASE("match: signatures map to the closest state") {
   CHECK(kb.match_state("compute_bound", {"tensor_cores_unused"}, "sm_80")->state == "matmul_without_tensor_cores");
   CHECK(kb.match_state("compute_bound", {"tensor_cores_unused"})->state == "matmul_without_tensor_cores");
   // A state added by another connection is seen.
-  auto other = knowledge_base::open(dir / "a.sqlite");
+  auto other = kb_test::open_kb(dir / "a.sqlite");
   state s;
   s.name = "exotic";
   s.primary_bottleneck = "balanced";

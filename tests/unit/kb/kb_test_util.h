@@ -9,8 +9,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -89,11 +92,47 @@ class unwritable {
   bool ok_ = false;
 };
 
+/// The PostgreSQL server the tests run against instead of files (test_kb_pg, started by
+/// tests/kb/pg_cluster.sh), or empty for files.
+inline std::string server_host() {
+  const char* h = std::getenv("KBLASTER_TEST_PG_HOST");
+  return h ? h : "";
+}
+
+/// The URI of database `name` on the test server.
+inline std::string server_uri(const std::string& name) {
+  const char* user = std::getenv("KBLASTER_TEST_PG_USER");
+  return "postgresql:///" + name + "?host=" + server_host() + "&user=" + (user ? user : "postgres");
+}
+
+/// Where a test's KB at `p` lives: the file itself, or (under test_kb_pg) a database on the test
+/// server named after the path, created empty on first use, so that a test reopening its path
+/// reopens its database.
+inline fs::path kb_at(const fs::path& p) {
+  if (server_host().empty()) return p;
+  static std::set<std::string> created;
+  const std::string name = "t" + std::to_string(std::hash<std::string>{}(p.string()));
+  if (created.insert(name).second) {
+    auto admin = kblaster::kb::sql::database::connect_postgres(server_uri("postgres"));
+    admin.exec("DROP DATABASE IF EXISTS " + name);
+    admin.exec("CREATE DATABASE " + name);
+  }
+  return server_uri(name);
+}
+
+/// True when the tests run against a server (file-only checks are skipped there).
+inline bool on_server() { return !server_host().empty(); }
+
+/// Opens the KB of `p` (see kb_at).
+inline kblaster::kb::knowledge_base open_kb(const fs::path& p, const kblaster::kb::open_options& o = {}) {
+  return kblaster::kb::knowledge_base::open(kb_at(p), o);
+}
+
 /// Opens a KB without the seed.
 inline kblaster::kb::knowledge_base open_empty(const fs::path& p) {
   kblaster::kb::open_options o;
   o.seed = false;
-  return kblaster::kb::knowledge_base::open(p, o);
+  return open_kb(p, o);
 }
 
 /// A correct attempt of `technique` in `state` with the given speedup.

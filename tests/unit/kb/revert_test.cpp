@@ -6,7 +6,7 @@ using kb_test::temp_dir;
 
 TEST_CASE("history: attempts, lessons and priors are logged with their cause") {
   temp_dir dir;
-  auto kb = knowledge_base::open(dir / "kb.sqlite");
+  auto kb = kb_test::open_kb(dir / "kb.sqlite");
   const auto id = kb.record_attempt(kb_test::make_attempt("undersized_grid", "grid_size_tuning", 1.5));
   const auto h = kb.history(1);
   REQUIRE(h.size() == 1);
@@ -21,7 +21,7 @@ TEST_CASE("history: attempts, lessons and priors are logged with their cause") {
 
 TEST_CASE("history: revert restores earlier values and can itself be reverted") {
   temp_dir dir;
-  auto kb = knowledge_base::open(dir / "kb.sqlite");
+  auto kb = kb_test::open_kb(dir / "kb.sqlite");
   const auto original = kb.export_json();
 
   SUBCASE("a textual-gradient edit of a prior and a lesson") {
@@ -55,7 +55,7 @@ TEST_CASE("history: revert restores earlier values and can itself be reverted") 
 
 TEST_CASE("history: a revert that would clobber later changes is refused") {
   temp_dir dir;
-  auto kb = knowledge_base::open(dir / "kb.sqlite");
+  auto kb = kb_test::open_kb(dir / "kb.sqlite");
   kb.record_attempt(kb_test::make_attempt("undersized_grid", "grid_size_tuning", 1.5));
   const auto first = kb.history(1)[0].id;
   kb.record_attempt(kb_test::make_attempt("undersized_grid", "grid_size_tuning", 1.8));

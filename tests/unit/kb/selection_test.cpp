@@ -112,9 +112,9 @@ TEST_CASE("selection: deterministic under a seed, varied across seeds") {
   for (auto policy : {selection_policy::weighted, selection_policy::thompson}) {
     CAPTURE(to_string(policy));
     const auto path = dir / (std::string(to_string(policy)) + ".sqlite");
-    { auto kb = knowledge_base::open(path); kb.record_attempt(kb_test::make_attempt("uncoalesced_global_memory", "memory_coalescing", 1.9)); }
-    auto kb1 = knowledge_base::open(path);
-    auto kb2 = knowledge_base::open(path);  // another connection sees the same answers
+    { auto kb = kb_test::open_kb(path); kb.record_attempt(kb_test::make_attempt("uncoalesced_global_memory", "memory_coalescing", 1.9)); }
+    auto kb1 = kb_test::open_kb(path);
+    auto kb2 = kb_test::open_kb(path);  // another connection sees the same answers
     selection_request req;
     req.state = "uncoalesced_global_memory";
     req.policy = policy;
@@ -199,7 +199,7 @@ TEST_CASE("selection: restricted to an architecture, falling back to all") {
 
 TEST_CASE("selection: bad requests") {
   temp_dir dir;
-  auto kb = knowledge_base::open(dir / "kb.sqlite");
+  auto kb = kb_test::open_kb(dir / "kb.sqlite");
   selection_request req;
   req.state = "no_such_state";
   CHECK_THROWS_AS(kb.select(req), kb_error);
