@@ -6,6 +6,7 @@
 #include "engine/profile/ncu_source_parser.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kblaster::engine {
@@ -25,6 +26,11 @@ struct hot_line {
   double share = 0;          // fraction (0..1) of the kernel's total of that figure
   double amount = 0;         // samples, sectors or wavefronts on this line
   std::string top_stall;     // "stall_lg" …; empty when unknown
+  /// Where most of the line's figure really goes when that is code inlined from another file
+  /// (a CUDA header's conversion, a library's device function): "cuda_fp16.hpp:708". Empty
+  /// when the line's own code takes most of it.
+  std::string inlined_from;
+  double inlined_share = 0;  // fraction (0..1) of the line's amount spent in `inlined_from`
 };
 
 /// Up to `per_reason` lines for each reason, each carrying at least `min_share` of the
@@ -32,5 +38,18 @@ struct hot_line {
 /// rows of a cuda,sass page, or falls back to SASS instructions when the page has no lines.
 std::vector<hot_line> attribute_hot_lines(const source_page& page, std::size_t per_reason = 3,
                                           double min_share = 0.05);
+
+/// The same for one kernel whose source page has a block per file (ncu's cuda,sass view prints
+/// one for every file the function's code comes from, a header's inlined code included). Lines
+/// are ranked in the kernel's own file, the block holding its entry instruction, whose lines
+/// count the inlined instructions at their call sites; a line whose cost is mostly inlined code
+/// says from where (`inlined_from`). Samples are never placed on a header's line numbers as if
+/// they were the kernel file's.
+std::vector<hot_line> attribute_kernel_hot_lines(const std::vector<const source_page*>& pages_of_kernel,
+                                                 std::size_t per_reason = 3, double min_share = 0.05);
+
+/// True for a file of the CUDA toolkit or the system's headers (cuda_fp16.hpp, cub/, /usr/include):
+/// never the user's code to edit.
+bool is_toolkit_source(std::string_view path);
 
 }  // namespace kblaster::engine

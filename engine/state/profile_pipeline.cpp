@@ -54,10 +54,13 @@ profile_outcome analyze_pages(const std::string& details_csv, const std::string&
   std::map<std::string, std::vector<hot_line>> hot;  // by function name
   if (!source_csv.empty()) {
     try {
-      for (const auto& page : parse_ncu_source(source_csv)) {
-        auto lines = attribute_hot_lines(page);
-        if (!lines.empty()) hot[function_name_of(page.kernel)] = std::move(lines);
-      }
+      // A kernel has a block per file its code comes from (inlined headers included): grouped
+      // by function, so that its lines are ranked in its own file.
+      const auto pages = parse_ncu_source(source_csv);
+      std::map<std::string, std::vector<const source_page*>> by_function;
+      for (const auto& page : pages) by_function[function_name_of(page.kernel)].push_back(&page);
+      for (const auto& [function, pages_of_kernel] : by_function)
+        if (auto lines = attribute_kernel_hot_lines(pages_of_kernel); !lines.empty()) hot[function] = std::move(lines);
     } catch (const std::exception& e) {
       out.warnings.push_back(std::string("source page ignored: ") + e.what());
     }

@@ -64,6 +64,7 @@ std::string hot_line_text(const hot_line& h) {
                      : h.reason == hot_reason::uncoalesced_global ? fixed_text(h.share * 100, 0) + "% of excessive global sectors"
                                                                   : fixed_text(h.share * 100, 0) + "% of excessive shared wavefronts";
   if (h.reason == hot_reason::stall_samples && !h.top_stall.empty()) what += " (mostly " + h.top_stall + ")";
+  if (!h.inlined_from.empty()) what += ", " + fixed_text(h.inlined_share * 100, 0) + "% of it in " + h.inlined_from + " (inlined)";
   return where + ": " + what + ": " + h.text;
 }
 
@@ -216,7 +217,8 @@ nlohmann::json to_json(const kernel_view& v) {
   nlohmann::json hot = nlohmann::json::array();
   for (const auto& h : v.hot_lines)
     hot.push_back({{"file", h.file}, {"line", h.line}, {"text", h.text}, {"reason", to_string(h.reason)},
-                   {"share", h.share}, {"amount", h.amount}, {"top_stall", h.top_stall}});
+                   {"share", h.share}, {"amount", h.amount}, {"top_stall", h.top_stall},
+                   {"inlined_from", h.inlined_from}, {"inlined_share", h.inlined_share}});
   j["hot_lines"] = hot;
   j["state"] = {{"key", v.state.state}, {"description", v.state.description}, {"confidence", v.state.confidence}};
   j["unknown"] = s.unknown;

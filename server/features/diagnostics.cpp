@@ -3,6 +3,8 @@
 // name and the source lines that hurt. Runs on open and save, in the background.
 #include "server/features/diagnostics.h"
 
+#include "engine/profile/source_attribution.h"
+
 #include "server/features/cuda_symbol_text.h"
 #include "server/features/uri_path.h"
 #include "server/features/refusal.h"
@@ -147,10 +149,12 @@ json to_lsp_diagnostics(const engine::file_analysis& a, const document_snapshot&
       out.push_back(std::move(d));
     }
     for (const auto& h : view.hot_lines) {
-      if (h.line <= 0) continue;
+      // A line of a toolkit header is never one of this document's.
+      if (h.line <= 0 || engine::is_toolkit_source(h.file)) continue;
       std::string message = tag + std::string(engine::to_string(h.reason)) + ": " + percent(h.share * 100) +
                             " of " + sig.function + "'s total";
       if (!h.top_stall.empty()) message += ", mostly " + h.top_stall;
+      if (!h.inlined_from.empty()) message += "; " + percent(h.inlined_share * 100) + " of it in " + h.inlined_from + " (inlined)";
       out.push_back(diagnostic_json(line_range(doc, h.line, 0), hint, "kblaster", message));
     }
   }
