@@ -8,13 +8,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <chrono>
+#include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 using kblaster::support::child_process;
 using kblaster::support::spawn_error;
@@ -161,4 +165,104 @@ TEST_CASE("a child outlives the thread that started it: a parent-death signal wa
   CHECK_FALSE(c->try_wait());  // still running: not killed when the thread ended
   const int status = c->kill_and_wait();
   CHECK(WIFSIGNALED(status));
+}
+
+namespace {
+
+// Whether `pid` still runs: not gone and not a zombie (a zombie holds nothing; its parent reaps it).
+bool running(pid_t pid) {
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return false;
+  char buffer[512] = {};
+  const std::size_t n = std::fread(buffer, 1, sizeof buffer - 1, f);
+  std::fclose(f);
+  const std::string stat(buffer, n);
+  const auto paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+}
+
+// One line the child writes to `fd` (without its newline), or what came within 20 s.
+std::string first_line(int fd) {
+  std::string out;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  char c = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) continue;
+    if (::read(fd, &c, 1) != 1 || c == '\n') break;
+    out += c;
+  }
+  return out;
+}
+
+const char* const stop_child_env = "KBLASTER_TEST_STOP_ALL_CHILDREN";
+
+}  // namespace
+
+// stop_all_children() cannot be undone, so the test runs again in a process of its own: this
+// executable, asked for this test case alone, with the variable that says it is the one to stop.
+TEST_CASE("stop_all_children: every child and what it started is killed, and no spawn racing it survives") {
+  if (!std::getenv(stop_child_env)) {
+    spawn_options o;
+    o.set_environment = {std::string(stop_child_env) + "=1"};
+    o.out = o.err = stream::inherit;
+    auto self = child_process::spawn(
+        {"/proc/self/exe", "--test-case=stop_all_children: every child and what it started is killed*"}, o);
+    const int status = self.wait();
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    return;
+  }
+  // A child that started one of its own (in its process group), and says which.
+  auto parent = child_process::spawn({"sh", "-c", "sleep 30 & echo $!; wait"});
+  const auto grandchild = static_cast<pid_t>(std::stoi(first_line(parent.stdout_fd())));
+  REQUIRE(running(grandchild));
+
+  // Threads that start children as fast as they can while the stop comes: whichever started is
+  // kept, so that only the stop can end it.
+  std::mutex mutex;
+  std::vector<child_process> started;
+  std::atomic<int> refused{0};
+  std::vector<std::thread> spawners;
+  for (int t = 0; t < 4; ++t)
+    spawners.emplace_back([&] {
+      while (true) {
+        try {
+          auto c = child_process::spawn({"sleep", "30"});
+          const std::lock_guard lock(mutex);
+          started.push_back(std::move(c));
+        } catch (const spawn_error& e) {
+          if (e.code() == ECANCELED) ++refused;
+          return;
+        }
+      }
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  kblaster::support::stop_all_children();
+  for (auto& t : spawners) t.join();
+  CHECK(refused == 4);
+  CHECK_FALSE(started.empty());
+
+  // SIGKILL is delivered at once, but a process takes a moment to end.
+  auto any_running = [&] {
+    if (running(parent.pid()) || running(grandchild)) return true;
+    for (const auto& c : started)
+      if (running(c.pid())) return true;
+    return false;
+  };
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (any_running() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK_FALSE(running(parent.pid()));
+  CHECK_FALSE(running(grandchild));
+  int left = 0;
+  for (const auto& c : started) left += running(c.pid()) ? 1 : 0;
+  CHECK_MESSAGE(left == 0, left << " of " << started.size() << " children still run after the stop");
+
+  try {
+    child_process::spawn({"true"});
+    FAIL("a spawn after the stop started");
+  } catch (const spawn_error& e) {
+    CHECK(e.code() == ECANCELED);
+  }
 }
