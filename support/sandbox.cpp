@@ -87,6 +87,31 @@ std::vector<std::string> limits_prefix(const sandbox_limits& l) {
           "--core=" + both(l.core_bytes), "--"};
 }
 
+// bwrap's options for a job under `policy`: the namespaces, then one mount per entry of its view.
+std::vector<std::string> bwrap_options(const sandbox_policy& policy) {
+  std::vector<std::string> out{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"};
+  using access = sandbox_mount::access;
+  for (const auto& m : sandbox_view(policy)) {
+    const auto path = m.path.string();
+    switch (m.how) {
+      case access::read_only: out.insert(out.end(), {"--ro-bind", path, path}); break;
+      case access::writable: out.insert(out.end(), {"--bind", path, path}); break;
+      case access::device: out.insert(out.end(), {"--dev-bind", path, path}); break;
+      case access::symlink: out.insert(out.end(), {"--symlink", m.link_target.string(), path}); break;
+      case access::hidden: out.insert(out.end(), {"--ro-bind", "/dev/null", path}); break;
+      case access::empty:
+        if (path == "/dev") out.insert(out.end(), {"--dev", "/dev"});
+        else if (path == "/proc") out.insert(out.end(), {"--proc", "/proc"});
+        else out.insert(out.end(), {"--tmpfs", path});
+        break;
+    }
+  }
+  // The root bwrap builds the view on is a tmpfs of its own: read-only, so that only the scratch,
+  // the writable folders and the private /tmp take writes.
+  out.insert(out.end(), {"--remount-ro", "/"});
+  return out;
+}
+
 sandbox_report probe() {
   sandbox_report r;
   const auto mode = env_or("KBLASTER_SANDBOX", "auto");
@@ -99,9 +124,13 @@ sandbox_report probe() {
     r.version = v.ok() ? v.out.substr(0, v.out.find('\n')) : "";
     // The options every job uses: a failure here (no user namespaces, a seccomp'd container)
     // means no job could start under it.
-    const auto t = run_process({r.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-                                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "/bin/true"},
-                               std::chrono::seconds(20));
+    std::vector<std::string> argv{r.bwrap};
+    sandbox_policy nothing;
+    nothing.gpu = false;
+    const auto options = bwrap_options(nothing);
+    argv.insert(argv.end(), options.begin(), options.end());
+    argv.insert(argv.end(), {"--", "/bin/true"});
+    const auto t = run_process(argv, std::chrono::seconds(20));
     if (t.ok()) {
       r.available = true;
     } else {
@@ -113,9 +142,12 @@ sandbox_report probe() {
       "network: none (own network namespace; loopback included)",
       "processes: own PID namespace (the daemon and other jobs are invisible and cannot be signalled); "
       "the whole tree dies with its request",
-      "files: everything read-only except the job's scratch folder; private /dev (GPU nodes only) and /proc",
+      "files: deny by default: only an allow-list is visible (the system's programs and libraries, the CUDA "
+      "toolkit, Nsight Compute, LibTorch, the kblaster binaries, the job's own task and sources read-only, its "
+      "scratch folder writable); no home folder, no /work, /srv, /mnt, /media, no other project; a private "
+      "empty /tmp; private /dev (GPU nodes only) and /proc",
       "secrets: environment reduced to an allow-list (no API keys); ~/.ssh, ~/.config, credentials and the "
-      "daemon's sockets hidden",
+      "daemon's sockets hidden again should a shown folder hold them",
       "capabilities: all dropped; new session (no terminal injection)",
       "limits: file size, open files, no core dumps (prlimit); a watchdog per request"};
   if (r.mode == sandbox_mode::off) {
@@ -145,27 +177,6 @@ const std::vector<std::string>& sandbox_passed_variables() {
   return names;
 }
 
-std::vector<fs::path> sandbox_hidden_paths() {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  if (const char* home = std::getenv("HOME"); home && *home) {
-    for (const char* rel : {".ssh", ".gnupg", ".aws", ".azure", ".config", ".netrc", ".git-credentials", ".docker",
-                            ".kube", ".npmrc", ".pypirc", ".bash_history", ".zsh_history", ".python_history",
-                            ".local/share/keyrings", ".password-store", ".vault-token"}) {
-      const fs::path p = fs::path(home) / rel;
-      if (fs::exists(fs::symlink_status(p, ec))) out.push_back(p);
-    }
-  }
-  // The daemon's sockets (issue: a job that reached them could drive the daemon) and other
-  // per-user runtime files.
-  if (const char* run = std::getenv("XDG_RUNTIME_DIR"); run && *run && fs::is_directory(run, ec)) out.push_back(run);
-  if (fs::is_directory("/run/user", ec)) out.push_back("/run/user");
-  // This user's scratch folder: other jobs' scratch, the analysis copies, a daemon's socket.
-  // The job's own scratch, inside it, is bound back afterwards.
-  if (const auto root = user_scratch_root(); fs::is_directory(root, ec)) out.push_back(root);
-  return out;
-}
-
 std::vector<std::string> sandboxed_command(const std::vector<std::string>& argv, const sandbox_policy& policy) {
   const auto& support = sandbox_support();
   const auto env = job_environment(policy);
@@ -183,24 +194,11 @@ std::vector<std::string> sandboxed_command(const std::vector<std::string>& argv,
   }
   // bwrap itself starts with an empty environment: it is the sandbox's first process, and a job
   // can read its /proc/1/environ.
-  cmd = {"/usr/bin/env", "-i", support.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"};
-  std::error_code ec;
-  if (policy.gpu)
-    for (const auto& entry : fs::directory_iterator("/dev", ec)) {
-      const auto name = entry.path().filename().string();
-      if (name.rfind("nvidia", 0) == 0) cmd.insert(cmd.end(), {"--dev-bind", entry.path().string(), entry.path().string()});
-    }
-  for (const auto& hidden : sandbox_hidden_paths()) {
-    if (fs::is_directory(hidden, ec))
-      cmd.insert(cmd.end(), {"--tmpfs", hidden.string()});
-    else
-      cmd.insert(cmd.end(), {"--ro-bind", "/dev/null", hidden.string()});
-  }
-  cmd.insert(cmd.end(), {"--bind", policy.scratch.string(), policy.scratch.string()});
-  for (const auto& w : policy.writable) cmd.insert(cmd.end(), {"--bind", w.string(), w.string()});
-  // The working directory stays the caller's (relative paths in requests keep their meaning);
-  // it is read-only in here like the rest.
+  cmd = {"/usr/bin/env", "-i", support.bwrap};
+  const auto options = bwrap_options(policy);
+  cmd.insert(cmd.end(), options.begin(), options.end());
+  // The working directory stays the caller's where the job can see it (bwrap falls back to /
+  // where it cannot): relative paths in requests keep their meaning only inside what is shown.
   cmd.push_back("--clearenv");
   for (const auto& [n, v] : env) cmd.insert(cmd.end(), {"--setenv", n, v});
   cmd.push_back("--");

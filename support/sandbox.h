@@ -44,10 +44,15 @@ struct sandbox_limits {
   std::uint64_t core_bytes = 0;                ///< no core dumps of candidate code
 };
 
-/// One job's sandbox.
+/// One job's sandbox. Deny by default: of the user's files the job sees only what is named here
+/// (a candidate once read a file under /tmp and threw it back as its error message).
 struct sandbox_policy {
   std::filesystem::path scratch;  ///< the only writable folder; its HOME and TMPDIR
   std::vector<std::filesystem::path> writable;  ///< further folders it must write (a build's output)
+  /// What the job reads and nothing else of the user's: its task's folder, its sources, a tool
+  /// or program outside the system's folders (read-only; a folder too broad to show, `/`, a home
+  /// folder or /tmp itself, is left out: sandbox_too_broad).
+  std::vector<std::filesystem::path> readable;
   std::vector<std::string> environment;  ///< "NAME=VALUE" beside the pass-through allow-list
   bool gpu = true;  ///< make /dev/nvidia* visible
   sandbox_limits limits;
@@ -68,8 +73,51 @@ std::vector<std::string> sandboxed_command(const std::vector<std::string>& argv,
 /// other one, API keys included, is dropped.
 const std::vector<std::string>& sandbox_passed_variables();
 
-/// Paths hidden from a sandboxed job (the user's keys, credentials, the daemon's sockets), as
-/// they exist on this machine.
+/// One thing of the machine's file system a sandboxed job sees, and why it must.
+struct sandbox_mount {
+  enum class access {
+    read_only,  ///< bound read-only
+    writable,   ///< bound read-write (the scratch folder, a build's tree)
+    device,     ///< a device node (the GPU's)
+    symlink,    ///< recreated as the same link (merged-/usr's /bin -> usr/bin)
+    empty,      ///< an empty private folder (/tmp, and a secret inside something shown)
+    hidden,     ///< a file replaced by an empty one (a secret inside something shown)
+  };
+  std::filesystem::path path;
+  access how = access::read_only;
+  std::string why;
+  std::filesystem::path link_target;  ///< for `symlink`: what the link says
+};
+
+/// What every sandboxed job sees, each entry with its reason: the system's programs and
+/// libraries (/usr, the /bin and /lib links), the parts of /etc that programs need, /sys, a
+/// private /dev (the GPU's nodes when `gpu`), /proc and /tmp, the CUDA toolkit and Nsight
+/// Compute where they are installed, the libraries $LD_LIBRARY_PATH names, and the folders the
+/// user allows in $KBLASTER_SANDBOX_ALLOW (colon-separated). Nothing else.
+std::vector<sandbox_mount> sandbox_system_view(bool gpu);
+
+/// What a job under `policy` sees, in the order the mounts are made: the system's view, the
+/// policy's readable folders, its scratch and writable folders, then the secrets
+/// (sandbox_hidden_paths) that fall inside any of those, hidden again.
+std::vector<sandbox_mount> sandbox_view(const sandbox_policy& policy);
+
+/// Whether `path` is too broad to show a job: `/`, or a folder that is or holds the user's
+/// home, /home, /root, /tmp, /work, /srv, /mnt, /media, /opt, /var, /run or the user's scratch
+/// root. A file, or a folder deeper than those (a project, a venv), is not.
+bool sandbox_too_broad(const std::filesystem::path& path);
+
+/// The folders `program` needs to run: its own (companions beside it: the harness's runner)
+/// and those its RUNPATH names (LibTorch in a site-packages folder, widened to that folder:
+/// torch's libraries find NVIDIA's wheels beside it).
+std::vector<std::filesystem::path> program_folders(const std::filesystem::path& program);
+
+/// What a compiler run by `argv` reads beyond the system: the compiler's installation, each
+/// source file it names and that file's folder (its local headers), and the -I / -isystem
+/// folders. For a policy's `readable`.
+std::vector<std::filesystem::path> folders_read_by_compile(const std::vector<std::string>& argv);
+
+/// Secrets hidden again when they fall inside a folder a job is shown (the user's keys,
+/// credentials, the daemon's sockets), as they exist on this machine.
 std::vector<std::filesystem::path> sandbox_hidden_paths();
 
 /// The signal that ended a job, from its wait status: bwrap reports a job killed by signal N
