@@ -5,13 +5,49 @@
 #include "engine/evaluate/harness_client.h"
 #include "engine/profile/ncu_runner.h"
 #include "engine/toolchain/nvcc_driver.h"
+#include "kb/location.h"
+#include "kb/schema.h"
 #include "support/sandbox.h"
 
+#include <filesystem>
 #include <iostream>
+#include <memory>
 
 namespace {
 
-int doctor() {
+// The KB in use (--kb, else the config file's "kb", else the per-user file): its backend, and
+// for a server whether it answers. Reads only; the password of a URI is never shown.
+void report_kb(const std::string& given) {
+  using namespace kblaster;
+  std::cout << "\nknowledge base\n";
+  std::string where;
+  try {
+    where = given.empty() ? kb::default_kb_path().string() : given;
+  } catch (const kb::kb_error& e) {
+    std::cout << "  " << e.what() << "\n";
+    return;
+  }
+  if (!kb::sql::is_server_uri(where)) {
+    std::error_code ec;
+    std::cout << "  backend   sqlite (embedded file)\n  location  " << where
+              << (std::filesystem::exists(where, ec) ? "" : " (created on first use)") << "\n";
+    return;
+  }
+  std::cout << "  backend   postgresql (team server)\n  location  " << kb::sql::redact(where) << "\n";
+  try {
+    auto db = kb::sql::database::connect_postgres(where);
+    const int version = kb::schema::current_version(db);
+    std::cout << "  server    reachable; "
+              << (version == 0 ? std::string("no KB yet (created on first use)")
+                               : "schema version " + std::to_string(version) + " (this kblaster writes " +
+                                     std::to_string(kb::schema::latest_version()) + ")")
+              << "\n";
+  } catch (const kb::kb_error& e) {
+    std::cout << "  server    NOT reachable: " << e.what() << "\n";
+  }
+}
+
+int doctor(const std::string& kb_location) {
   using namespace kblaster;
   const auto& sb = support::sandbox_support();
   auto line = [](const std::string& what, const std::string& value) {
@@ -58,13 +94,16 @@ int doctor() {
   std::cout << "\n  variables passed to jobs:";
   for (const auto& v : support::sandbox_passed_variables()) std::cout << " " << v;
   std::cout << " CUDA_* (never a name with KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL)\n";
+  report_kb(kb_location);
   // Exit status for scripts: 0 sandboxed, 1 not.
   return sb.active() ? 0 : 1;
 }
 
 const bool registered = kblaster::cli::register_command([](CLI::App& root) {
-  auto* app = root.add_subcommand("doctor", "Show the tools found and the sandbox that protects you from candidates");
-  return kblaster::cli::command{app, [] { return doctor(); }};
+  auto* app = root.add_subcommand("doctor", "Show the tools found, the sandbox that protects you from candidates, and the KB");
+  auto kb_location = std::make_shared<std::string>();
+  app->add_option("--kb", *kb_location, "the KB to check (a file or a postgresql:// URI; default as `kblaster kb`)");
+  return kblaster::cli::command{app, [kb_location] { return doctor(*kb_location); }};
 });
 
 }  // namespace

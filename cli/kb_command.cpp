@@ -89,22 +89,28 @@ int cmd_stats(const kb_options& o) {
   auto kb = open_kb(o, false);
   const auto s = kb.summary();
   if (o.json) {
-    std::cout << json{{"path", s.path}, {"schema_version", s.schema_version}, {"read_only", s.read_only},
+    std::cout << json{{"path", s.path}, {"backend", s.backend}, {"schema_version", s.schema_version}, {"read_only", s.read_only},
                       {"states", s.states}, {"techniques", s.techniques}, {"optimizations", s.optimizations},
                       {"attempts", s.attempts}, {"correct_attempts", s.correct_attempts},
                       {"successful_attempts", s.successful_attempts}, {"attempts_by_arch", s.attempts_by_arch},
+                      {"attempts_by_user", s.attempts_by_user}, {"updates_by_user", s.updates_by_user},
                       {"lessons", s.lessons}, {"transitions", s.transitions}, {"updates", s.updates},
                       {"file_bytes", s.file_bytes}}.dump(2) << "\n";
     return 0;
   }
   std::cout << "path           " << s.path << (s.read_only ? " (read-only)" : "") << "\n"
+            << "backend        " << s.backend << "\n"
             << "schema         " << s.schema_version << "\n"
             << "states         " << s.states << "\ntechniques     " << s.techniques
             << "\noptimizations  " << s.optimizations << "\nattempts       " << s.attempts << " ("
             << s.correct_attempts << " correct, " << s.successful_attempts << " faster)\n";
   for (const auto& [arch, n] : s.attempts_by_arch) std::cout << "  on " << (arch.empty() ? "?" : arch) << ": " << n << "\n";
+  // Who taught them ("" for what older KernelBlasters wrote without saying).
+  for (const auto& [user, n] : s.attempts_by_user) std::cout << "  by " << (user.empty() ? "?" : user) << ": " << n << "\n";
   std::cout << "lessons        " << s.lessons << "\ntransitions    " << s.transitions << "\nupdates        "
-            << s.updates << "\nfile size      " << s.file_bytes << " bytes\n";
+            << s.updates << "\n";
+  for (const auto& [user, n] : s.updates_by_user) std::cout << "  by " << (user.empty() ? "?" : user) << ": " << n << "\n";
+  std::cout << (s.backend == "postgresql" ? "database size  " : "file size      ") << s.file_bytes << " bytes\n";
   return 0;
 }
 
@@ -283,7 +289,7 @@ int guarded(const kb_options& o, int (*f)(const kb_options&)) {
 const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   auto* app = root.add_subcommand("kb", "Inspect and manage the knowledge base (states, techniques, what was learnt)");
   auto o = std::make_shared<kb_options>();
-  app->add_option("--kb", o->path, "KB file (default $XDG_DATA_HOME/kblaster/kb.sqlite)");
+  app->add_option("--kb", o->path, "KB file, or a team server's postgresql://... URI (default $XDG_DATA_HOME/kblaster/kb.sqlite)");
   app->add_flag("--json", o->json, "Machine-readable output");
   app->require_subcommand(1);
   auto* init = app->add_subcommand("init", "Create the KB and load the seed (no-op when it exists)");

@@ -5,6 +5,7 @@
 #include "engine/capture/capture_shapes.h"
 #include "engine/llm/llm_client.h"
 #include "kb/location.h"
+#include "kb/sql.h"
 #include "support/files.h"
 #include "support/text.h"
 
@@ -193,7 +194,7 @@ optimize_outcome optimize_file(const optimize_request& request, const service_ev
   env.stop = stop;
   tell(events, out.task.name + ": " + model.note);
   tell(events, "evaluator: " + out.evaluator_note);
-  tell(events, "KB " + env.kb_path.string() + ", run directory " + env.out_dir.string());
+  tell(events, "KB " + kb::sql::redact(env.kb_path.string()) + ", run directory " + env.out_dir.string());
 
   out.result = run_loop(request, out, env, model, events);
   const auto& why = out.result.stop_reason;
