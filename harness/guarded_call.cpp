@@ -2,8 +2,10 @@
 #include "harness/guarded_call.h"
 
 #include "harness/trace.h"
+#include "support/untrusted_text.h"
 
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 namespace kblaster::harness {
@@ -14,6 +16,10 @@ call_result lost_call(const runner_reply& r, const std::string& during) {
   c.check = r.lost_check();
   c.reason = r.lost_reason(during);
   return c;
+}
+
+std::string runner_message(const runner::reply& b) {
+  return support::candidate_text(std::string_view(b.message, ::strnlen(b.message, sizeof b.message)));
 }
 
 call_result status_failure(const runner::reply& b, const std::string& when) {
@@ -27,7 +33,7 @@ call_result status_failure(const runner::reply& b, const std::string& when) {
       break;
     default: c.check = "runner"; break;
   }
-  c.reason = (b.result == runner::status::cuda_error ? "a CUDA error " + when + ": " : std::string()) + b.message;
+  c.reason = (b.result == runner::status::cuda_error ? "a CUDA error " + when + ": " : std::string()) + runner_message(b);
   return c;
 }
 
@@ -71,7 +77,7 @@ call_result guarded_call(device_context& dev, runner_process& runner, call_frame
   if (first.body.rc != 0) {
     r.check = "return_code";
     r.reason = "kb_forward returned " + std::to_string(first.body.rc) +
-               (first.body.message[0] ? std::string(" (") + first.body.message + ")" : "");
+               (first.body.message[0] ? " (" + runner_message(first.body) + ")" : "");
     return r;
   }
   if (second.body.result != runner::status::ok) return status_failure(second.body, "after kb_forward returned");

@@ -30,6 +30,10 @@ struct call_result {
 /// The runner's failure to reply, as a call_result.
 call_result lost_call(const runner_reply& r, const std::string& during);
 
+/// What a candidate's runner said in its reply, as a reason may quote it: the runner shares its
+/// process with the candidate, which can write any message there (support/untrusted_text.h).
+std::string runner_message(const runner::reply& b);
+
 /// A reply that came back but reports a failure inside the runner (`when`: "in kb_forward"...).
 call_result status_failure(const runner::reply& b, const std::string& when);
 

@@ -133,7 +133,7 @@ nlohmann::json judge::verify(const engine::task_spec& task, runner_process& runn
       frame = std::make_unique<call_frame>(dev_, args, expected, initial_inputs(task));
       if (const auto m = runner.map(frame->arena(), until); !m.replied()) return call_failure(lost_call(m, "mapping memory"));
       else if (m.body.result != runner::status::ok)
-        return fail("error", "runner", std::string("the runner could not map the call's memory: ") + m.body.message);
+        return fail("error", "runner", "the runner could not map the call's memory: " + runner_message(m.body));
     }
     auto call = guarded_call(dev_, runner, *frame, args, until);
     trace_phase("verify: candidate called and guarded");
@@ -246,7 +246,7 @@ judge::runner_timing judge::time_in_runner(runner_process& runner, timed_batch& 
   if (const auto m = runner.map(batch.arena(), until); !m.replied())
     throw sample_failed{call_failure(lost_call(m, "mapping memory"))};
   else if (m.body.result != runner::status::ok)
-    throw sample_failed{fail("error", "runner", std::string("the runner could not map the call's memory: ") + m.body.message)};
+    throw sample_failed{fail("error", "runner", "the runner could not map the call's memory: " + runner_message(m.body))};
   out.threads_before = runner.threads();
   std::mt19937_64 rng(seed);
   // One timed exchange of `k` calls: the judge's host clock runs from the request to the reply,
@@ -267,7 +267,7 @@ judge::runner_timing judge::time_in_runner(runner_process& runner, timed_batch& 
       c.check = r.body.result == runner::status::cuda_error ? (r.body.fatal ? "cuda_fatal" : "return_code")
                 : r.body.result == runner::status::out_of_memory ? "out_of_memory" : "exception";
       c.runner_lost = r.body.fatal != 0;
-      c.reason = std::string(r.body.message) + " (while timed)";
+      c.reason = runner_message(r.body) + " (while timed)";
       throw sample_failed{call_failure(c)};
     }
     if (r.body.rc != 0)
@@ -730,10 +730,10 @@ nlohmann::json judge::profile(const engine::task_spec& task, const std::string& 
   trace_phase("profile: the runner up under ncu");
   if (const auto m = runner.map(frame.arena(), until); !m.replied()) return finished(call_failure(lost_call(m, "mapping memory")));
   else if (m.body.result != runner::status::ok)
-    return finished(fail("error", "runner", std::string("the runner could not map the call's memory: ") + m.body.message));
+    return finished(fail("error", "runner", "the runner could not map the call's memory: " + runner_message(m.body)));
   const auto loaded = runner.load(path, until);
   if (!loaded.replied()) return finished(call_failure(lost_call(loaded, "loading")));
-  if (loaded.body.result != runner::status::ok) return finished(fail("fail", "load", loaded.body.message));
+  if (loaded.body.result != runner::status::ok) return finished(fail("fail", "load", runner_message(loaded.body)));
   // A first call outside the range: the candidate's module loading and first-touch costs stay out
   // of what ncu measures.
   const auto warm = runner.call(frame.descriptors(), frame.n_in(), frame.n_out(), /*two_phase=*/false, until);
@@ -848,7 +848,7 @@ nlohmann::json judge::handle(const nlohmann::json& req) {
       return reply;
     }
     if (loaded.body.result != runner::status::ok) {
-      reply.update(fail("fail", "load", loaded.body.message));
+      reply.update(fail("fail", "load", runner_message(loaded.body)));
       return reply;
     }
     mark("runner");

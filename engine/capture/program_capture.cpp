@@ -10,6 +10,7 @@
 #include "support/run_process.h"
 #include "support/sandbox.h"
 #include "support/text.h"
+#include "support/untrusted_text.h"
 
 #include <filesystem>
 #include <optional>
@@ -32,21 +33,6 @@ std::string describe_end(const support::process_result& r) {
   return "exited with status " + std::to_string(r.exit_code);
 }
 
-// Runs `argv` as the request says: in the sandbox, writing only `folder`, for model-written code.
-support::process_result run_job(const capture_request& request, std::vector<std::string> argv, const fs::path& folder,
-                                std::chrono::milliseconds timeout, const std::string& cwd, std::stop_token stop) {
-  std::optional<support::sandbox_scratch> scratch;
-  if (request.sandboxed) {
-    try {
-      scratch.emplace(folder / ".jobs", "capture");
-      argv = support::sandboxed_command(argv, {scratch->path(), {folder}, {}, true, {}});
-    } catch (const std::exception& e) {
-      throw capture_error(std::string("cannot sandbox the rewritten program: ") + e.what());
-    }
-  }
-  return support::run_process(argv, timeout, cwd, stop);
-}
-
 std::string env_or(const std::string& value, const char* name) {
   if (!value.empty()) return value;
   const char* v = std::getenv(name);
@@ -64,6 +50,38 @@ void copy_capture(const fs::path& from, const fs::path& to) {
 
 }  // namespace
 
+std::vector<fs::path> paths_named_by(const std::vector<std::string>& args, const std::string& cwd) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& a : args) {
+    if (a.empty() || a.front() == '-') continue;
+    const fs::path p = fs::path(a).is_absolute() ? fs::path(a) : fs::path(cwd) / a;
+    if (fs::exists(p, ec)) out.push_back(p);
+  }
+  return out;
+}
+
+support::process_result run_program_job(const capture_request& request, std::vector<std::string> argv, const fs::path& folder,
+                                std::vector<fs::path> readable, std::chrono::milliseconds timeout, const std::string& cwd,
+                                std::stop_token stop) {
+  std::optional<support::sandbox_scratch> scratch;
+  if (request.sandboxed) {
+    try {
+      scratch.emplace(folder / ".jobs", "capture");
+      readable.push_back(cwd);
+      argv = support::sandboxed_command(argv, {.scratch = scratch->path(),
+                                               .writable = {folder},
+                                               .readable = std::move(readable),
+                                               .environment = {},
+                                               .gpu = true,
+                                               .limits = {}});
+    } catch (const std::exception& e) {
+      throw capture_error(std::string("cannot sandbox the rewritten program: ") + e.what());
+    }
+  }
+  return support::run_process(argv, timeout, cwd, stop);
+}
+
 double run_user_build(const capture_request& request, std::stop_token stop) {
   const fs::path source = fs::absolute(request.source);
   const std::string cwd = request.run.cwd.empty() ? source.parent_path().string() : request.run.cwd;
@@ -75,7 +93,13 @@ double run_user_build(const capture_request& request, std::stop_token stop) {
   if (request.sandboxed) {
     try {
       scratch.emplace(support::user_scratch_root() / "jobs", "build");
-      argv = support::sandboxed_command(argv, {scratch->path(), {cwd}, {}, false, {}});
+      // It writes its own tree and reads the program's sources beside it.
+      argv = support::sandboxed_command(argv, {.scratch = scratch->path(),
+                                               .writable = {cwd},
+                                               .readable = {source.parent_path(), source},
+                                               .environment = {},
+                                               .gpu = false,
+                                               .limits = {}});
     } catch (const std::exception& e) {
       throw capture_error(std::string("cannot sandbox your build of the rewritten program: ") + e.what());
     }
@@ -206,7 +230,8 @@ capture_result capture_program(const capture_request& request, const std::functi
     std::vector<std::string> build{nvcc, "-cudart", "shared", "-lineinfo"};
     build.insert(build.end(), request.nvcc_flags.begin(), request.nvcc_flags.end());
     build.insert(build.end(), {"-o", program.string(), source.string()});
-    const auto built = run_job(request, build, folder, std::chrono::minutes(10), source.parent_path().string(), stop);
+    const auto built = run_program_job(request, build, folder, support::folders_read_by_compile(build), std::chrono::minutes(10),
+                               source.parent_path().string(), stop);
     result.build_seconds = built.seconds;
     if (built.cancelled) throw capture_error("cancelled while building " + source.filename().string());
     if (!built.ok()) throw capture_error(source.filename().string() + " does not build:\n" + tail(built.out + built.err));
@@ -237,9 +262,16 @@ capture_result capture_program(const capture_request& request, const std::functi
   else
     argv.push_back(program.string());
   argv.insert(argv.end(), request.run.args.begin(), request.run.args.end());
-  const auto ran = run_job(request, argv, folder, request.timeout, cwd, stop);
+  // It reads the capture agent, the program (built here or by the user's build, in its tree)
+  // and the files its arguments name.
+  auto readable = paths_named_by(request.run.args, cwd);
+  readable.push_back(fs::path(agent).parent_path());
+  if (own_build) readable.push_back(fs::absolute(fs::path(cwd) / request.run.command.front()).parent_path());
+  const auto ran = run_program_job(request, argv, folder, std::move(readable), request.timeout, cwd, stop);
   result.run_seconds = ran.seconds;
-  result.program_output = tail(ran.out + ran.err);
+  // A rewrite's program is the model's code: what it prints is its own, bounded and marked.
+  result.program_output = request.sandboxed ? support::candidate_text(ran.out + ran.err, "program's output", 2000, support::keep_end::tail)
+                                            : tail(ran.out + ran.err);
   if (ran.cancelled) throw capture_error("cancelled while running " + result.provenance);
 
   if (!fs::exists(capture_dir / "capture.json")) {

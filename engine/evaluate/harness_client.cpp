@@ -3,8 +3,10 @@
 #include "engine/evaluate/harness_client.h"
 
 #include "support/files.h"
+#include "support/hash.h"
 #include "support/run_process.h"
 #include "support/sandbox.h"
+#include "support/untrusted_text.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -30,6 +32,9 @@ struct harness_client::child {
   std::string err_tail;  // last few KB of stderr
   std::thread err_reader;
   std::optional<support::sandbox_scratch> scratch;  // removed once the harness is gone
+  // The libraries it was sent, copied where it reads them (read-only to it): it sees these, not
+  // the build cache with every kernel the user ever compiled.
+  std::optional<support::sandbox_scratch> libraries;
 
   explicit child(support::child_process p) : process(std::move(p)) {}
   ~child() { kill_and_reap(); }
@@ -45,9 +50,12 @@ struct harness_client::child {
     return status;
   }
 
+  // The harness's stderr is also its runners': the candidate's own output and crash text, bounded
+  // and marked before it reaches a message.
   std::string tail() {
     std::lock_guard lock(err_mutex);
-    return err_tail;
+    return support::candidate_text(err_tail, "output beside the harness's", support::candidate_text_limit,
+                                   support::keep_end::tail);
   }
 
   // Reads one line from stdout before `deadline`; false on EOF or timeout (timed_out says which).
@@ -131,16 +139,23 @@ harness_reply harness_client::start(std::stop_token stop) {
   // no secret and no other process; the options' environment entries join the allow-listed one.
   support::spawn_options spawn;
   spawn.in = support::stream::pipe;
-  std::optional<support::sandbox_scratch> scratch;
+  std::optional<support::sandbox_scratch> scratch, libraries;
   try {
     scratch.emplace(support::user_scratch_root() / "jobs", "harness");
+    libraries.emplace(support::user_scratch_root() / "jobs", "harness-libraries");
     support::sandbox_policy policy;
     policy.scratch = scratch->path();
     policy.environment = options_.environment;
     policy.gpu = options_.device != "cpu";
+    // It reads its own folder (the runner beside it) and LibTorch's, the tasks and ncu its
+    // caller names, what earlier requests named, and the libraries it is sent.
+    policy.readable = support::program_folders(exe);
+    for (const auto& list : {options_.readable, shown_}) policy.readable.insert(policy.readable.end(), list.begin(), list.end());
+    policy.readable.push_back(libraries->path());
     const auto argv = support::sandboxed_command({exe, "--device", options_.device}, policy);
     child_ = std::make_unique<child>(support::child_process::spawn(argv, spawn));
     child_->scratch = std::move(scratch);
+    child_->libraries = std::move(libraries);
   } catch (const support::spawn_error& e) {
     return {{}, "start_failed", e.what(), ""};
   } catch (const std::exception& e) {  // no scratch folder, or the sandbox required and missing
@@ -223,10 +238,85 @@ harness_reply harness_client::lost(const std::string& during, bool timed_out) {
   return r;
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+bool add_unique(std::vector<fs::path>& list, const fs::path& p) {
+  if (std::find(list.begin(), list.end(), p) != list.end()) return false;
+  list.push_back(p);
+  return true;
+}
+
+// The folders of the files a task names (its TorchScript module, saved inputs): the harness reads
+// those, and nothing else of the user's.
+void task_folders(const nlohmann::json& j, std::vector<fs::path>& out) {
+  if (j.is_object() || j.is_array()) {
+    for (const auto& v : j) task_folders(v, out);
+    return;
+  }
+  if (!j.is_string()) return;
+  const auto& s = j.get_ref<const std::string&>();
+  std::error_code ec;
+  if (!s.empty() && s.front() == '/' && fs::is_regular_file(s, ec)) add_unique(out, fs::path(s).parent_path());
+}
+
+// ncu's installation: the folder above its bin/ (a CUDA toolkit's ncu is a script that runs
+// ../nsight-compute-*/ncu), else its own folder.
+fs::path ncu_installation(const nlohmann::json& argv) {
+  if (!argv.is_array() || argv.empty() || !argv[0].is_string()) return {};
+  std::error_code ec;
+  const auto dir = fs::weakly_canonical(argv[0].get<std::string>(), ec).parent_path();
+  return dir.filename() == "bin" ? dir.parent_path() : dir;
+}
+
+}  // namespace
+
+void harness_client::show_folders_read_by(const nlohmann::json& req) {
+  std::vector<fs::path> needed;
+  if (req.contains("task")) task_folders(req["task"], needed);
+  for (const char* key : {"ncu", "next_ncu"})
+    if (req.contains(key))
+      if (const auto dir = ncu_installation(req[key]); !dir.empty()) add_unique(needed, dir);
+  bool added = false;
+  for (const auto& dir : needed)
+    if (std::find(options_.readable.begin(), options_.readable.end(), dir) == options_.readable.end())
+      added = add_unique(shown_, dir) || added;
+  if (added) stop();  // a harness cannot be shown a folder once started: the next one is
+}
+
+bool harness_client::stage_libraries(nlohmann::json& req, std::string& problem) {
+  for (const char* key : {"candidate", "reference_library"}) {
+    if (!req.contains(key) || !req[key].is_string()) continue;
+    const fs::path from = req[key].get<std::string>();
+    std::error_code ec;
+    const auto size = fs::file_size(from, ec);
+    const auto when = fs::last_write_time(from, ec).time_since_epoch().count();
+    if (ec) continue;  // the harness says what is wrong with a library it cannot open
+    // Named by where it came from and its version, never rewritten: a loaded library stays whole.
+    const auto name = support::fnv1a_hex(from.string() + '\0' + std::to_string(size) + '\0' + std::to_string(when)) + "-" +
+                      from.filename().string();
+    const auto to = child_->libraries->path() / name;
+    if (!fs::exists(to, ec)) {
+      const auto tmp = support::temporary_sibling(to);
+      fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
+      if (!ec) fs::rename(tmp, to, ec);
+      if (ec) {
+        problem = "cannot copy " + from.string() + " where the harness reads it: " + ec.message();
+        return false;
+      }
+    }
+    req[key] = to.string();
+  }
+  return true;
+}
+
 harness_reply harness_client::request(nlohmann::json req, std::stop_token stop) {
+  show_folders_read_by(req);
   if (!child_) {
     if (auto started = start(stop); !started.ok()) return started;
   }
+  if (std::string problem; !stage_libraries(req, problem)) return {{}, "start_failed", problem, ""};
   const auto id = next_id_++;
   req["id"] = id;
   const std::string op = req.value("op", "");

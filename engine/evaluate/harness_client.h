@@ -23,6 +23,10 @@ struct harness_options {
   std::chrono::milliseconds watchdog{10'000};        // a request's own work, beyond timing budgets
   std::chrono::milliseconds startup_timeout{120'000}; // LibTorch takes seconds to load
   std::vector<std::string> environment;              // "NAME=VALUE" set in the child (CUDA_VISIBLE_DEVICES)
+  /// Folders the harness reads beyond its own and the system's (read-only in its sandbox): the
+  /// tasks' folders, ncu's. What a request names beside these is added as it comes (the harness
+  /// is restarted to see it); the libraries a request names are copied in instead.
+  std::vector<std::filesystem::path> readable;
 };
 
 /// A reply, or why there is none. `error` is empty when `body` holds the harness's reply.
@@ -78,6 +82,11 @@ class harness_client {
   /// Starts the harness and waits for its "ready"; a stop meanwhile kills it (LibTorch's load
   /// takes a second or more, which a cancelled Optimize must not wait for).
   harness_reply start(std::stop_token stop);
+  /// The request with its libraries copied where the harness reads them; false when one cannot be.
+  bool stage_libraries(nlohmann::json& request, std::string& problem);
+  /// The folders `request` reads that the running harness was not shown (it is stopped then).
+  void show_folders_read_by(const nlohmann::json& request);
+  std::vector<std::filesystem::path> shown_;  // what a harness started now is shown, beyond its own
   harness_reply lost(const std::string& during, bool timed_out);
 };
 

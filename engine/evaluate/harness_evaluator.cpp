@@ -122,6 +122,19 @@ harness_evaluator::harness_evaluator(std::vector<task_spec> tasks, harness_evalu
   fs::create_directories(work_dir_, ec);
   if (ec) throw evaluation_error("cannot create the work directory " + work_dir_.string() + ": " + ec.message());
 
+  if (options_.ncu != "none" && device_ == "cuda") {
+    if (!options_.ncu.empty()) ncu_ = options_.ncu;
+    else if (const auto n = find_ncu()) ncu_ = *n;
+  }
+  // What the harnesses read, shown to them from the start (a folder a later request names
+  // restarts its harness): the tasks' folders and ncu's installation.
+  std::vector<fs::path> readable;
+  for (const auto& t : tasks)
+    if (!t.dir.empty()) readable.push_back(t.dir);
+  if (!ncu_.empty()) {
+    const auto bin = fs::weakly_canonical(ncu_, ec).parent_path();
+    readable.push_back(bin.filename() == "bin" ? bin.parent_path() : bin);
+  }
   auto add_slot = [&](const std::string& visible, const std::string& name) {
     auto s = std::make_unique<slot>();
     s->visible = visible;
@@ -130,6 +143,7 @@ harness_evaluator::harness_evaluator(std::vector<task_spec> tasks, harness_evalu
     ho.executable = harness_;
     ho.device = device_;
     ho.watchdog = options_.watchdog;
+    ho.readable = readable;
     if (!visible.empty()) ho.environment.push_back("CUDA_VISIBLE_DEVICES=" + visible);
     s->client = std::make_unique<harness_client>(ho);
     slots_.push_back(std::move(s));
@@ -166,10 +180,6 @@ harness_evaluator::harness_evaluator(std::vector<task_spec> tasks, harness_evalu
     }
   }
   for (auto& s : slots_) free_.push_back(s.get());
-  if (options_.ncu != "none" && device_ == "cuda") {
-    if (!options_.ncu.empty()) ncu_ = options_.ncu;
-    else if (const auto n = find_ncu()) ncu_ = *n;
-  }
   for (const auto& t : tasks) add_task(t);
 }
 

@@ -7,6 +7,7 @@
 #include "engine/optimize/loop_context.h"
 #include "engine/optimize/task_brief.h"
 #include "engine/optimize/mechanical/mechanical.h"
+#include "support/untrusted_text.h"
 
 #include <algorithm>
 
@@ -221,7 +222,9 @@ version run_model(loop_context& ctx, kb::knowledge_base& kb, const version& star
   auto check = [&](const std::string& source) -> std::optional<std::string> {
     last = ctx.evaluate(source, start.eval.runtime_ms);
     if (last->eval.correct) return std::nullopt;
-    if (!last->eval.compile_ok) return "The candidate does not compile:\n" + last->eval.compile_log;
+    // The compiler's log quotes the candidate (an #error, a line of a file it included): marked.
+    if (!last->eval.compile_ok)
+      return "The candidate does not compile: " + support::candidate_text(last->eval.compile_log, "compiler log", 6000);
     return "The candidate failed verification (" + last->eval.check + "): " + last->eval.reason;
   };
   auto outcome = agents::lower_with_repair(*ctx.env.model, kb, in, check, ctx.options.max_repairs);

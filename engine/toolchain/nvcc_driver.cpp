@@ -152,7 +152,13 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
     if (options.sandboxed) {
       try {
         scratch.emplace(fs::path(cache_dir_) / ".jobs", "nvcc");
-        cmd = support::sandboxed_command(cmd, {scratch->path(), {cache_dir_}, {}, false, {}});
+        // It reads the compiler, the source and its headers; it writes only the cache.
+        cmd = support::sandboxed_command(cmd, {.scratch = scratch->path(),
+                                               .writable = {cache_dir_},
+                                               .readable = support::folders_read_by_compile(cmd),
+                                               .environment = {},
+                                               .gpu = false,
+                                               .limits = {}});
       } catch (const std::exception& e) {
         r.diagnostics.push_back({"", 0, 0, diagnostic_severity::error, "", std::string("cannot sandbox nvcc: ") + e.what(), "nvcc", ""});
         return r;

@@ -64,7 +64,12 @@ candidate_build build_host_candidate(const std::string& source, const std::strin
   std::optional<support::sandbox_scratch> scratch;
   try {
     scratch.emplace(fs::path(cache_dir) / ".jobs", "cxx");
-    argv = support::sandboxed_command(argv, {scratch->path(), {cache_dir}, {}, false, {}});
+    argv = support::sandboxed_command(argv, {.scratch = scratch->path(),
+                                             .writable = {cache_dir},
+                                             .readable = support::folders_read_by_compile(argv),
+                                             .environment = {},
+                                             .gpu = false,
+                                             .limits = {}});
   } catch (const std::exception& e) {
     b.log = std::string("cannot sandbox the compiler: ") + e.what();
     return b;

@@ -587,6 +587,9 @@ struct checker {
     std::ofstream(probe / "unix_socket") << unix_path.string() << "\n";
     auto tcp_listener = std::make_unique<listener>(tcp);
     auto unix_listener = std::make_unique<listener>(ux);
+    // The probes' folder is shown to the candidates (read-only), which read the listeners' port
+    // and path there; the planted secret stays out of their sight.
+    ::setenv("KBLASTER_SANDBOX_ALLOW", probe.c_str(), 1);
     client->stop();  // the next harness starts with the planted environment
 
     const auto good_task = task_named("vector_add");
@@ -639,7 +642,7 @@ struct checker {
     fs::remove(unix_path, ec);
     fs::remove_all(planted, ec);
     fs::remove_all(probe, ec);
-    for (const char* n : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KBLASTER_ESCAPE_SECRET"}) ::unsetenv(n);
+    for (const char* n : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KBLASTER_ESCAPE_SECRET", "KBLASTER_SANDBOX_ALLOW"}) ::unsetenv(n);
   }
 
   // Candidates fully evaluated per minute: a fresh compile (cache off), verify on three seeds,
@@ -707,6 +710,7 @@ int main(int argc, char** argv) {
   ho.executable = o.harness;
   ho.device = o.device;
   ho.watchdog = std::chrono::milliseconds(static_cast<long long>(o.watchdog_s * 1000));
+  ho.readable = {fs::path(o.root) / "examples/tasks", fs::path(o.root) / "tests/harness/tasks"};  // the tasks, nothing else of the tree
   c.client = std::make_unique<harness_client>(ho);
   try {
     if (o.only.empty() || o.only == "examples") c.examples();
