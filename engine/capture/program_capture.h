@@ -6,9 +6,11 @@
 
 #include "engine/capture/capture_task.h"
 #include "engine/capture/kernel_capture.h"
+#include "support/run_process.h"
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <stop_token>
 #include <string>
@@ -85,6 +87,16 @@ std::string capture_blocker(const capture_request& request);
 /// refusal.
 capture_result capture_program(const capture_request& request, const std::function<void(const std::string&)>& progress,
                                std::stop_token stop = {});
+
+/// The files a program's arguments name (its data), which it reads beside its own folder.
+std::vector<std::filesystem::path> paths_named_by(const std::vector<std::string>& args, const std::string& cwd);
+
+/// Runs `argv` as `request` says: when `request.sandboxed` (model-written code), in the sandbox,
+/// writing only `folder` and reading only `readable` and `cwd` of the user's files; else as the
+/// user's own program runs.
+support::process_result run_program_job(const capture_request& request, std::vector<std::string> argv,
+                                        const std::filesystem::path& folder, std::vector<std::filesystem::path> readable,
+                                        std::chrono::milliseconds timeout, const std::string& cwd, std::stop_token stop);
 
 /// Runs `request.run.build` (the user's own build) in the program's folder: as the user runs it,
 /// or, when `request.sandboxed` (model-written code in the tree), in the sandbox with only that
