@@ -3,6 +3,8 @@
 #include "kb/schema.h"
 #include "kb_test_util.h"
 
+#include <algorithm>
+
 #include <sqlite3.h>
 
 #include <map>
@@ -55,6 +57,11 @@ TEST_CASE("schema: migration from every earlier version keeps the data") {
     auto kb = knowledge_base::open(path);  // seed on: must not seed a KB that has content
     CHECK(schema::current_version(kb.db()) == schema::latest_version());
     CHECK(kb.db().query_int("SELECT count(*) FROM schema_version") == schema::latest_version());
+    // Version 7: who taught each attempt and update; what was there before is attributed to no one.
+    const auto attempt_columns = kb.db().columns_of("attempts"), update_columns = kb.db().columns_of("updates");
+    CHECK(std::count(attempt_columns.begin(), attempt_columns.end(), "taught_by") == 1);
+    CHECK(std::count(update_columns.begin(), update_columns.end(), "taught_by") == 1);
+    CHECK(kb.db().query_int("SELECT count(*) FROM updates WHERE taught_by <> ''") == 0);
     REQUIRE(kb.states().size() == 1);
     const auto st = kb.find_state("old_state");
     REQUIRE(st);
