@@ -9,6 +9,7 @@
 #include "engine/analysis/file_role.h"
 #include "engine/llm/deferred_backend.h"
 #include "engine/optimize/service.h"
+#include "engine/program/program_optimize.h"
 
 #include <unistd.h>
 
@@ -45,6 +46,10 @@ struct optimize_options {
   std::string run_line, build_line;  // --run, --build: a program the user's own build makes
   std::vector<std::string> shape_lines;  // --shape "ARGS": more runs a rewrite must also hold on
   bool apply = false;
+  // --program: every kernel worth it, in order, measured end to end
+  bool program = false;
+  plan_policy plan;
+  end_to_end_options end_to_end;
 };
 
 // The progress line: rewritten in place on a terminal, one line per event otherwise.
@@ -116,7 +121,35 @@ optimize::optimize_request request_of(const optimize_options& o) {
   return q;
 }
 
+// --program: the program's kernels in the order they can give most, each rewrite kept only
+// when the whole program runs faster.
+int run_optimize_program(const optimize_options& o) {
+  program_optimize_request request;
+  request.base = request_of(o);
+  request.base.kernel.clear();
+  request.plan = o.plan;
+  request.end_to_end = o.end_to_end;
+  request.profile.arch = o.loop.arch;
+  request.out_dir = o.out;
+  request.apply = o.apply;
+  optimize::service_events events;
+  events.say = [&](const std::string& line) { if (!o.quiet) std::cerr << "kblaster optimize: " << line << (line.ends_with('\n') ? "" : "\n"); };
+  progress_line line(o.quiet || o.json);
+  events.progress = [&](const optimize::progress_event& e) { line(e); };
+  kblaster::cli::interrupt_stop ctrl_c("kblaster optimize");
+  try {
+    const auto outcome = optimize_program(request, events, ctrl_c.token());
+    if (o.json) std::cout << to_json(outcome).dump(2) << "\n";
+    else std::cout << program_outcome_text(outcome);
+    return outcome.cancelled ? 130 : 0;
+  } catch (const optimize::optimize_refusal& e) {
+    std::cerr << "\nkblaster optimize: " << e.what() << "\n";
+    return e.kind() == optimize::refusal_kind::no_gpu ? 3 : e.before_start() ? 2 : 1;
+  }
+}
+
 int run_optimize(const optimize_options& o) {
+  if (o.program) return run_optimize_program(o);
   const auto request = request_of(o);
   if (o.cancel_batches) return cancel_batches(request.model);
   optimize::service_events events;
@@ -157,6 +190,21 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
       ->allow_extra_args(false);
   app->add_option("--build", o->build_line, "with --run: the command that builds it, run first (e.g. \"make app\")");
   app->add_flag("--apply", o->apply, "a program: write the best rewrite into your file once its re-capture matches (the original is kept in --out)");
+  auto* program = app->add_flag("--program", o->program,
+                "a program: optimize its kernels in the order they can give the program most (its profile: share of GPU "
+                "time x headroom; the Amdahl bound is shown first), each rewrite kept only if the whole program runs faster, "
+                "timed end to end against the original (alternating runs, median with a 95% interval)");
+  app->add_option("--min-share", o->plan.min_share_pct, "with --program: leave out kernels with less of the GPU time, in % (default 5)")
+      ->needs(program)->check(CLI::Range(0.0, 100.0));
+  app->add_option("--max-kernels", o->plan.max_kernels, "with --program: optimize at most this many kernels (default 3)")
+      ->needs(program)->check(CLI::Range(1, 64));
+  app->add_option("--e2e-pairs", o->end_to_end.min_pairs, "with --program: alternating runs of the two programs, at least (default 10)")
+      ->needs(program)->check(CLI::Range(2, 1000));
+  app->add_option("--e2e-seconds", [o](const std::vector<std::string>& v) {
+        o->end_to_end.budget = std::chrono::duration<double>(std::stod(v.at(0)));
+        return true;
+      }, "with --program: keep timing pairs past the minimum until this many seconds (default 30)")
+      ->needs(program);
   app->add_option("--breadth", o->loop.breadth, "trajectories per iteration (default 8)")->check(CLI::Range(1, 256));
   app->add_option("--depth", o->loop.depth, "steps per trajectory (default 4)")->check(CLI::Range(1, 64));
   app->add_option("--iterations", o->loop.iterations, "iterations, each ending with the KB update (default 2)")->check(CLI::Range(1, 1000));

@@ -7,6 +7,7 @@
 #include "support/time.h"
 
 #include "kb/knowledge_base.h"
+#include "kb/sql.h"
 #include "kblaster_version.h"
 
 #include <algorithm>
@@ -138,7 +139,10 @@ nlohmann::json bench_manifest(const bench_options& o, const fs::path& kb_path) {
   manifest["hyperparameters"] = hyperparameters_json(o);
   manifest["created"] = support::utc_now();
   manifest["version"] = KBLASTER_VERSION;
-  manifest["kb"] = o.empty_kb ? std::string("empty per problem (ablation)") : fs::absolute(kb_path).string();
+  // A server's URI is named as given, its password never written down.
+  manifest["kb"] = o.empty_kb                              ? std::string("empty per problem (ablation)")
+                   : kb::sql::is_server_uri(kb_path.string()) ? kb::sql::redact(kb_path.string())
+                                                            : fs::absolute(kb_path).string();
   manifest["warm_start"] = o.warm_start.string();
   manifest["kernelbench_dir"] = fs::absolute(o.kernelbench_dir).string();
   manifest["levels"] = o.levels;
