@@ -89,7 +89,13 @@ int doctor(const std::string& kb_location) {
                  "  apt-get install bubblewrap), or make unprivileged user namespaces available to it.\n"
                  "  KBLASTER_SANDBOX=required refuses to run candidates without it.\n";
   }
-  std::cout << "  hidden from jobs:";
+  // Deny by default: the allow-list is the whole of what a job sees, so it is shown whole.
+  std::cout << "  what every job sees (besides its own task and sources, read-only, and its scratch folder);\n"
+               "  nothing else of your files ($KBLASTER_SANDBOX_ALLOW adds folders):\n";
+  for (const auto& m : support::sandbox_system_view(true))
+    std::cout << "    " << m.path.string() << (m.how == support::sandbox_mount::access::symlink ? " -> " + m.link_target.string() : "")
+              << ": " << m.why << "\n";
+  std::cout << "  hidden again should a shown folder hold them:";
   for (const auto& p : support::sandbox_hidden_paths()) std::cout << " " << p.string();
   std::cout << "\n  variables passed to jobs:";
   for (const auto& v : support::sandbox_passed_variables()) std::cout << " " << v;

@@ -14,6 +14,7 @@
 #include "engine/toolchain/task_build.h"
 #include "support/files.h"
 #include "support/sandbox.h"
+#include "support/untrusted_text.h"
 
 #include <nlohmann/json.hpp>
 
@@ -566,6 +567,12 @@ struct checker {
     std::error_code ec;
     fs::create_directories(planted, ec);
     std::ofstream(planted / "secret") << secret << "\n";
+    // And in /tmp, outside every scratch folder (issue 50: a candidate read such a file and threw
+    // its contents back in its error). exfiltrate.cpp reads the paths listed in "planted".
+    const fs::path planted_tmp = "/tmp/kblaster-escape-planted";
+    fs::create_directories(planted_tmp, ec);
+    std::ofstream(planted_tmp / "secret") << secret << "\n";
+    std::ofstream(probe / "planted") << (planted_tmp / "secret").string() << "\n" << (planted / "secret").string() << "\n";
     // Listeners: loopback TCP, and a Unix socket in the user's scratch folder.
     const int tcp = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
@@ -617,6 +624,12 @@ struct checker {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       std::vector<std::string> out;
       if (r.dump().find("returned 77") != std::string::npos) out.push_back("the candidate saw its way out (returned 77)");
+      if (r.dump().find(secret) != std::string::npos) out.push_back("a planted secret came back in the reply");
+      // What a candidate throws reaches the reason only bounded and marked as its own.
+      if (r.value("check", "") == "exception" && (r.value("reason", "").find("(untrusted)") == std::string::npos ||
+                                                  r.value("reason", "").find('\x1b') != std::string::npos ||
+                                                  r.value("reason", "").size() > 2 * kblaster::support::candidate_text_limit))
+        out.push_back("its exception's message came back unmarked or unbounded: " + r.value("reason", "").substr(0, 200));
       if (tcp_listener->accepted > tcp_before) out.push_back("it connected to loopback TCP");
       if (unix_listener->accepted > unix_before) out.push_back("it connected to the Unix socket");
       const fs::path lib_dir = fs::path(b.library).parent_path();
@@ -641,6 +654,7 @@ struct checker {
     unix_listener.reset();
     fs::remove(unix_path, ec);
     fs::remove_all(planted, ec);
+    fs::remove_all(planted_tmp, ec);
     fs::remove_all(probe, ec);
     for (const char* n : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "KBLASTER_ESCAPE_SECRET", "KBLASTER_SANDBOX_ALLOW"}) ::unsetenv(n);
   }
@@ -710,7 +724,9 @@ int main(int argc, char** argv) {
   ho.executable = o.harness;
   ho.device = o.device;
   ho.watchdog = std::chrono::milliseconds(static_cast<long long>(o.watchdog_s * 1000));
-  ho.readable = {fs::path(o.root) / "examples/tasks", fs::path(o.root) / "tests/harness/tasks"};  // the tasks, nothing else of the tree
+  // The tasks and the cache (where the stand-in for ncu is written), nothing else of the tree:
+  // a folder a later request names would restart the harness, and its scratch with it.
+  ho.readable = {fs::path(o.root) / "examples/tasks", fs::path(o.root) / "tests/harness/tasks", fs::path(o.cache)};
   c.client = std::make_unique<harness_client>(ho);
   try {
     if (o.only.empty() || o.only == "examples") c.examples();
