@@ -28,6 +28,23 @@ std::string problem_count(const group_metrics& g) {
   return std::to_string(g.problems) + (g.degenerate ? " (" + std::to_string(g.degenerate) + " degenerate)" : "");
 }
 
+// "Imports: 3 from the import cache, 2 exported (130.5 s)." when this run imported any problem; a
+// problem imported by an earlier run into the same task folder, or a task folder, counts in neither.
+std::string imports_line(const std::vector<problem_result>& results) {
+  int cached = 0, exported = 0;
+  double seconds = 0;
+  for (const auto& p : results) {
+    cached += p.import_cached ? 1 : 0;
+    if (p.import_seconds) {
+      ++exported;
+      seconds += *p.import_seconds;
+    }
+  }
+  if (cached + exported == 0) return "";
+  return "Imports: " + std::to_string(cached) + " from the import cache, " + std::to_string(exported) + " exported (" +
+         fixed(seconds, 1) + " s).\n\n";
+}
+
 bool any_degenerate(const std::vector<report_run>& runs) {
   for (const auto& r : runs)
     if (r.metrics.overall.degenerate > 0) return true;
@@ -146,7 +163,7 @@ std::string report_markdown(const std::vector<report_run>& runs) {
       o << (first ? "" : ", ") << s << " " << n;
       first = false;
     }
-    o << "\n\n";
+    o << "\n\n" << imports_line(r.results);
     if (r.metrics.overall.degenerate > 0) {
       o << "Degenerate, left out of the aggregates:\n\n";
       for (const auto& p : r.results)
