@@ -24,6 +24,10 @@ protocol::json profile_command(const command_args& args, request_context& ctx, e
 /// kblaster.optimize and kblaster.applyTechnique (optimize_command.cpp).
 protocol::json optimize_command(const command_args& args, request_context& ctx, editor_state& state);
 
+/// kblaster.optimizeProgram: every kernel worth it, kept when the program runs faster end to end
+/// (optimize_program_command.cpp).
+protocol::json optimize_program_command(const command_args& args, request_context& ctx, editor_state& state);
+
 /// The commands the server advertises.
 const std::vector<std::string>& advertised_commands();
 

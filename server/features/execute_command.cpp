@@ -84,7 +84,8 @@ command_args command_args::from(const std::string& command, const json& argument
 
 const std::vector<std::string>& advertised_commands() {
   static const std::vector<std::string> commands = {"kblaster.selfTest", "kblaster.profile", "kblaster.createTask",
-                                                    "kblaster.optimize", "kblaster.applyTechnique"};
+                                                    "kblaster.optimize", "kblaster.applyTechnique",
+                                                    "kblaster.optimizeProgram"};
   return commands;
 }
 
@@ -109,6 +110,11 @@ void register_execute_command(feature_registry& registry, lsp_server&, editor_st
                                       gate_scope::run))
           refuse(*r);
       return optimize_command(args, ctx, state);
+    }
+    if (command == "kblaster.optimizeProgram") {
+      const auto args = command_args::from(command, arguments, false);
+      require_trust(state, command, args.uri, args.kernel);
+      return optimize_program_command(args, ctx, state);
     }
     throw rpc_error(error_code::invalid_params, "invalid params: unknown command '" + command + "'");
   });

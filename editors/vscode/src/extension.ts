@@ -190,7 +190,7 @@ async function fix(what: Fix, context?: Context): Promise<void> {
 // Long commands the daemon runs with work-done progress: sent with our own token so that the
 // status bar can follow the percentage. The notification with its Cancel button opens when the
 // daemon begins the work: a command refused before it starts shows the refusal alone.
-const longCommands = new Set(['kblaster.optimize', 'kblaster.applyTechnique', 'kblaster.profile']);
+const longCommands = new Set(['kblaster.optimize', 'kblaster.applyTechnique', 'kblaster.profile', 'kblaster.optimizeProgram']);
 
 async function runLongCommand(command: string, args: unknown[]): Promise<unknown> {
   if (!client) return undefined;
