@@ -81,6 +81,13 @@ std::string share_text(double pct) { return pct < 1 && pct > 0 ? "<1%" : fixed(s
 // "0.22 ms", "1520.33 ms" reads worse than "1.52 s": the program's figures in ms up to a second.
 std::string program_ms(double us) { return us >= 1e6 ? fixed(us / 1e6, 2) + " s" : fixed(us / 1000, 2) + " ms"; }
 
+// The table's columns: a tenth of a microsecond below a millisecond, then ms or s.
+std::string table_duration(double us) {
+  if (us >= 1e6) return fixed(us / 1e6, 2) + " s";
+  if (us >= 1000) return fixed(us / 1000, 2) + " ms";
+  return fixed(us, 1) + " us";
+}
+
 }  // namespace
 
 const kernel_time* program_profile::kernel(const std::string& function) const {
@@ -183,7 +190,7 @@ std::string program_table_text(const program_profile& profile) {
   o << row;
   for (const auto& k : profile.kernels) {
     std::snprintf(row, sizeof row, "%-*s  %8ld  %10s  %10s  %6s  %8s\n", static_cast<int>(width), k.function.c_str(),
-                  k.launches, (fixed(k.total_us, 1) + " us").c_str(), (fixed(k.mean_us, 1) + " us").c_str(),
+                  k.launches, table_duration(k.total_us).c_str(), table_duration(k.mean_us).c_str(),
                   (fixed(k.share_pct, 1) + "%").c_str(), headroom_text(k.headroom).c_str());
     o << row;
   }

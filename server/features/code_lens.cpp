@@ -1,6 +1,8 @@
-// textDocument/codeLens above each kernel: its state and last runtime (or why it has none:
+// textDocument/codeLens above each kernel: its share of the program's GPU time over all its
+// launches (from the program's timeline), its state and last runtime (or why it has none:
 // "analysing…" while the analysis runs, "not profiled (no GPU)"), and "Optimize", titled with
-// what to do first when it cannot run yet (optimize_gate.h).
+// what to do first when it cannot run yet (optimize_gate.h); at the top of a program's file, the
+// program's GPU busy and idle time.
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
 #include "server/features/kernel_text.h"
@@ -20,6 +22,12 @@ void register_code_lens(feature_registry& registry, lsp_server& server, editor_s
     const auto settings = read_editor_settings(server.settings());
     auto& analyzer = state.analyzer(settings);
     json lenses = json::array();
+    const auto analysis = analyzer.latest(document_path(*doc));
+    if (const auto* program = analysis ? program_profile_of(*analysis) : nullptr) {
+      const json top = {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 0}}}};
+      lenses.push_back({{"range", top}, {"command", {{"title", engine::program_line(*program)}, {"command", "kblaster.profile"},
+                                                      {"arguments", json::array({{{"uri", doc->uri()}}})}}}});
+    }
     for (const auto& s : doc->symbols()) {
       ctx.check_cancelled();
       if (s.kind != engine::cuda_symbol_kind::global_kernel || !s.is_definition) continue;
@@ -38,6 +46,9 @@ void register_code_lens(feature_registry& registry, lsp_server& server, editor_s
       // what to do first, and the command answers with the refusal and its remedy.
       const auto blocked = optimize_blocker(state, settings, *doc, "kblaster.optimize", s.name, gate_scope::document);
       const std::string optimize_title = blocked ? "Optimize: " + first_step(blocked->kind, state.editor()) : "Optimize";
+      if (k.time)
+        lenses.push_back({{"range", range}, {"command", {{"title", engine::kernel_time_line(*k.time)}, {"command", "kblaster.profile"},
+                                                         {"arguments", args}}}});
       lenses.push_back({{"range", range}, {"command", {{"title", title}, {"command", "kblaster.profile"}, {"arguments", args}}}});
       lenses.push_back({{"range", range}, {"command", {{"title", optimize_title}, {"command", "kblaster.optimize"}, {"arguments", args}}}});
     }

@@ -93,6 +93,7 @@ editor_settings read_editor_settings(const json& settings, std::vector<std::stri
   r.get("ncuPath", s.ncu_path);
   r.get("knowledgeBase", s.kb_path);
   r.get("profile.replay", s.profile_replay);
+  r.get("profile.replayTimeline", s.profile_replay_timeline);
   r.get("optimize.breadth", s.breadth, 1, 64);
   r.get("optimize.depth", s.depth, 1, 32);
   r.get("optimize.iterations", s.iterations, 1, 100);

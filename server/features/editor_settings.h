@@ -20,6 +20,7 @@ struct editor_settings {
   std::string ncu_path;         // ncuPath
   std::string kb_path;          // knowledgeBase
   std::string profile_replay;   // profile.replay: a recorded ncu details CSV served as the live profile
+  std::string profile_replay_timeline;  // profile.replayTimeline: the program's recorded timeline beside it
   // optimize.*
   int breadth = 8, depth = 4, iterations = 2;
   int top_k = 3;                // optimize.topK

@@ -2,6 +2,7 @@
 #include "server/features/editor_state.h"
 
 #include "engine/state/profile_pipeline.h"
+#include "engine/state/program_profile_pipeline.h"
 
 #include <algorithm>
 
@@ -13,9 +14,10 @@ engine::file_analyzer& editor_state::analyzer(const editor_settings& settings) {
     engine::live_profiler live;
     if (!caps.can_profile_live() && !settings.profile_replay.empty()) {
       // A recorded report stands in for the GPU (demos, tests); the UI says it is replayed.
-      live = [replay = settings.profile_replay](const std::string&, const std::optional<engine::task_spec>&,
-                                                const engine::file_analysis_options&, std::stop_token) {
-        auto out = engine::analyze_recorded(replay);
+      live = [replay = settings.profile_replay, timeline = settings.profile_replay_timeline](
+                 const std::string&, const std::optional<engine::task_spec>&, const engine::file_analysis_options&, std::stop_token) {
+        // With the program's recorded timeline, its kernels' shares and the GPU's idle time too.
+        auto out = timeline.empty() ? engine::analyze_recorded(replay) : engine::analyze_recorded_program(timeline, replay);
         out.warnings.push_back("replayed from " + replay);
         return out;
       };

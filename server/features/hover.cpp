@@ -31,6 +31,7 @@ void register_hover(feature_registry& registry, lsp_server& server, editor_state
     if (symbol->kind == engine::cuda_symbol_kind::global_kernel) {
       const auto settings = read_editor_settings(server.settings());
       const auto k = lookup_kernel(state, settings, *doc, symbol->name);
+      if (k.time) md += "\n---\n\n**In the program:** " + engine::kernel_time_line(*k.time) + "\n";
       if (k.view)
         md += "\n" + performance_markdown(*k.analysis, *k.view, k.insight,
                                           engine::launch_configurations(doc->text(), symbol->name));

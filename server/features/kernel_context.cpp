@@ -11,11 +11,16 @@ std::string kb_arch(editor_state& state, const editor_settings& settings) {
   return gpu.rfind("sm_", 0) == 0 ? gpu : "";
 }
 
+const engine::program_profile* program_profile_of(const engine::file_analysis& analysis) {
+  return analysis.live_profile && analysis.live_profile->program ? &*analysis.live_profile->program : nullptr;
+}
+
 kernel_context lookup_kernel(editor_state& state, const editor_settings& settings, const document_snapshot& doc,
                              const std::string& name) {
   kernel_context out;
   out.analysis = state.analyzer(settings).latest(document_path(doc));
   if (!out.analysis) return out;
+  if (const auto* program = program_profile_of(*out.analysis)) out.time = program->kernel(name);
   out.view = out.analysis->kernel(name);
   if (!out.view) return out;
   const std::string task = out.analysis->task.task ? out.analysis->task.task->name : "";

@@ -16,7 +16,13 @@ struct kernel_context {
   std::shared_ptr<const engine::file_analysis> analysis;
   const engine::kernel_view* view = nullptr;
   engine::kernel_insight insight;
+  /// The kernel over all its launches in the program's timeline (its share of the GPU time);
+  /// null without a timeline or when the run launched it not at all.
+  const engine::kernel_time* time = nullptr;
 };
+
+/// The program's profile of the file's latest live analysis, or null.
+const engine::program_profile* program_profile_of(const engine::file_analysis& analysis);
 
 /// The architecture KB statistics are read for: the setting, else the local GPU's, else all.
 std::string kb_arch(editor_state& state, const editor_settings& settings);
