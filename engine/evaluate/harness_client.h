@@ -66,7 +66,8 @@ class harness_client {
   harness_reply request(nlohmann::json request, std::stop_token stop = {});
   /// The running child's pid, or -1.
   pid_t pid() const;
-  /// The running child's scratch folder (the only one it may write), or empty.
+  /// The running child's scratch folder (the only one it may write), or empty. A request that
+  /// names a folder the child was not shown restarts it, and the scratch folder changes with it.
   std::filesystem::path scratch() const;
   /// How many harnesses were started, the first included.
   int starts() const { return starts_; }
