@@ -64,4 +64,11 @@ std::vector<cuda_symbol> locate_cuda_symbols(std::string_view source);
 const cuda_symbol* symbol_at(const std::vector<cuda_symbol>& symbols, std::string_view source,
                              std::size_t offset);
 
+/// The __global__ kernel "at" `offset` as a command means it: the kernel definition whose full
+/// range holds the offset (its body, its signature, its template head), else a kernel named at
+/// the offset (a launch site `k<<<…>>>`); nullptr when the offset is in neither. Unlike
+/// symbol_at, a cursor on `threadIdx` or a local variable inside a kernel gives that kernel.
+const cuda_symbol* enclosing_kernel(const std::vector<cuda_symbol>& symbols, std::string_view source,
+                                    std::size_t offset);
+
 }  // namespace kblaster::engine

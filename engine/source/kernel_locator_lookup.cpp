@@ -111,4 +111,14 @@ const cuda_symbol* symbol_at(const std::vector<cuda_symbol>& symbols, std::strin
   return best;
 }
 
+const cuda_symbol* enclosing_kernel(const std::vector<cuda_symbol>& symbols, std::string_view source,
+                                    std::size_t offset) {
+  for (const cuda_symbol& s : symbols)
+    if (s.kind == cuda_symbol_kind::global_kernel && s.is_definition && s.full_range.begin <= offset &&
+        offset <= s.full_range.end)
+      return &s;
+  const cuda_symbol* named = symbol_at(symbols, source, offset);
+  return named && named->kind == cuda_symbol_kind::global_kernel ? named : nullptr;
+}
+
 }  // namespace kblaster::engine

@@ -18,15 +18,6 @@ namespace lsp = protocol::lsp;
 
 namespace {
 
-// Code actions apply to the kernel whose definition holds the cursor (or the selection's start).
-const engine::cuda_symbol* kernel_at(const document_snapshot& doc, std::size_t offset) {
-  for (const auto& s : doc.symbols())
-    if (s.kind == engine::cuda_symbol_kind::global_kernel && s.is_definition && s.full_range.begin <= offset &&
-        offset <= s.full_range.end)
-      return &s;
-  return engine::symbol_at(doc.symbols(), doc.text(), offset);
-}
-
 json command_action(const std::string& title, const std::string& command, const json& args, const std::string& kind) {
   return {{"title", title}, {"kind", kind}, {"command", {{"title", title}, {"command", command}, {"arguments", json::array({args})}}}};
 }
@@ -39,9 +30,10 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
     const std::string& uri = p.uri;
     const auto doc = ctx.watch_document(uri);
     const protocol::range& r = p.where;
-    const engine::cuda_symbol* kernel = kernel_at(*doc, doc->lines().offset_of(r.start));
+    // The kernel whose definition holds the cursor (or the selection's start), or a launch of one.
+    const engine::cuda_symbol* kernel = engine::enclosing_kernel(doc->symbols(), doc->text(), doc->lines().offset_of(r.start));
     json actions = json::array();
-    if (!kernel || kernel->kind != engine::cuda_symbol_kind::global_kernel) return actions;
+    if (!kernel) return actions;
     const auto settings = read_editor_settings(server.settings());
     const json args = {{"uri", uri}, {"kernel", kernel->name}};
     const std::string& name = kernel->name;  // titles are plain text: no Markdown backticks

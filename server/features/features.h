@@ -21,6 +21,7 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
 void register_execute_command(feature_registry& registry, lsp_server& server, editor_state& state);
 void register_workspace_trust(feature_registry& registry, lsp_server& server, editor_state& state);
 void register_machine_status(feature_registry& registry, lsp_server& server, editor_state& state);
+void register_kernel_at(feature_registry& registry, lsp_server& server);
 
 /// Registers every feature. The shared editor state lives as long as the registry: a handler
 /// keeps it alive (the server joins its workers before the registry goes).
@@ -38,6 +39,7 @@ inline void register_all_features(feature_registry& registry, lsp_server& server
   register_execute_command(registry, server, *state);
   register_workspace_trust(registry, server, *state);
   register_machine_status(registry, server, *state);
+  register_kernel_at(registry, server);
 }
 
 }  // namespace kblaster::server

@@ -360,6 +360,15 @@ local function main()
     end
     check(has_optimize, 'no Optimize action among %s', vim.inspect(titles))
     check(commands['kblaster.createTask'] == true, 'no kblaster.createTask action among %s', vim.inspect(titles))
+
+    -- "At the cursor" is the kernel the cursor is in: on the last line of its body (a word
+    -- such as `threadIdx` or a local), the plugin asks kblaster/kernelAt and gets the kernel.
+    vim.api.nvim_win_set_cursor(0, { target.end_line, 4 })  -- 1-based row: the line before '}'
+    local chosen
+    kb.with_kernel(nil, function(k) chosen = k end)
+    wait_for('kblaster/kernelAt', function() return chosen ~= nil end)
+    out('\nkernel at the cursor (line %d): %s', target.end_line, chosen)
+    check(chosen == name, 'with the cursor in %s\'s body the plugin chose %s', name, tostring(chosen))
   end
 
   -- Workspace trust: asked once, "Not now"; untrusted, nothing of the project runs.

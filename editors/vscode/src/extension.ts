@@ -461,19 +461,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
   status.trusted = vscode.workspace.isTrusted;
   showStatus();
-  // The daemon's kernel commands, for the palette: the kernel is the word under the cursor.
-  const onKernel = (command: string) => async () => {
+  // The daemon's kernel commands, for the palette: the kernel is the one whose definition holds
+  // the cursor (or a launch of which it is on), as the daemon finds it (kblaster/kernelAt), not
+  // the word under the cursor (`threadIdx`, `x`). Outside any kernel the user is told so;
+  // Profile File needs no kernel and goes on for the whole file.
+  const onKernel = (command: string, needsKernel = true) => async () => {
     const editor = vscode.window.activeTextEditor;
     if (!editor || !client) return;
-    const range = editor.document.getWordRangeAtPosition(editor.selection.active);
-    const kernel = range ? editor.document.getText(range) : '';
-    await vscode.commands.executeCommand(command, { uri: editor.document.uri.toString(), kernel });
+    const uri = editor.document.uri.toString();
+    const at = await client.sendRequest<{ kernel: string | null; message?: string }>('kblaster/kernelAt', {
+      textDocument: { uri },
+      position: client.code2ProtocolConverter.asPosition(editor.selection.active),
+    }).catch(() => ({ kernel: null, message: undefined }));
+    if (!at.kernel && needsKernel) {
+      void vscode.window.showInformationMessage(at.message ?? 'The cursor is not inside a __global__ kernel.');
+      return;
+    }
+    await vscode.commands.executeCommand(command, { uri, kernel: at.kernel ?? '' });
   };
   context.subscriptions.push(
       output,
       statusItem,
       vscode.commands.registerCommand('kblaster.optimizeKernelAtCursor', onKernel('kblaster.optimize')),
-      vscode.commands.registerCommand('kblaster.profileFile', onKernel('kblaster.profile')),
+      vscode.commands.registerCommand('kblaster.profileFile', onKernel('kblaster.profile', false)),
       vscode.commands.registerCommand('kblaster.createTaskAtCursor', onKernel('kblaster.createTask')),
       vscode.commands.registerCommand('kblaster.restartServer', () => restartClient(context)),
       vscode.commands.registerCommand('kblaster.showOutput', () => output?.show(true)),

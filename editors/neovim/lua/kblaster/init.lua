@@ -307,10 +307,36 @@ function M.execute(command, kernel, on_result)
   end
 end
 
+--- Calls `then_do(name)` with `kernel` when given, else with the kernel the cursor is in, as the
+--- daemon finds it (kblaster/kernelAt: the enclosing __global__ definition or a launch of one,
+--- not the word under the cursor); outside any kernel the user is told so and nothing runs.
+function M.with_kernel(kernel, then_do)
+  if kernel ~= nil and kernel ~= '' then
+    return then_do(kernel)
+  end
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = M.clients(bufnr)[1]
+  if not client then
+    return then_do(nil)  -- execute() says that no daemon is attached
+  end
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding or 'utf-16')
+  M.call(client, 'request', 'kblaster/kernelAt', params, function(err, result)
+    if err or not result then
+      vim.notify('kblaster: ' .. ((err and err.message) or 'no answer to kblaster/kernelAt'), vim.log.levels.ERROR)
+    elseif result.kernel == nil or result.kernel == vim.NIL then
+      vim.notify('kblaster: ' .. (result.message or 'the cursor is not inside a __global__ kernel'), vim.log.levels.WARN)
+    else
+      then_do(result.kernel)
+    end
+  end, bufnr)
+end
+
 --- Optimizes the kernel (progress in the client's progress messages; the best version comes
 --- back as an edit of the buffer).
 function M.optimize(kernel)
-  M.execute('kblaster.optimize', kernel)
+  M.with_kernel(kernel, function(name)
+    M.execute('kblaster.optimize', name)
+  end)
 end
 
 --- Compiles (and, with a GPU and a task, profiles) the buffer now; diagnostics follow.
@@ -320,7 +346,9 @@ end
 
 --- Scaffolds NAME.task.json for the kernel and a kb_forward stub when the file has none.
 function M.create_task(kernel)
-  M.execute('kblaster.createTask', kernel)
+  M.with_kernel(kernel, function(name)
+    M.execute('kblaster.createTask', name)
+  end)
 end
 
 --- Sets the buffer-local key maps chosen in setup({ keymaps = ... }).
