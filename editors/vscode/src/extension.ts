@@ -24,12 +24,12 @@ import {
   WorkDoneProgress,
 } from 'vscode-languageclient/node';
 import {
-  Advice, crashAdvice, Fix, profileAdvice, ProfileResult, refusalAdvice, refusalOf, SettingScope, splitCommandLine,
-  startFailureAdvice,
+  Advice, crashAdvice, Fix, OptimizeResult, profileAdvice, ProfileResult, Refusal, refusalAdvice, refusalOf, runEndAdvice, SettingScope,
+  selfTestText, splitCommandLine, startFailureAdvice, stoppedAdvice,
 } from './refusals';
 import {
-  daemonSettings as mapSettings, initializationOptions, MachineStatus, machineStatusRequest, setTrustNotification, StatusInput,
-  statusText,
+  daemonSettings as mapSettings, initializationOptions, MachineStatus, machineStatusRequest, setTrustNotification, settingIds,
+  settingsOpener, StatusInput, statusText,
 } from './settings';
 
 const section = 'kblaster';
@@ -60,8 +60,9 @@ function showStatus(): void {
   const { text, tooltip } = statusText(status);
   statusItem.text = text;
   statusItem.tooltip = tooltip;
-  // The click leads to what the item says is missing.
-  statusItem.command = status.daemon === 'stopped' ? 'kblaster.restartServer'
+  // The click leads to what the item says is missing (a stopped daemon: the choice of another
+  // executable or a restart, not the same binary started again without a word).
+  statusItem.command = status.daemon === 'stopped' ? 'kblaster.daemonStopped'
     : status.trusted === false && !status.job ? 'workbench.trust.manage' : 'kblaster.showOutput';
   statusItem.show();
 }
@@ -82,7 +83,32 @@ async function refreshMachineStatus(): Promise<void> {
 /** The command a notification is about, so that a button can retry it or act on its kernel. */
 interface Context {
   command: string;
-  args: { uri?: string; kernel?: string; technique?: string };
+  args: { uri?: string; kernel?: string; technique?: string; example?: string };
+  /** The refusal the notification words (its facts: the suggested provider, the example). */
+  refusal?: Refusal;
+  /** The run's report, for [Open Report]. */
+  report?: string;
+}
+
+/** Where this window runs the extension and the daemon: a remote window's are on the remote side. */
+function where(): { remote?: string } {
+  return { remote: vscode.env.remoteName };
+}
+
+/** Opens the Settings editor on `ids` where they can be changed (settingsOpener says how). */
+async function openSettings(ids: string[]): Promise<void> {
+  const properties = (vscode.extensions.getExtension('kernelblaster.kblaster')?.packageJSON?.contributes?.configuration?.properties ?? {}) as
+    Record<string, { scope?: string }>;
+  const scopes = Object.fromEntries(Object.entries(properties).map(([id, p]) => [id, p.scope]));
+  const opener = settingsOpener(ids, scopes, vscode.env.remoteName !== undefined);
+  await vscode.commands.executeCommand(opener.command, opener.argument);
+}
+
+/** Every contributed setting whose id starts with `prefix`. */
+function group(prefix: string): string[] {
+  const properties = (vscode.extensions.getExtension('kernelblaster.kblaster')?.packageJSON?.contributes?.configuration?.properties ?? {}) as
+    Record<string, { scope?: string }>;
+  return settingIds(properties, prefix);
 }
 
 /** Shows `advice` and performs the fix of the button the user picks. */
@@ -161,13 +187,38 @@ async function fix(what: Fix, context?: Context): Promise<void> {
       return;
     }
     case 'replaySettings':
-      await vscode.commands.executeCommand('workbench.action.openSettings', 'kblaster.optimize.replayHarness');
+      await openSettings(['kblaster.optimize.replayHarness', 'kblaster.llm.replay', 'kblaster.optimize.replayPace']);
       return;
     case 'modelSettings':
-      await vscode.commands.executeCommand('workbench.action.openSettings', 'kblaster.llm');
+      await openSettings(group('kblaster.llm.'));
       return;
     case 'ncuSetting':
-      await vscode.commands.executeCommand('workbench.action.openSettings', 'kblaster.ncuPath');
+      await openSettings(['kblaster.ncuPath']);
+      return;
+    case 'replayExample':
+      await runLongCommand('kblaster.replayExample', [{ example: context?.refusal?.example }]);
+      return;
+    case 'openOnGpuMachine':
+      await openOnGpuMachine();
+      return;
+    case 'useSuggestedProvider': {
+      const provider = context?.refusal?.suggestedProvider;
+      if (!provider) return;
+      const config = vscode.workspace.getConfiguration(section, folderOf(context?.args.uri)?.uri);
+      const inspected = config.inspect<string>('llm.provider');
+      // Written where it is set now (a workspace value would hide a user one).
+      const target = inspected?.workspaceFolderValue !== undefined ? vscode.ConfigurationTarget.WorkspaceFolder
+        : inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+      await config.update('llm.provider', provider, target);
+      await new Promise((resolve) => setTimeout(resolve, 500));  // the setting reaches the daemon first (see setRunCommand)
+      await retry(context);
+      return;
+    }
+    case 'openReport':
+      if (context?.report) await vscode.window.showTextDocument(vscode.Uri.file(context.report));
+      return;
+    case 'restart':
+      await vscode.commands.executeCommand('kblaster.restartServer');
       return;
     case 'showProblems':
       await vscode.commands.executeCommand('workbench.actions.view.problems');
@@ -185,19 +236,36 @@ async function fix(what: Fix, context?: Context): Promise<void> {
   }
 }
 
+/** Remote-SSH's Connect to Host when it is installed; else how to open the folder on a GPU
+ *  machine, with its documentation a click away. */
+async function openOnGpuMachine(): Promise<void> {
+  if (vscode.extensions.getExtension('ms-vscode-remote.remote-ssh')) {
+    await vscode.commands.executeCommand('opensshremotes.openEmptyWindow');
+    return;
+  }
+  const docs = 'Remote-SSH Documentation';
+  const choice = await vscode.window.showInformationMessage(
+      'To optimize on a GPU, open this folder on a machine with an NVIDIA GPU: install the Remote - SSH extension, run '
+      + '"Remote-SSH: Connect to Host", then Open Folder there (KernelBlaster runs beside the folder, on the GPU machine).',
+      { modal: true }, docs);
+  if (choice === docs) await vscode.env.openExternal(vscode.Uri.parse('https://code.visualstudio.com/docs/remote/ssh'));
+}
+
 // ---- the daemon's long commands ----
 
 // Long commands the daemon runs with work-done progress: sent with our own token so that the
 // status bar can follow the percentage. The notification with its Cancel button opens when the
 // daemon begins the work: a command refused before it starts shows the refusal alone.
-const longCommands = new Set(['kblaster.optimize', 'kblaster.applyTechnique', 'kblaster.profile', 'kblaster.optimizeProgram']);
+const longCommands = new Set(['kblaster.optimize', 'kblaster.applyTechnique', 'kblaster.profile', 'kblaster.optimizeProgram',
+  'kblaster.replayExample']);
 
 async function runLongCommand(command: string, args: unknown[]): Promise<unknown> {
   if (!client) return undefined;
   const token = `kblaster-vscode-${nextJob++}`;
   const first = (args[0] ?? {}) as Context['args'];
   const kernel = first.kernel ?? '';
-  const title = `${command.replace('kblaster.', '')} ${kernel}`.trim();
+  const title = command === 'kblaster.replayExample' ? `replay of the example${first.example ? ` ${first.example}` : ''}`
+    : `${command.replace('kblaster.', '')} ${kernel}`.trim();
   const cancel = new vscode.CancellationTokenSource();
   let progress: vscode.Progress<{ message?: string; increment?: number }> | undefined;
   let finish: () => void = () => undefined;
@@ -225,13 +293,16 @@ async function runLongCommand(command: string, args: unknown[]): Promise<unknown
     finish();
     const report = (result as { reportPath?: string } | null)?.reportPath;
     if (report) {
-      // One message for the end of a run, with the report a click away.
-      const r = result as { bestSpeedup?: number; replayed?: boolean };
-      const speed = typeof r.bestSpeedup === 'number' ? `: ${r.bestSpeedup.toFixed(2)}x measured${r.replayed ? ' (replayed)' : ''}` : '';
-      void vscode.window.showInformationMessage(`KernelBlaster: ${title} done${speed} (report: ${report})`, 'Open Report')
-          .then((choice) => {
-            if (choice) void vscode.window.showTextDocument(vscode.Uri.file(report));
-          });
+      // One message for the end of a run, with the report a click away: "done" only when the
+      // run ran; a run stopped by an error says what stopped it.
+      const r = result as OptimizeResult & { inputPath?: string; bestPath?: string };
+      if (command === 'kblaster.replayExample' && r.inputPath && r.bestPath && !r.error) {
+        // The example's result itself: its kernel beside the best version the replay found.
+        await vscode.commands.executeCommand('vscode.diff', vscode.Uri.file(r.inputPath), vscode.Uri.file(r.bestPath),
+                                             `${r.example ?? 'example'}: input ↔ best (replayed, not measured here)`);
+      }
+      const advice = runEndAdvice(`KernelBlaster: ${title}`, r);
+      void showAdvice({ ...advice, message: `${advice.message} (report: ${report})` }, { command, args: first, report });
     }
     if (command === 'kblaster.profile') {
       const file = first.uri ? path.basename(vscode.Uri.parse(first.uri).fsPath) : 'the file';
@@ -244,7 +315,7 @@ async function runLongCommand(command: string, args: unknown[]): Promise<unknown
     if (cancel.token.isCancellationRequested) return undefined;
     const refusal = error instanceof ResponseError ? refusalOf(error.data) : undefined;
     if (refusal) {
-      void showAdvice(refusalAdvice(refusal), { command, args: { ...first, kernel: refusal.kernel ?? first.kernel } });
+      void showAdvice(refusalAdvice(refusal, where()), { command, args: { ...first, kernel: refusal.kernel ?? first.kernel }, refusal });
     } else {
       const message = error instanceof Error ? error.message : String(error);
       void vscode.window.showErrorMessage(`${title[0].toUpperCase()}${title.slice(1)}: ${message}`, 'Show Output').then((choice) => {
@@ -397,7 +468,14 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     reportStartFailure(life, 'did not answer as the daemon (see the output)');
     return;
   }
-  context.subscriptions.push({ dispose: () => void client?.stop() });
+  context.subscriptions.push({ dispose: () => stopQuietly(client) });
+}
+
+/** Stops `c` when it runs: a client whose start failed, or that stopped, throws "Client is not
+ *  running and can't be stopped" (a stack trace in the output) if asked. */
+async function stopQuietly(c: LanguageClient | undefined): Promise<void> {
+  if (!c || !c.isRunning()) return;
+  await c.stop().catch(() => undefined);
 }
 
 // Restarts one at a time: trust and a settings change can ask at once.
@@ -405,9 +483,7 @@ let restarting: Promise<void> = Promise.resolve();
 
 function restartClient(context: vscode.ExtensionContext): Promise<void> {
   restarting = restarting.then(async () => {
-    if (client && client.state !== State.Stopped) {
-      await client.stop().catch(() => undefined);
-    }
+    await stopQuietly(client);
     client = undefined;
     await startClient(context);
   });
@@ -449,7 +525,7 @@ async function runSelfTest(): Promise<void> {
       command: 'kblaster.selfTest',
       arguments: [{ steps: 20, stepMs: 100 }],
     });
-    void vscode.window.showInformationMessage(`Self-test: ${JSON.stringify(result)}`);
+    void vscode.window.showInformationMessage(selfTestText(result));
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     void vscode.window.showErrorMessage(`Self-test failed: ${message}`);
@@ -489,6 +565,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       vscode.commands.registerCommand('kblaster.showOutput', () => output?.show(true)),
       vscode.commands.registerCommand('kblaster.runSelfTest', runSelfTest),
       vscode.commands.registerCommand('kblaster.chooseExecutable', chooseExecutable),
+      // The stopped daemon's status item: why, and the choice of executable or a restart.
+      vscode.commands.registerCommand('kblaster.daemonStopped', () => showAdvice(stoppedAdvice(daemonCommand(), status.failure))),
       // The command line depends on these settings, so a change needs a new daemon; the
       // others reach the running daemon through workspace/didChangeConfiguration.
       // Trust is granted once per window (withdrawing it reloads the window): the running daemon
@@ -517,8 +595,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 export async function deactivate(): Promise<void> {
-  if (client) {
-    await client.stop();
-    client = undefined;
-  }
+  await stopQuietly(client);
+  client = undefined;
 }

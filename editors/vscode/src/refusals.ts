@@ -13,7 +13,27 @@ export interface Refusal {
   command: string;
   kernel?: string;
   file?: string;
+  /** The cause alone: never a repeat of what the kind says. */
   detail?: string;
+  /** no_model: the model, its provider, the key's variable, each with where it came from;
+   *  reason 'no_key' when that variable is unset in the daemon's environment. */
+  model?: string;
+  provider?: string;
+  providerFrom?: string;
+  keyEnv?: string;
+  keyEnvFrom?: string;
+  reason?: string;
+  /** no_model: the model's name belongs to this provider instead (a Claude model on openai). */
+  suggestedProvider?: string;
+  suggestedKeyEnv?: string;
+  /** no_gpu: the shipped example the daemon can replay here (kblaster.replayExample). */
+  example?: string;
+}
+
+/** Where the extension runs, for words that depend on it: a remote window's daemon runs on the
+ *  remote machine (vscode.env.remoteName: 'ssh-remote', 'wsl', ...). */
+export interface Where {
+  remote?: string;
 }
 
 const kinds: RefusalKind[] = ['untrusted', 'no_task', 'task_unreadable', 'not_saved', 'no_gpu', 'no_model'];
@@ -24,7 +44,13 @@ export function refusalOf(data: unknown): Refusal | undefined {
   const d = data as Record<string, unknown>;
   if (typeof d.refusal !== 'string' || !kinds.includes(d.refusal as RefusalKind) || typeof d.command !== 'string') return undefined;
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
-  return { refusal: d.refusal as RefusalKind, command: d.command, kernel: text(d.kernel), file: text(d.file), detail: text(d.detail) };
+  const r: Refusal = { refusal: d.refusal as RefusalKind, command: d.command };
+  for (const key of ['kernel', 'file', 'detail', 'model', 'provider', 'providerFrom', 'keyEnv', 'keyEnvFrom', 'reason',
+    'suggestedProvider', 'suggestedKeyEnv', 'example'] as const) {
+    const v = text(d[key]);
+    if (v !== undefined) r[key] = v;
+  }
+  return r;
 }
 
 /** What a button does; extension.ts performs it. */
@@ -33,12 +59,17 @@ export type Fix =
   | 'createTask'         // kblaster.createTask, then open the task for its reference
   | 'setRunCommand'      // ask for the program, write kblaster.run.command, retry
   | 'saveAndRetry'       // save the document, retry
-  | 'replaySettings'     // the kblaster.optimize.replayHarness setting
-  | 'modelSettings'      // the kblaster.llm settings
+  | 'replaySettings'     // the settings of replayed results (kblaster.optimize.replayHarness, kblaster.llm.replay)
+  | 'replayExample'      // kblaster.replayExample: the shipped example, replayed with the settings it was recorded with
+  | 'openOnGpuMachine'   // Remote-SSH: Connect to Host (or how, when Remote-SSH is not installed)
+  | 'modelSettings'      // every kblaster.llm.* setting
+  | 'useSuggestedProvider' // write the refusal's suggestedProvider to kblaster.llm.provider, retry
   | 'ncuSetting'         // the kblaster.ncuPath setting
   | 'showProblems'       // the Problems panel
   | 'chooseExecutable'   // pick kblaster, write kblaster.path where it was set
   | 'showOutput'         // the KernelBlaster output channel
+  | 'openReport'         // the run's report.md
+  | 'restart'            // kblaster.restartServer
   | 'retry';             // the same command again
 
 export interface Button {
@@ -72,8 +103,42 @@ function action(r: Refusal): string {
   return r.kernel ? `${verb} ${r.kernel}` : verb === 'Optimize' ? 'Optimize' : 'Applying a technique';
 }
 
-/** The notification for a refused command. */
-export function refusalAdvice(r: Refusal): Advice {
+/** "the KernelBlaster daemon" with where it runs in a remote window. */
+function theDaemon(where: Where): string {
+  // (The remote's name is an authority in code-server, "127.0.0.1:8080": not worth saying.)
+  return where.remote ? 'the KernelBlaster daemon on the remote machine' : 'the KernelBlaster daemon';
+}
+
+/** A provider's name as its maker spells it. */
+function providerName(p: string | undefined): string {
+  return p === 'anthropic' ? 'Anthropic' : p === 'openai' ? 'OpenAI' : p ?? '';
+}
+
+/** no_model: the provider setting, the key's variable and where it must be set, once. */
+function modelAdvice(r: Refusal, where: Where): Advice {
+  const model = r.model ? `The model ${r.model}` : 'The model in your KernelBlaster settings';
+  const settings: Button = { title: 'Open Model Settings', fix: 'modelSettings' };
+  if (r.reason !== 'no_key' || !r.keyEnv) {
+    return { severity: 'error', message: `${model} cannot be used: ${clause(r.detail) || 'see the output'}.`, buttons: [settings] };
+  }
+  const provider = `kblaster.llm.provider is ${r.provider ?? 'openai'}${r.providerFrom === 'default' ? ' (the default)' : ''}`;
+  let message = `${model} cannot be used: its API key is read from the environment variable ${r.keyEnv} (${provider}), `
+    + `which is not set in the environment of ${theDaemon(where)}.`;
+  const buttons: Button[] = [];
+  if (r.suggestedProvider) {
+    const key = r.suggestedKeyEnv ?? r.keyEnv;
+    message += ` ${r.model} is an ${providerName(r.suggestedProvider)} model: set kblaster.llm.provider to ${r.suggestedProvider}; `
+      + `its key is then read from ${key}, which must be set there.`;
+    buttons.push({ title: `Use ${r.suggestedProvider}`, fix: 'useSuggestedProvider' });
+  } else {
+    message += ` Set it where the daemon starts${where.remote ? ' (the remote machine\'s shell profile)' : ''}, or name another variable in kblaster.llm.apiKeyEnv.`;
+  }
+  buttons.push(settings);
+  return { severity: 'error', message, buttons };
+}
+
+/** The notification for a refused command. `where`: the window's kind (remote or local). */
+export function refusalAdvice(r: Refusal, where: Where = {}): Advice {
   switch (r.refusal) {
     case 'untrusted':
       return { severity: 'warning', message: `${action(r)} needs a trusted folder: KernelBlaster builds and runs the folder's code.`,
@@ -89,16 +154,66 @@ export function refusalAdvice(r: Refusal): Advice {
       return { severity: 'warning', message: `Save ${basename(r.file)} first: its program is built and run from the file on disk.`,
                buttons: [{ title: 'Save and Retry', fix: 'saveAndRetry' }] };
     case 'no_gpu': {
-      // The detail is the daemon's whole sentence (in the output); the toast says its gist.
+      // The detail is the daemon's whole sentence (in the output); the toast says its gist, and
+      // what works from here: the folder opened where a GPU is, or the shipped example replayed.
       const why = /libcuda/.test(r.detail ?? '') ? 'has no NVIDIA driver' : 'has none';
+      const machine = where.remote ? 'the machine this window is connected to' : 'this machine';
+      const buttons: Button[] = [{ title: 'Open on a GPU Machine', fix: 'openOnGpuMachine' }];
+      if (r.example) buttons.unshift({ title: 'Replay the Example', fix: 'replayExample' });
+      buttons.push({ title: 'Use Recorded Results', fix: 'replaySettings' });
       return { severity: 'warning',
-               message: `${action(r)} needs an NVIDIA GPU to measure on, and this machine ${why}. Replay recorded GPU results, or open the folder on a GPU machine.`,
-               buttons: [{ title: 'Use Recorded Results', fix: 'replaySettings' }] };
+               message: `${action(r)} needs an NVIDIA GPU to measure on, and ${machine} ${why}. Open this folder on a machine with one `
+                 + '(Remote-SSH: Connect to Host, then Open Folder)'
+                 + (r.example ? `, or replay the example ${r.example}: a run recorded on a GPU, labelled as replayed.` : '.'),
+               buttons };
     }
     case 'no_model':
-      return { severity: 'error', message: `The model in your KernelBlaster settings cannot be used: ${clause(r.detail) || 'see the output'}.`,
-               buttons: [{ title: 'Open Model Settings', fix: 'modelSettings' }] };
+      return modelAdvice(r, where);
   }
+}
+
+/** kblaster.optimize's and kblaster.replayExample's answer, as far as the end of a run needs it. */
+export interface OptimizeResult {
+  bestSpeedup?: number;
+  stopReason?: string;
+  replayed?: boolean;
+  reportPath?: string;
+  recordedOn?: string;
+  /** What stopped a run that never finished (a replay with no recording of the kernel). */
+  error?: string;
+  /** The daemon's sentence on the run (the diagnostic's). */
+  message?: string;
+  candidates?: number;
+  example?: string;
+}
+
+/** The message at the end of a run: "done" only for a run that ran to its end; one that stopped
+ *  on an error says what stopped it; a replayed figure says it was not measured here. */
+export function runEndAdvice(title: string, r: OptimizeResult): Advice {
+  const report: Button[] = r.reportPath ? [{ title: 'Open Report', fix: 'openReport' }] : [];
+  if (r.error !== undefined || (r.stopReason ?? '').startsWith('error')) {
+    const why = clause(r.error ?? (r.stopReason ?? '').replace(/^error:\s*/, ''));
+    const hint = /^replay: no recording/.test(why)
+      ? ' The recording holds other runs: it replays only the kernel and settings it was recorded with.' : '';
+    return { severity: 'warning', message: `${title} stopped before any result: ${why}.${hint}`, buttons: [...report, { title: 'Show Output', fix: 'showOutput' }] };
+  }
+  if (r.stopReason === 'waiting') {
+    return { severity: 'info', message: `${title}: waiting for the model's answers; Optimize again resumes the run.`, buttons: report };
+  }
+  const x = typeof r.bestSpeedup === 'number' ? `${r.bestSpeedup.toFixed(2)}x` : '';
+  const how = r.replayed ? `replayed from a recording${r.recordedOn ? ` made on an ${r.recordedOn}` : ''}, not measured here` : 'measured';
+  const found = typeof r.bestSpeedup === 'number' && r.bestSpeedup > 1 ? `${x} faster, ${how}` : `no faster version found (${how})`;
+  const stopped = r.stopReason && r.stopReason !== 'finished' ? ` (stopped: ${r.stopReason.replace(/_/g, ' ')})` : '';
+  return { severity: 'info', message: `${title} done: ${found}${stopped}.`, buttons: report };
+}
+
+/** The self-test's answer in words. */
+export function selfTestText(result: unknown): string {
+  const r = (result ?? {}) as { completedSteps?: unknown; cancelled?: unknown };
+  const steps = typeof r.completedSteps === 'number' ? r.completedSteps : undefined;
+  if (r.cancelled === true) return `Self-test cancelled after ${steps ?? 0} steps.`;
+  return steps === undefined ? 'Self-test finished: the daemon answered.'
+    : `Self-test passed: the daemon ran ${steps} steps with progress and answered.`;
 }
 
 /** kblaster.profile's answer (profile_command.cpp), as far as the advice needs it. */
@@ -119,7 +234,7 @@ export function profileAdvice(result: ProfileResult | null | undefined, fileName
     case 'no_gpu':
       return { severity: 'info', message: `${compiled}: this machine has no NVIDIA GPU (${statics}).`, buttons: [] };
     case 'no_ncu':
-      return { severity: 'warning', message: `${compiled}: Nsight Compute (ncu) was not found (${statics}).`,
+      return { severity: 'warning', message: `${compiled}: Nsight Compute (ncu) was not found: set kblaster.ncuPath (${statics}).`,
                buttons: [{ title: 'Set ncu Path', fix: 'ncuSetting' }] };
     case 'does_not_compile':
       return { severity: 'warning', message: `${fileName} does not compile: nvcc's errors are in the Problems panel.`,
@@ -149,7 +264,16 @@ export function startFailureAdvice(command: string, scope: SettingScope, why: st
 /** The daemon ran, then stopped `times` times within minutes: not restarted again. */
 export function crashAdvice(command: string, times: number): Advice {
   return { severity: 'error', message: `KernelBlaster's daemon (${command}) stopped ${times} times in 3 minutes and is not restarted.`,
-           buttons: [{ title: 'Show Output', fix: 'showOutput' }, { title: 'Restart', fix: 'retry' }] };
+           buttons: [{ title: 'Show Output', fix: 'showOutput' }, { title: 'Choose kblaster Executable', fix: 'chooseExecutable' },
+             { title: 'Restart', fix: 'restart' }] };
+}
+
+/** The stopped daemon's status item clicked: why it is stopped, and the choices (another
+ *  executable, or the same one again), not a restart of the same binary without a word. */
+export function stoppedAdvice(command: string, failure: string | undefined): Advice {
+  return { severity: 'warning', message: `KernelBlaster's daemon is not running${failure ? `: ${clause(failure)}` : ''}. It is started as ${command} (kblaster.path).`,
+           buttons: [{ title: 'Choose kblaster Executable', fix: 'chooseExecutable' }, { title: 'Restart', fix: 'restart' },
+             { title: 'Show Output', fix: 'showOutput' }] };
 }
 
 /** Splits a command line the way a shell would for plain words and quotes ('a b', "a b"). */

@@ -164,7 +164,8 @@ function machineLines(m: MachineStatus): string[] {
 /** Status-bar text (with a codicon) and tooltip. */
 export function statusText(s: StatusInput): { text: string; tooltip: string } {
   if (s.daemon === 'stopped') {
-    return { text: '$(error) KernelBlaster', tooltip: s.failure ? `KernelBlaster: ${s.failure} (click to restart)` : 'KernelBlaster: the daemon is not running (click to restart)' };
+    return { text: '$(error) KernelBlaster',
+             tooltip: `KernelBlaster: ${s.failure ?? 'the daemon is not running'} (click: choose the kblaster executable, or restart)` };
   }
   if (s.daemon === 'starting') return { text: '$(loading~spin) KernelBlaster', tooltip: 'KernelBlaster: starting the daemon' };
   if (s.job) {
@@ -179,4 +180,25 @@ export function statusText(s: StatusInput): { text: string; tooltip: string } {
   }
   const noGpu = s.machine && !s.machine.gpu ? ': no GPU' : '';
   return { text: `$(zap) KernelBlaster${noGpu}`, tooltip: ['KernelBlaster: ready', ...machine].join('\n') };
+}
+
+/** A contributed setting's scope (package.json's `scope`; absent means window). */
+export type SettingScopeName = 'application' | 'machine' | 'machine-overridable' | 'window' | 'resource' | 'language-overridable';
+
+/** The ids of the contributed settings whose id starts with `prefix` ("kblaster.llm."), or is
+ *  `prefix` itself, in package.json's order. */
+export function settingIds(properties: Record<string, { scope?: string }>, prefix: string): string[] {
+  return Object.keys(properties).filter((id) => id === prefix || id.startsWith(prefix.endsWith('.') ? prefix : `${prefix}.`));
+}
+
+/** How to open the Settings editor on exactly `ids`, where they can be changed: the query lists
+ *  them by id (every one found, whatever its words); in a remote window (code-server, Remote-SSH)
+ *  the User tab hides machine-scoped settings ("No Settings Found"), so the Remote tab, which
+ *  lists every setting but the application's, is opened instead. */
+export function settingsOpener(ids: string[], scopes: Record<string, string | undefined>, remote: boolean):
+    { command: string; argument: unknown } {
+  const query = ids.map((id) => `@id:${id}`).join(' ');
+  const machine = ids.some((id) => scopes[id] === 'machine' || scopes[id] === 'machine-overridable');
+  if (remote && machine) return { command: 'workbench.action.openRemoteSettings', argument: { query } };
+  return { command: 'workbench.action.openSettings', argument: query };
 }

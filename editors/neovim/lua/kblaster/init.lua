@@ -16,7 +16,7 @@
 --   })
 --
 -- Commands: :KblasterOptimize [kernel], :KblasterProfile, :KblasterCreateTask [kernel],
--- :KblasterTrust[!] [dir], :KblasterSelfTest [steps] [stepMs]. The kernel defaults to the word
+-- :KblasterTrust[!] [dir], :KblasterSelfTest [steps] [stepMs], :KblasterReplayExample. The kernel defaults to the word
 -- under the cursor.
 --
 -- Workspace trust: the daemon builds and runs a project's code (profiling on save, Optimize)
@@ -265,7 +265,7 @@ function M.self_test(steps, step_ms)
       if err then
         vim.notify('kblaster.selfTest: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       else
-        vim.notify('kblaster.selfTest: ' .. vim.inspect(result))
+        vim.notify(refusals.self_test(result))
       end
     end)
   end
@@ -300,6 +300,10 @@ function M.execute(command, kernel, on_result)
         -- A profile that profiled nothing says why; one that did shows in the diagnostics.
         local note = refusals.profile_note(result, vim.fn.fnamemodify(vim.api.nvim_buf_get_name(bufnr), ':t'))
         vim.notify(note or (command .. ': ' .. vim.inspect(result, { depth = 2 })), vim.log.levels.INFO)
+      elseif command == 'kblaster.optimize' or command == 'kblaster.applyTechnique' then
+        -- "done" only for a run that ran; what stopped one that did not.
+        local text, level = refusals.run_end(command:gsub('^kblaster%.', '') .. ' ' .. (args.kernel or ''), result)
+        vim.notify(text or (command .. ': ' .. vim.inspect(result, { depth = 2 })), level)
       else
         vim.notify(command .. ': ' .. vim.inspect(result, { depth = 2 }))
       end
@@ -337,6 +341,28 @@ function M.optimize(kernel)
   M.with_kernel(kernel, function(name)
     M.execute('kblaster.optimize', name)
   end)
+end
+
+--- Replays the shipped example (a run recorded on a GPU, with the settings it was recorded
+--- with): what a machine without a GPU can show; the daemon copies it into a scratch folder and
+--- the best version is opened beside the example's kernel.
+function M.replay_example()
+  local bufnr = vim.api.nvim_get_current_buf()
+  for _, client in ipairs(M.clients(bufnr)) do
+    M.call(client, 'request', 'workspace/executeCommand', { command = 'kblaster.replayExample', arguments = { {} } },
+      function(err, result)
+        if err then
+          vim.notify('kblaster: the example cannot be replayed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+          return
+        end
+        local text, level = refusals.run_end('replay of the example ' .. (result and result.example or ''), result)
+        vim.notify(text or vim.inspect(result), level)
+        if result and result.bestPath and result.inputPath and not result.error then
+          vim.cmd('tabnew ' .. vim.fn.fnameescape(result.inputPath))
+          vim.cmd('vert diffsplit ' .. vim.fn.fnameescape(result.bestPath))
+        end
+      end, bufnr)
+  end
 end
 
 --- Compiles (and, with a GPU and a task, profiles) the buffer now; diagnostics follow.
@@ -444,6 +470,9 @@ function M.setup(opts)
   vim.api.nvim_create_user_command('KblasterCreateTask', function(cmd_opts)
     M.create_task(cmd_opts.fargs[1])
   end, { nargs = '?', desc = 'kblaster: scaffold a task for the kernel [name]' })
+  vim.api.nvim_create_user_command('KblasterReplayExample', function()
+    M.replay_example()
+  end, { nargs = 0, desc = 'kblaster: replay the shipped example, a run recorded on a GPU (no GPU needed)' })
 end
 
 return M

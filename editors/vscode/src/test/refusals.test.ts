@@ -3,14 +3,15 @@
 import { strict as assert } from 'assert';
 import { test } from 'node:test';
 import {
-  crashAdvice, profileAdvice, Refusal, refusalAdvice, refusalOf, RefusalKind, splitCommandLine, startFailureAdvice,
+  crashAdvice, profileAdvice, Refusal, refusalAdvice, refusalOf, RefusalKind, runEndAdvice, selfTestText, splitCommandLine,
+  startFailureAdvice, stoppedAdvice,
 } from '../refusals';
 
 const words = (s: string) => s.split(/\s+/).filter(Boolean).length;
 
 test('a refusal is read from the error data only when it is one', () => {
   assert.deepEqual(refusalOf({ refusal: 'no_task', command: 'kblaster.optimize', kernel: 'scale_half', file: 'file:///w/s.cu' }),
-                   { refusal: 'no_task', command: 'kblaster.optimize', kernel: 'scale_half', file: 'file:///w/s.cu', detail: undefined });
+                   { refusal: 'no_task', command: 'kblaster.optimize', kernel: 'scale_half', file: 'file:///w/s.cu' });
   assert.equal(refusalOf(undefined), undefined);
   assert.equal(refusalOf('untrusted'), undefined);
   assert.equal(refusalOf({ refusal: 'no_such_kind', command: 'kblaster.optimize' }), undefined);
@@ -38,7 +39,7 @@ test('each refusal offers the button that removes its cause', () => {
   assert.deepEqual(buttons('no_task').map((b) => b.fix), ['createTask', 'setRunCommand']);
   assert.deepEqual(buttons('no_task').map((b) => b.title), ['Create a Task', 'Set the Program to Run']);
   assert.deepEqual(buttons('not_saved').map((b) => b.fix), ['saveAndRetry']);
-  assert.deepEqual(buttons('no_gpu').map((b) => b.fix), ['replaySettings']);
+  assert.deepEqual(buttons('no_gpu').map((b) => b.fix), ['openOnGpuMachine', 'replaySettings']);
   assert.deepEqual(buttons('no_model').map((b) => b.fix), ['modelSettings']);
 });
 
@@ -71,6 +72,66 @@ test('a daemon that does not start is named with the setting and where it is set
   assert.deepEqual(a.buttons.map((b) => b.title), ['Choose kblaster Executable', 'Show Output']);
   assert.match(startFailureAdvice('kblaster', 'default', 'was not found on PATH').message, /kblaster \(the default kblaster\.path\) was not found on PATH\.$/);
   assert.match(crashAdvice('/opt/kblaster', 5).message, /stopped 5 times/);
+  assert.deepEqual(crashAdvice('/opt/kblaster', 5).buttons.map((b) => b.fix), ['showOutput', 'chooseExecutable', 'restart']);
+  // The stopped daemon's status item clicked: another executable is offered before the same one again.
+  const stopped = stoppedAdvice('/bin/false', 'the daemon did not start: /bin/false ended before answering');
+  assert.equal(stopped.message, 'KernelBlaster\'s daemon is not running: the daemon did not start: /bin/false ended before answering. '
+    + 'It is started as /bin/false (kblaster.path).');
+  assert.deepEqual(stopped.buttons.map((b) => b.fix), ['chooseExecutable', 'restart', 'showOutput']);
+});
+
+test('no GPU: the GPU is named, then what works here: a GPU machine (Remote-SSH) or the example replayed', () => {
+  const a = refusalAdvice({ refusal: 'no_gpu', command: 'kblaster.optimize', kernel: 'add_one', example: 'row_softmax',
+                            detail: 'this machine has no NVIDIA GPU (nvidia-smi found none) to measure candidates on' });
+  assert.equal(a.message, 'Optimize add_one needs an NVIDIA GPU to measure on, and this machine has none. Open this folder on a '
+    + 'machine with one (Remote-SSH: Connect to Host, then Open Folder), or replay the example row_softmax: a run recorded on a GPU, '
+    + 'labelled as replayed.');
+  assert.deepEqual(a.buttons.map((b) => b.title), ['Replay the Example', 'Open on a GPU Machine', 'Use Recorded Results']);
+  assert.match(refusalAdvice({ refusal: 'no_gpu', command: 'kblaster.optimize', kernel: 'k' }, { remote: 'ssh-remote' }).message,
+               /and the machine this window is connected to has none\./);
+});
+
+test('a model without its key: the provider setting, the variable and where it must be set, said once', () => {
+  const r = refusalOf({ refusal: 'no_model', command: 'kblaster.optimize', kernel: 'vector_add',
+    detail: 'no API key: the environment variable OPENAI_API_KEY (set by default) is unset or empty',
+    model: 'claude-sonnet-4-5', provider: 'openai', providerFrom: 'default', keyEnv: 'OPENAI_API_KEY', keyEnvFrom: 'default',
+    reason: 'no_key', suggestedProvider: 'anthropic', suggestedKeyEnv: 'ANTHROPIC_API_KEY' });
+  assert.ok(r);
+  const local = refusalAdvice(r!);
+  assert.equal(local.message, 'The model claude-sonnet-4-5 cannot be used: its API key is read from the environment variable '
+    + 'OPENAI_API_KEY (kblaster.llm.provider is openai (the default)), which is not set in the environment of the KernelBlaster daemon. '
+    + 'claude-sonnet-4-5 is an Anthropic model: set kblaster.llm.provider to anthropic; its key is then read from ANTHROPIC_API_KEY, '
+    + 'which must be set there.');
+  assert.doesNotMatch(local.message, /cannot be used.*cannot be used/);
+  assert.deepEqual(local.buttons.map((b) => [b.title, b.fix]), [['Use anthropic', 'useSuggestedProvider'], ['Open Model Settings', 'modelSettings']]);
+  assert.match(refusalAdvice(r!, { remote: 'ssh-remote' }).message, /the KernelBlaster daemon on the remote machine\./);
+  const gpt = refusalAdvice({ ...r!, model: 'gpt-4o', suggestedProvider: undefined, suggestedKeyEnv: undefined });
+  assert.match(gpt.message, /Set it where the daemon starts, or name another variable in kblaster\.llm\.apiKeyEnv\.$/);
+  assert.deepEqual(gpt.buttons.map((b) => b.fix), ['modelSettings']);
+  // Without the facts (an older daemon, another cause): the cause once.
+  assert.equal(refusalAdvice({ refusal: 'no_model', command: 'kblaster.optimize', detail: 'unknown provider "x".' }).message,
+               'The model in your KernelBlaster settings cannot be used: unknown provider "x".');
+});
+
+test('the end of a run: "done" only when it ran; an error says what stopped it; a replay is not "measured"', () => {
+  const missed = runEndAdvice('KernelBlaster: optimize row_softmax', { bestSpeedup: 1, replayed: true, reportPath: '/r/report.md',
+    stopReason: 'error: replay: no recording of task \'row_softmax\' with source hash 12ab (the recordings hold 4 evaluations of this task, none of this source); record it on a GPU machine with the live evaluator',
+    error: 'replay: no recording of task \'row_softmax\' with source hash 12ab (the recordings hold 4 evaluations of this task, none of this source); record it on a GPU machine with the live evaluator' });
+  assert.doesNotMatch(missed.message, /done|1\.00x|measured/);
+  assert.match(missed.message, /^KernelBlaster: optimize row_softmax stopped before any result: replay: no recording of task 'row_softmax'/);
+  assert.equal(missed.severity, 'warning');
+  const replayed = runEndAdvice('KernelBlaster: replay of the example', { bestSpeedup: 31.83, replayed: true, stopReason: 'finished',
+    recordedOn: 'NVIDIA H100 80GB HBM3' });
+  assert.equal(replayed.message, 'KernelBlaster: replay of the example done: 31.83x faster, replayed from a recording made on an '
+    + 'NVIDIA H100 80GB HBM3, not measured here.');
+  assert.match(runEndAdvice('t', { bestSpeedup: 1.42, stopReason: 'finished' }).message, /^t done: 1\.42x faster, measured\.$/);
+  assert.match(runEndAdvice('t', { bestSpeedup: 1, stopReason: 'budget_candidates' }).message, /no faster version found \(measured\) \(stopped: budget candidates\)/);
+});
+
+test('the self-test says its result in words', () => {
+  assert.equal(selfTestText({ completedSteps: 20 }), 'Self-test passed: the daemon ran 20 steps with progress and answered.');
+  assert.doesNotMatch(selfTestText({ completedSteps: 20 }), /[{}"]/);
+  assert.equal(selfTestText({ completedSteps: 3, cancelled: true }), 'Self-test cancelled after 3 steps.');
 });
 
 test('a command line is split as a shell splits plain words and quotes', () => {

@@ -2,7 +2,7 @@
 import { strict as assert } from 'assert';
 import { readFileSync } from 'fs';
 import { test } from 'node:test';
-import { ConfigReader, daemonSettings, expandPath, initializationOptions, statusText } from '../settings';
+import { ConfigReader, daemonSettings, expandPath, initializationOptions, settingIds, settingsOpener, statusText } from '../settings';
 
 function reader(values: Record<string, unknown>): ConfigReader {
   return { get: <T>(key: string, fallback: T) => (key in values ? (values[key] as T) : fallback) };
@@ -108,7 +108,28 @@ test('the machine shows in the status bar: no GPU in the text, each missing tool
 test('a daemon that did not start says why in the status bar', () => {
   const s = statusText({ daemon: 'stopped', failure: 'the daemon did not start: /bin/false ended before answering' });
   assert.match(s.text, /error/);
-  assert.equal(s.tooltip, 'KernelBlaster: the daemon did not start: /bin/false ended before answering (click to restart)');
+  assert.equal(s.tooltip, 'KernelBlaster: the daemon did not start: /bin/false ended before answering (click: choose the kblaster executable, or restart)');
+});
+
+test('a settings button opens every setting of its group, on the tab where it can be changed', () => {
+  // Run from editors/vscode (npm test, ctest e2e.vscode_extension_unit).
+  const manifest = JSON.parse(readFileSync('package.json', 'utf8'));
+  const properties = manifest.contributes.configuration.properties as Record<string, { scope?: string }>;
+  const scopes = Object.fromEntries(Object.entries(properties).map(([id, p]) => [id, p.scope]));
+  const llm = settingIds(properties, 'kblaster.llm.');
+  assert.deepEqual([...llm].sort(), Object.keys(properties).filter((k) => k.startsWith('kblaster.llm.')).sort());
+  assert.equal(llm.length, 8, llm.join(', '));
+  assert.deepEqual(settingIds(properties, 'kblaster.ncuPath'), ['kblaster.ncuPath']);
+  // Local: the User tab, every id listed (a words query found 6 of the 8).
+  const local = settingsOpener(llm, scopes, false);
+  assert.equal(local.command, 'workbench.action.openSettings');
+  assert.equal(local.argument, llm.map((id) => `@id:${id}`).join(' '));
+  // Remote (code-server, Remote-SSH): machine-scoped settings are not on the User tab.
+  assert.deepEqual(settingsOpener(['kblaster.optimize.replayHarness'], scopes, true),
+                   { command: 'workbench.action.openRemoteSettings', argument: { query: '@id:kblaster.optimize.replayHarness' } });
+  assert.equal(settingsOpener(llm, scopes, true).command, 'workbench.action.openRemoteSettings');
+  assert.equal(settingsOpener(['kblaster.ncuPath'], scopes, true).command, 'workbench.action.openRemoteSettings');
+  assert.equal(settingsOpener(['kblaster.optimize.breadth'], scopes, true).command, 'workbench.action.openSettings');
 });
 
 test('the manifest declares limited support for untrusted workspaces, restricting what runs', () => {
