@@ -8,6 +8,7 @@
 #include "engine/toolchain/occupancy.h"
 #include "engine/toolchain/ptxas_parser.h"
 #include "engine/profile/source_attribution.h"
+#include "engine/source/launch_block.h"
 #include "engine/state/program_profile_pipeline.h"
 #include "engine/state/state_classifier.h"
 #include "engine/toolchain/task_build.h"
@@ -25,6 +26,27 @@ namespace {
 const state_namer& matcher_or_default(const state_namer* m) {
   static const signature_state_namer fallback;
   return m ? *m : fallback;
+}
+
+// The block static occupancy is computed for, and where it comes from (empty: assumed).
+struct static_block {
+  int threads = 0;
+  std::string origin;
+};
+
+// Its __launch_bounds__ as compiled (the PTX's .maxntid: macros and template arguments
+// expanded), else the launches written in the file when their block is a constant expression,
+// else the assumed block.
+static_block static_block_of(const kernel_resources& r, std::string_view source, int assumed) {
+  if (r.max_threads_per_block > 0)
+    return {r.max_threads_per_block, "its __launch_bounds__ (the compiled PTX's .maxntid " +
+                                         std::to_string(r.max_threads_per_block) + ")"};
+  std::string name = function_name_of(r.demangled_name);
+  name = name.substr(0, name.find('<'));
+  if (const auto colons = name.rfind("::"); colons != std::string::npos) name = name.substr(colons + 2);
+  if (const auto launch = constant_launch_block(source, name))
+    return {launch->threads, "the launch `<<<" + launch->configuration + ">>>` in the file"};
+  return {assumed, ""};
 }
 
 }  // namespace
@@ -92,7 +114,7 @@ profile_outcome analyze_recorded(const std::string& details_csv_path, const std:
 }
 
 std::optional<compile_result> compile_for_profile(const std::string& cu_path, const build_profile_options& options,
-                                                output_kind kind, profile_outcome& out) {
+                                                output_kind kind, profile_outcome& out, bool keep_ptx) {
   const auto nvcc = find_nvcc();
   if (!nvcc) {
     out.error = "nvcc not found (looked in PATH, $CUDA_HOME/bin and /usr/local/cuda/bin)";
@@ -103,6 +125,7 @@ std::optional<compile_result> compile_for_profile(const std::string& cu_path, co
   o.arch = options.arch;
   o.extra_flags = options.nvcc_flags;
   o.stop = options.stop;
+  o.keep_ptx = keep_ptx;
   // Task kernels include dlpack/dlpack.h; where it is not on the default path, the same place
   // the harness builds use ($KBLASTER_DLPACK_INCLUDE).
   if (const auto dlpack = dlpack_include_dir(); !dlpack.empty()) o.extra_flags.push_back("-I" + dlpack);
@@ -123,7 +146,8 @@ std::optional<compile_result> compile_for_profile(const std::string& cu_path, co
 
 profile_outcome analyze_static(const std::string& cu_path, const build_profile_options& options, const state_namer* matcher) {
   profile_outcome out;
-  const auto compiled = compile_for_profile(cu_path, options, output_kind::object, out);
+  // The PTX kept on the way says each entry's __launch_bounds__ as the compiler read it.
+  const auto compiled = compile_for_profile(cu_path, options, output_kind::object, out, true);
   if (!compiled) return out;
   const compile_result& built = *compiled;
   const auto limits = limits_for(built.arch);
@@ -132,9 +156,16 @@ profile_outcome analyze_static(const std::string& cu_path, const build_profile_o
     return out;
   }
   const auto& m = matcher_or_default(matcher);
+  std::string source;
+  try {
+    source = support::read_file(cu_path);
+  } catch (const std::exception&) {
+    // Built a moment ago: unreadable now only if it went; the launches are then unknown.
+  }
   for (const auto& r : built.resources) {
     kernel_view v;
-    v.signature = classify_static(r, *limits, options.assumed_block_size);
+    const auto block = static_block_of(r, source, options.assumed_block_size);
+    v.signature = classify_static(r, *limits, block.threads, 0, block.origin);
     v.state = m.match(v.signature);
     out.kernels.push_back(std::move(v));
   }

@@ -64,9 +64,10 @@ struct build_profile_options {
 };
 
 /// Finds nvcc and builds `cu_path` for profiling; on failure records why in `out` (with the
-/// compiler's diagnostics) and returns nothing. Shared by the static and live paths.
+/// compiler's diagnostics) and returns nothing. Shared by the static and live paths; `keep_ptx`
+/// reads each kernel's compiled __launch_bounds__ into its resources (nvcc_options::keep_ptx).
 std::optional<compile_result> compile_for_profile(const std::string& cu_path, const build_profile_options& options,
-                                                  output_kind kind, profile_outcome& out);
+                                                  output_kind kind, profile_outcome& out, bool keep_ptx = false);
 
 /// Static profile of `cu_path`: compile with ptxas -v (no GPU needed) and classify each kernel.
 profile_outcome analyze_static(const std::string& cu_path, const build_profile_options& options,

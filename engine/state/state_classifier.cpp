@@ -519,7 +519,7 @@ std::vector<performance_signature> classify_report(const profile_report& report,
 }
 
 performance_signature classify_static(const kernel_resources& r, const sm_limits& limits, int block_size,
-                                      long long dynamic_shared_bytes) {
+                                      long long dynamic_shared_bytes, const std::string& block_origin) {
   performance_signature s;
   s.static_only = true;
   s.name = r.demangled_name;
@@ -536,8 +536,11 @@ performance_signature classify_static(const kernel_resources& r, const sm_limits
   s.primary_evidence.push_back(std::to_string(r.registers) + " registers/thread, " + std::to_string(r.shared_bytes) +
                                " bytes static shared memory, " + std::to_string(r.stack_frame_bytes) +
                                " bytes stack frame on " + r.arch);
-  s.primary_evidence.push_back("occupancy computed for an assumed block of " + std::to_string(block_size) +
-                               " threads (the launch configuration is not known without a run)");
+  s.primary_evidence.push_back(
+      block_origin.empty()
+          ? "occupancy computed for an assumed block of " + std::to_string(block_size) +
+                " threads (no __launch_bounds__, and no launch in the file with a constant block)"
+          : "occupancy computed for a block of " + std::to_string(block_size) + " threads, from " + block_origin);
   if (!occ.error.empty()) s.unknown.push_back("occupancy: " + occ.error);
   else if (occ.limiter != occupancy_limiter::none)
     occupancy_characteristic(s, occ.limiter,

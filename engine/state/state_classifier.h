@@ -90,9 +90,12 @@ performance_signature classify(const kernel_instance& k, const classify_context&
 std::vector<performance_signature> classify_report(const profile_report& report,
                                                    const classifier_thresholds& t = {});
 
-/// A static profile: no GPU run, only ptxas resources and the occupancy calculator for an
-/// assumed block size. The primary bottleneck is "unknown"; `unknown` says what is missing.
+/// A static profile: no GPU run, only ptxas resources and the occupancy calculator for a block
+/// of `block_size` threads, which `block_origin` says where it comes from ("its
+/// __launch_bounds__", "the launch `<<<…>>>` in the file"); empty: an assumed block, said so.
+/// The primary bottleneck is "unknown"; `unknown` says what is missing.
 performance_signature classify_static(const kernel_resources& r, const sm_limits& limits,
-                                      int block_size, long long dynamic_shared_bytes = 0);
+                                      int block_size, long long dynamic_shared_bytes = 0,
+                                      const std::string& block_origin = {});
 
 }  // namespace kblaster::engine

@@ -53,6 +53,16 @@ void locate_ptxas_diagnostics(std::vector<diagnostic>& diags, const std::string&
   }
 }
 
+// Moves the PTX that -keep left in `keep_dir` to `ptx_path` (one -arch gives one .ptx file).
+void keep_generated_ptx(const fs::path& keep_dir, const fs::path& ptx_path) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(keep_dir, ec))
+    if (entry.path().extension() == ".ptx") {
+      fs::rename(entry.path(), ptx_path, ec);
+      return;
+    }
+}
+
 }  // namespace
 
 std::optional<std::string> find_nvcc() {
@@ -117,6 +127,7 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
   if (kind == output_kind::object) flags.push_back("-c");
   if (kind == output_kind::shared_object) { flags.push_back("-shared"); flags.push_back("-Xcompiler"); flags.push_back("-fPIC"); }
   flags.insert(flags.end(), options.extra_flags.begin(), options.extra_flags.end());
+  if (options.keep_ptx) flags.push_back("-keep");  // the folder is added below: it is not part of the key
 
   // The key covers what changes the output: source text and path (diagnostics name it),
   // flags and the compiler. Included headers are not hashed.
@@ -133,8 +144,11 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
   }
   r.output_path = (fs::path(cache_dir_) / (key + suffix_of(kind))).string();
   const std::string log_path = (fs::path(cache_dir_) / (key + ".log")).string();
+  const fs::path ptx_path = fs::path(cache_dir_) / (key + ".ptx");
+  const fs::path keep_dir = fs::path(cache_dir_) / (key + ".keep");
   r.command = {nvcc_};
   r.command.insert(r.command.end(), flags.begin(), flags.end());
+  if (options.keep_ptx) r.command.insert(r.command.end(), {"-keep-dir", keep_dir.string()});
   r.command.insert(r.command.end(), {"-o", r.output_path, source_path});
 
   if (options.use_cache && fs::exists(r.output_path) && fs::exists(log_path)) {
@@ -146,6 +160,7 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
     struct release_slot { std::counting_semaphore<64>& s; ~release_slot() { s.release(); } } guard{*slots_};
     // Build into a temporary name so that a concurrent reader never sees half a file.
     std::vector<std::string> cmd = r.command;
+    if (options.keep_ptx) fs::create_directories(keep_dir, ec);
     const std::string tmp = support::temporary_sibling(r.output_path).string();
     cmd[cmd.size() - 2] = tmp;
     std::optional<support::sandbox_scratch> scratch;
@@ -179,6 +194,7 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
     } else if (p.failed_to_start) {
       r.diagnostics.push_back({"", 0, 0, diagnostic_severity::error, "", p.err, "nvcc", ""});
     } else if (p.ok() && fs::exists(tmp)) {
+      if (options.keep_ptx) keep_generated_ptx(keep_dir, ptx_path);
       fs::rename(tmp, r.output_path, ec);
       std::ofstream(log_path, std::ios::binary) << r.log;
       r.ok = !ec;
@@ -186,10 +202,15 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
       fs::remove(tmp, ec);
     }
   }
+  if (options.keep_ptx) fs::remove_all(keep_dir, ec);  // the intermediate files: megabytes each build
   auto parsed = parse_nvcc_diagnostics(r.log);
   locate_ptxas_diagnostics(parsed, source_path, source);
   r.diagnostics.insert(r.diagnostics.end(), parsed.begin(), parsed.end());
   r.resources = parse_ptxas_output(r.log);
+  if (options.keep_ptx && r.ok && fs::exists(ptx_path)) {
+    r.ptx_path = ptx_path.string();
+    add_ptx_launch_bounds(r.resources, support::read_file(r.ptx_path));
+  }
   if (!r.ok && !r.timed_out && r.diagnostics.empty())
     r.diagnostics.push_back({source_path, 0, 0, diagnostic_severity::error, "", "nvcc failed: " + r.log, "nvcc", ""});
   return r;

@@ -32,6 +32,9 @@ struct nvcc_options {
   bool sandboxed = false;
   /// A stop kills nvcc (its process group) and the build comes back cancelled, uncached.
   std::stop_token stop;
+  /// Keep the PTX nvcc generates on the way (-keep), beside the build: what the compiler made of
+  /// each entry's __launch_bounds__, macros expanded (`.maxntid`), fills kernel_resources.
+  bool keep_ptx = false;
 };
 
 /// The outcome of one compilation.
@@ -44,7 +47,8 @@ struct compile_result {
   std::string arch;
   std::vector<std::string> command;
   std::vector<diagnostic> diagnostics;
-  std::vector<kernel_resources> resources;  // from ptxas -v
+  std::vector<kernel_resources> resources;  // from ptxas -v (and the PTX, with keep_ptx)
+  std::string ptx_path;      // the kept PTX (keep_ptx); empty when none
   std::string log;           // nvcc's stdout and stderr
   double seconds = 0;
 };

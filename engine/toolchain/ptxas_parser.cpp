@@ -186,6 +186,56 @@ std::optional<std::string_view> compile_time_line(std::string_view line) {
 
 }  // namespace
 
+namespace {
+
+// The product of the comma-separated integers after `directive` in `head` (".maxntid 128, 1, 1"
+// -> 128); 0 when the directive is absent.
+int directive_product(std::string_view head, std::string_view directive) {
+  const auto at = head.find(directive);
+  if (at == std::string_view::npos) return 0;
+  std::string_view rest = head.substr(at + directive.size());
+  rest = rest.substr(0, rest.find('\n'));
+  long long product = 1;
+  bool any = false;
+  for (std::size_t i = 0; i < rest.size();) {
+    if (!std::isdigit(static_cast<unsigned char>(rest[i]))) {
+      ++i;
+      continue;
+    }
+    long long v = 0;
+    const auto [end, ec] = std::from_chars(rest.data() + i, rest.data() + rest.size(), v);
+    if (ec != std::errc()) return 0;
+    product *= v;
+    any = true;
+    i = static_cast<std::size_t>(end - rest.data());
+    if (product > std::numeric_limits<int>::max()) return 0;
+  }
+  return any ? static_cast<int>(product) : 0;
+}
+
+}  // namespace
+
+void add_ptx_launch_bounds(std::vector<kernel_resources>& resources, std::string_view ptx) {
+  constexpr std::string_view entry = ".entry ";
+  for (auto at = ptx.find(entry); at != std::string_view::npos; at = ptx.find(entry, at + 1)) {
+    const std::size_t name_begin = at + entry.size();
+    const std::size_t name_end = ptx.find_first_of("( \t\n", name_begin);
+    const std::size_t body = ptx.find('{', name_begin);
+    if (name_end == std::string_view::npos || body == std::string_view::npos) break;
+    const std::string_view name = ptx.substr(name_begin, name_end - name_begin);
+    // The performance directives sit between the parameter list and the body.
+    const std::string_view head = ptx.substr(name_end, body - name_end);
+    int max_threads = directive_product(head, ".maxntid");
+    if (max_threads == 0) max_threads = directive_product(head, ".reqntid");
+    const int min_blocks = directive_product(head, ".minnctapersm");
+    for (auto& r : resources)
+      if (r.mangled_name == name) {
+        r.max_threads_per_block = max_threads;
+        r.min_blocks_per_sm = min_blocks;
+      }
+  }
+}
+
 std::vector<kernel_resources> parse_ptxas_output(std::string_view text) {
   std::vector<kernel_resources> out;
   // Properties lines follow "Function properties for X"; X may be a device function that the

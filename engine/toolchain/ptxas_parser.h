@@ -23,11 +23,19 @@ struct kernel_resources {
   long long spill_load_bytes = 0;
   long long cumulative_stack_bytes = 0;
   double compile_time_ms = 0;
+  int max_threads_per_block = 0;  // __launch_bounds__'s first argument as compiled (PTX .maxntid
+                                  // or .reqntid, all dimensions); 0 when unbounded or unknown
+  int min_blocks_per_sm = 0;      // its second (.minnctapersm); 0 when none
 };
 
 /// Every entry function in `ptxas_output`, in the order ptxas compiled them. Lines that are not
 /// ptxas info lines (nvcc's own output, warnings) are ignored.
 std::vector<kernel_resources> parse_ptxas_output(std::string_view ptxas_output);
+
+/// Fills `max_threads_per_block` and `min_blocks_per_sm` of each entry of `resources` from the
+/// `.entry NAME` blocks of `ptx`: the compiler's reading of __launch_bounds__, macros and
+/// template arguments expanded, which no reading of the source matches.
+void add_ptx_launch_bounds(std::vector<kernel_resources>& resources, std::string_view ptx);
 
 /// Itanium demangling through the C++ runtime; returns `mangled` unchanged when it is not a
 /// mangled name (extern "C" kernels).

@@ -202,3 +202,38 @@ TEST_CASE("subprocess: exit codes, missing programs, timeouts") {
   CHECK(stopped.out.empty());
   CHECK(stopped.seconds < 5);
 }
+
+TEST_CASE("static occupancy: the block from __launch_bounds__ as compiled, else a constant launch in the file, else assumed") {
+  if (!have_nvcc()) return;
+  build_profile_options b;
+  b.arch = "sm_90";
+  b.assumed_block_size = 256;
+  const auto o = analyze_static(std::string(KBLASTER_FIXTURES_DIR) + "/occupancy/block_sources.cu", b);
+  REQUIRE(o.error.empty());
+  const auto evidence = [&](const std::string& function) {
+    for (const auto& k : o.kernels)
+      if (k.signature.function == function)
+        for (const auto& e : k.signature.primary_evidence)
+          if (e.starts_with("occupancy computed")) return e;
+    return std::string("(no kernel ") + function + ")";
+  };
+  // A macro in __launch_bounds__ is expanded by the compiler: the PTX says .maxntid 128.
+  CHECK(evidence("ops::bounded_by_macro") ==
+        "occupancy computed for a block of 128 threads, from its __launch_bounds__ (the compiled PTX's .maxntid 128)");
+  CHECK(evidence("bounded_by_template<64>") ==
+        "occupancy computed for a block of 64 threads, from its __launch_bounds__ (the compiled PTX's .maxntid 64)");
+  CHECK(evidence("launched_literal") ==
+        "occupancy computed for a block of 256 threads, from the launch `<<<(n + 255) / 256, 256>>>` in the file");
+  CHECK(evidence("launched_constexpr") ==
+        "occupancy computed for a block of 512 threads, from the launch `<<<(n + threads_per_block - 1) / "
+        "threads_per_block, threads_per_block>>>` in the file");
+  CHECK(evidence("launched_dim3") ==
+        "occupancy computed for a block of 256 threads, from the launch `<<<dim3(w / TILE, w / TILE), tile>>>` in the file");
+  CHECK(evidence("launched_at_runtime") ==
+        "occupancy computed for an assumed block of 256 threads (no __launch_bounds__, and no launch in the file with a "
+        "constant block)");
+  // The occupancy follows the block: 512 threads of a small kernel fill 2048 threads per SM
+  // with 4 blocks; the bounded-by-macro kernel's 128 threads with 16.
+  for (const auto& k : o.kernels)
+    if (k.signature.function == "ops::bounded_by_macro") CHECK(k.signature.sol.theoretical_occupancy_pct);
+}

@@ -157,3 +157,28 @@ TEST_CASE("occupancy limiters and errors") {
   o.registers_per_thread = 32;
   CHECK(compute_occupancy(turing, o).occupancy == doctest::Approx(1.0));
 }
+
+TEST_CASE("PTX launch bounds: .maxntid, .reqntid and .minnctapersm of each entry, by mangled name") {
+  // As nvcc 13.0 writes them (-arch=sm_90 -keep), abridged.
+  const std::string ptx =
+      ".visible .entry _Z5plainPf(\n\t.param .u64 .ptr .align 1 _Z5plainPf_param_0\n)\n{\n\tret;\n}\n"
+      ".visible .entry ck(\n\t.param .u64 .ptr .align 1 ck_param_0\n)\n.maxntid 512, 1, 1\n{\n\tret;\n}\n"
+      ".visible .entry _ZN3ops5scaleEPffi(\n\t.param .u64 _ZN3ops5scaleEPffi_param_0\n)\n.maxntid 128, 1, 1\n{\n}\n"
+      ".visible .entry _ZN3ops2tkILi64EEEvPf(\n\t.param .u64 p\n)\n.maxntid 16, 4, 1\n.minnctapersm 2\n{\n}\n"
+      ".visible .entry req(\n)\n.reqntid 32, 2, 1\n{\n}\n";
+  std::vector<kernel_resources> rs(6);
+  rs[0].mangled_name = "_Z5plainPf";
+  rs[1].mangled_name = "ck";
+  rs[2].mangled_name = "_ZN3ops5scaleEPffi";
+  rs[3].mangled_name = "_ZN3ops2tkILi64EEEvPf";
+  rs[4].mangled_name = "req";
+  rs[5].mangled_name = "absent";
+  add_ptx_launch_bounds(rs, ptx);
+  CHECK(rs[0].max_threads_per_block == 0);
+  CHECK(rs[1].max_threads_per_block == 512);
+  CHECK(rs[2].max_threads_per_block == 128);
+  CHECK(rs[3].max_threads_per_block == 64);
+  CHECK(rs[3].min_blocks_per_sm == 2);
+  CHECK(rs[4].max_threads_per_block == 64);
+  CHECK(rs[5].max_threads_per_block == 0);
+}
