@@ -163,7 +163,7 @@ optimize_outcome optimize_file(const optimize_request& request, const service_ev
   try {
     model = choose_model(request.model);
   } catch (const std::exception& e) {
-    throw optimize_refusal(refusal_kind::model, std::string("the model cannot be used: ") + e.what());
+    throw optimize_refusal(refusal_kind::model, std::string("the model cannot be used: ") + e.what(), e.what());
   }
   out.replayed = evaluators->replayed();
   out.model_note = model.note;

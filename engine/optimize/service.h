@@ -41,13 +41,18 @@ enum class refusal_kind {
 
 class optimize_refusal : public std::runtime_error {
  public:
-  optimize_refusal(refusal_kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  optimize_refusal(refusal_kind kind, const std::string& what, std::string cause = "")
+      : std::runtime_error(what), kind_(kind), cause_(std::move(cause)) {}
   refusal_kind kind() const { return kind_; }
+  /// The cause alone, without what the kind says ("no API key: ..." for "the model cannot be
+  /// used: no API key: ..."), for a caller that words the kind itself; else what().
+  std::string cause() const { return cause_.empty() ? what() : cause_; }
   /// True for what the user can fix before running again (everything but a failure mid-run).
   bool before_start() const { return kind_ != refusal_kind::evaluator && kind_ != refusal_kind::model; }
 
  private:
   refusal_kind kind_;
+  std::string cause_;
 };
 
 struct optimize_request {

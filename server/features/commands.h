@@ -28,6 +28,10 @@ protocol::json optimize_command(const command_args& args, request_context& ctx, 
 /// (optimize_program_command.cpp).
 protocol::json optimize_program_command(const command_args& args, request_context& ctx, editor_state& state);
 
+/// kblaster.replayExample: the shipped example replayed with the settings it was recorded with,
+/// on a copy in a scratch folder; what a machine without a GPU can run (example_command.cpp).
+protocol::json replay_example_command(const protocol::json& arguments, request_context& ctx, editor_state& state);
+
 /// The commands the server advertises.
 const std::vector<std::string>& advertised_commands();
 

@@ -6,6 +6,7 @@
 // the named technique. Recordings named in kblaster.optimize.replayHarness win over a GPU.
 #include "server/features/commands.h"
 #include "server/features/diagnostics.h"
+#include "server/features/optimize_gate.h"
 #include "server/features/optimize_request.h"
 #include "server/features/refusal.h"
 #include "server/lsp_server.h"
@@ -37,16 +38,26 @@ bool apply_best(lsp_server& server, const document_snapshot& doc, const std::str
 
 // The engine's refusal as the client sees it: a typed refusal (refusal.h: each client words it
 // with the button that removes it) where one fits, else an error with the engine's sentence.
-rpc_error error_of(const opt::optimize_refusal& e, const command_args& args, const std::string& file) {
+rpc_error error_of(const opt::optimize_refusal& e, const command_args& args, const opt::optimize_request& request) {
   const std::string command = args.technique.empty() ? "kblaster.optimize" : "kblaster.applyTechnique";
+  const std::string& file = request.file;
   const auto typed = [&](refusal_kind kind, std::string detail) { return refusal{kind, command, args.kernel, args.uri, std::move(detail)}.error(); };
   switch (e.kind()) {
     case opt::refusal_kind::not_optimizable:
     case opt::refusal_kind::needs_kernel: return typed(refusal_kind::no_task, "");
     case opt::refusal_kind::unreadable_task: return typed(refusal_kind::task_unreadable, e.what());
     case opt::refusal_kind::not_saved: return typed(refusal_kind::not_saved, std::filesystem::path(file).filename().string());
-    case opt::refusal_kind::no_gpu: return typed(refusal_kind::no_gpu, e.what());
-    case opt::refusal_kind::model: return typed(refusal_kind::no_model, e.what());
+    case opt::refusal_kind::no_gpu: {
+      refusal r = no_gpu_refusal(command, args.kernel, args.uri);  // with the example this machine can replay
+      r.detail = e.what();
+      return r.error();
+    }
+    case opt::refusal_kind::model: {
+      // The cause alone (the kind says "cannot be used"), and what its fix needs to name.
+      refusal r{refusal_kind::no_model, command, args.kernel, args.uri, e.cause()};
+      r.facts = model_facts(request.model);
+      return r.error();
+    }
     case opt::refusal_kind::capture_failed:
     case opt::refusal_kind::no_evaluator:
     case opt::refusal_kind::evaluator:
@@ -84,7 +95,7 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   try {
     o = opt::optimize_file(request, events, ctx.stop_token());
   } catch (const opt::optimize_refusal& e) {
-    throw error_of(e, args, request.file);
+    throw error_of(e, args, request);
   }
   ctx.check_cancelled();
   const bool edited_meanwhile = !unchanged();
@@ -93,9 +104,7 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   if (o.improved() && !edited_meanwhile)
     best_text = !o.is_program() ? o.result.best_source
                 : o.rewrite && o.rewrite->check == engine::rewrite_check::reproduced ? o.rewrite->edit.edited : "";
-  char speed[64];
-  std::snprintf(speed, sizeof speed, "%.2fx measured%s", o.result.best_speedup, o.replayed ? " (replayed)" : "");
-  progress.end(o.result.stop_reason == opt::stop_kind::waiting ? "waiting for the model's answers" : speed);
+  progress.end(optimize_end_text(o));
   const bool applied = apply_best(server, *doc, args.kernel, best_text);
   // On the kernel's name in the text the user now has: the applied version's when applied.
   const document_snapshot shown(args.uri, doc->language_id(), doc->version(), applied ? best_text : doc->text());
@@ -105,9 +114,15 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
                      {"message", optimize_result_message(args.kernel, o, edited_meanwhile)}};
   // No version: the applied edit made a newer one than any this request saw.
   state.diagnostics().publish(server, args.uri, std::nullopt, diagnostics_origin::optimizer, json::array({diag}));
-  return {{"bestSpeedup", o.result.best_speedup}, {"stopReason", o.result.stop_reason.to_string()},
-          {"candidates", o.result.candidates}, {"applied", applied}, {"replayed", o.replayed},
-          {"reportPath", (o.out_dir / "report.md").string()}, {"technique", args.technique}};
+  // "error": what stopped a run that never finished (a replay that had no recording of the
+  // kernel, a harness that failed): a client says it instead of "done".
+  json result = {{"bestSpeedup", o.result.best_speedup}, {"stopReason", o.result.stop_reason.to_string()},
+                 {"candidates", o.result.candidates}, {"applied", applied}, {"replayed", o.replayed},
+                 {"reportPath", (o.out_dir / "report.md").string()}, {"technique", args.technique},
+                 {"message", diag.at("message")}};
+  if (o.result.stop_reason == opt::stop_kind::error) result["error"] = o.result.stop_reason.error;
+  if (const auto gpu = recorded_gpu(o); !gpu.empty()) result["recordedOn"] = gpu;
+  return result;
 }
 
 }  // namespace kblaster::server

@@ -3,6 +3,7 @@
 
 #include "engine/analysis/file_role.h"
 #include "engine/capture/program_capture.h"
+#include "engine/optimize/example_replay.h"
 #include "server/features/diagnostics.h"
 #include "support/files.h"
 
@@ -10,12 +11,24 @@
 
 namespace kblaster::server {
 
+refusal no_gpu_refusal(const std::string& command, const std::string& kernel, const std::string& uri) {
+  refusal r{refusal_kind::no_gpu, command, kernel, uri, "this machine has no NVIDIA GPU (nvidia-smi found none) to measure candidates on"};
+  // What this machine can run instead: the shipped example, replayed (kblaster.replayExample).
+  if (const auto example = engine::optimize::find_example_replay()) r.facts["example"] = example->name;
+  return r;
+}
+
 std::optional<refusal> optimize_blocker(editor_state& state, const editor_settings& settings, const document_snapshot& doc,
                                         const std::string& command, const std::string& kernel, gate_scope scope) {
   const auto refused = [&](refusal_kind kind, std::string detail = "") {
     return refusal{kind, command, kernel, doc.uri(), std::move(detail)};
   };
   if (!state.workspace_trusted()) return refused(refusal_kind::untrusted);
+  // The GPU next: without one (and without recorded results to replay) nothing else the user
+  // could set up here (a task, the program to run) would let Optimize measure, so it is said
+  // first, with what works instead (refusal.h: the example replayed, the folder on a GPU machine).
+  if (settings.replay_harness.empty() && state.analyzer(settings).capabilities().gpu_arch.empty())
+    return no_gpu_refusal(command, kernel, doc.uri());
   const std::string path = document_path(doc);
   auto run = program_run_of(settings);
   const auto role = engine::role_of(path, doc.text(), run.run);  // the engine's one answer, as the run will take it
@@ -31,11 +44,12 @@ std::optional<refusal> optimize_blocker(editor_state& state, const editor_settin
     // candidates afterwards (a recorded capture needs nothing).
     run.source = path;
     run.kernel = kernel;
-    if (const auto blocker = engine::capture_blocker(run); !blocker.empty()) return refused(refusal_kind::no_gpu, blocker);
+    if (const auto blocker = engine::capture_blocker(run); !blocker.empty()) {
+      auto r = refused(refusal_kind::no_gpu, blocker);
+      r.facts = no_gpu_refusal(command, kernel, doc.uri()).facts;
+      return r;
+    }
   }
-  // Candidates are measured on this machine's GPU unless recorded results are replayed.
-  if (settings.replay_harness.empty() && state.analyzer(settings).capabilities().gpu_arch.empty())
-    return refused(refusal_kind::no_gpu, "this machine has no NVIDIA GPU (nvidia-smi found none) to measure candidates on");
   return std::nullopt;
 }
 

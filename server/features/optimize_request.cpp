@@ -1,9 +1,12 @@
 // Settings in, a sentence out: nothing here decides how to optimize (engine/optimize/service).
 #include "server/features/optimize_request.h"
 
+#include "engine/llm/llm_config.h"
 #include "engine/optimize/run_report.h"
 #include "server/features/diagnostics.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 
@@ -69,15 +72,71 @@ opt::optimize_request optimize_request_of(const editor_settings& s, const docume
   return q;
 }
 
+nlohmann::json model_facts(const opt::model_settings& model) {
+  namespace llm = engine::llm;
+  llm::llm_config c;
+  const auto env = llm::process_environment();
+  try {
+    c = llm::resolve_config(llm::read_config_file(model.config_file.empty() ? llm::default_config_file() : model.config_file),
+                            model.editor, env, model.flags);
+  } catch (const std::exception&) {
+    return nlohmann::json::object();
+  }
+  const auto from = [&](const char* key) { return c.origin.count(key) ? c.origin.at(key) : std::string("default"); };
+  nlohmann::json f = {{"model", c.model}, {"provider", llm::to_string(c.api)}, {"providerFrom", from("provider")},
+                      {"keyEnv", c.key_env}, {"keyEnvFrom", from("key_env")}};
+  const auto key = env(c.key_env);
+  if ((!key || key->empty()) && !llm::is_loopback_url(c.base_url)) f["reason"] = "no_key";
+  // A model named for the other provider's API: the provider setting is what to change.
+  std::string name = c.model;
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (c.api != llm::provider::anthropic && name.find("claude") != std::string::npos) {
+    f["suggestedProvider"] = "anthropic";
+    f["suggestedKeyEnv"] = from("key_env") == "default" ? "ANTHROPIC_API_KEY" : c.key_env;
+  } else if (c.api == llm::provider::anthropic && (name.rfind("gpt", 0) == 0 || name.rfind("o1", 0) == 0 || name.rfind("o3", 0) == 0)) {
+    f["suggestedProvider"] = "openai";
+    f["suggestedKeyEnv"] = from("key_env") == "default" ? "OPENAI_API_KEY" : c.key_env;
+  }
+  return f;
+}
+
+std::string recorded_gpu(const opt::optimize_outcome& o) {
+  if (!o.replayed || !o.result.report.is_object()) return "";
+  const auto gpu = o.result.report.find("gpu");
+  return gpu != o.result.report.end() && gpu->is_string() ? gpu->get<std::string>() : "";
+}
+
+namespace {
+
+// How the figure was had: measured here, or replayed from a recording made elsewhere.
+std::string how_had(const opt::optimize_outcome& o) {
+  if (!o.replayed) return "measured";
+  const auto gpu = recorded_gpu(o);
+  return "replayed from a recording" + (gpu.empty() ? std::string() : " made on an " + gpu) + ", not measured here";
+}
+
+}  // namespace
+
+std::string optimize_end_text(const opt::optimize_outcome& o) {
+  const auto& r = o.result;
+  if (r.stop_reason == opt::stop_kind::waiting) return "waiting for the model's answers";
+  if (r.stop_reason == opt::stop_kind::error) return "stopped: " + r.stop_reason.error;
+  return times(r.best_speedup) + ", " + how_had(o);
+}
+
 std::string optimize_result_message(const std::string& kernel, const opt::optimize_outcome& o, bool edited_meanwhile) {
   const auto& r = o.result;
   std::string m = o.replayed ? "[REPLAYED] " : "";
-  if (r.stop_reason == opt::stop_kind::waiting) {
+  if (r.stop_reason == opt::stop_kind::error && !o.improved()) {
+    // Nothing to report but what stopped it: no "no faster version found" for a run that could
+    // not measure (a replay with no recording of this kernel says so here).
+    m += "optimizing " + kernel + " stopped before any result: " + r.stop_reason.error;
+  } else if (r.stop_reason == opt::stop_kind::waiting) {
     m += "optimizing " + kernel + ": waiting for the model's answers (" + o.waiting_for + "); Optimize again resumes the run";
   } else if (!o.improved() || r.best_speedup <= 1.0) {
     m += "optimized " + kernel + ": no faster version found (" + std::to_string(r.candidates) + " candidates measured)";
   } else {
-    m += "optimized " + kernel + ": " + times(r.best_speedup) + " faster, measured";
+    m += "optimized " + kernel + ": " + times(r.best_speedup) + " faster, " + how_had(o);
     if (const auto& step = r.best_step) {
       m += " (" + step->technique;
       if (step->predicted_speedup) m += ": predicted " + times(*step->predicted_speedup);
@@ -86,7 +145,8 @@ std::string optimize_result_message(const std::string& kernel, const opt::optimi
       m += ")";
     }
   }
-  if (const auto why = opt::describe_stop(r.stop_reason); !why.empty() && r.stop_reason != opt::stop_kind::waiting)
+  if (const auto why = opt::describe_stop(r.stop_reason);
+      !why.empty() && r.stop_reason != opt::stop_kind::waiting && !(r.stop_reason == opt::stop_kind::error && !o.improved()))
     m += "; stopped early: " + why;
   if (edited_meanwhile && o.improved())
     m += "; not applied: the file changed during the run (the best version is " + (o.out_dir / "best.cu").string() + ")";

@@ -50,9 +50,27 @@ std::string refusal::message() const {
     case refusal_kind::no_gpu:
       // The engine's own sentence says it all (and what to do instead) when there is one.
       return detail.empty() ? "No GPU on this machine: candidates cannot be measured." : sentence(detail);
-    case refusal_kind::no_model: return sentence("the model cannot be used" + (detail.empty() ? "" : ": " + detail));
+    case refusal_kind::no_model: return model_message();
   }
   return "Refused.";
+}
+
+std::string refusal::model_message() const {
+  const auto fact = [&](const char* key) { return facts.is_object() ? facts.value(key, std::string()) : std::string(); };
+  const std::string model = fact("model"), key_env = fact("keyEnv"), suggested = fact("suggestedProvider");
+  const std::string the_model = model.empty() ? "The model" : "The model " + model;
+  if (fact("reason") != "no_key" || key_env.empty())
+    return sentence(the_model + " cannot be used" + (detail.empty() ? "" : ": " + detail));
+  // Said once, with what to change: the provider, the variable, and where it must be set.
+  std::string m = the_model + " cannot be used: its API key is read from the environment variable " + key_env + " (llm.provider " +
+                  fact("provider") + (fact("providerFrom") == "default" ? ", the default" : "") +
+                  "), which is unset or empty in the environment of the process that runs the KernelBlaster daemon.";
+  if (!suggested.empty())
+    m += " " + model + " looks like an " + (suggested == "anthropic" ? "Anthropic" : "OpenAI") + " model: set llm.provider to " +
+         suggested + " (its key: " + fact("suggestedKeyEnv") + ").";
+  else
+    m += " Set " + key_env + " where the daemon starts, or name another variable in llm.apiKeyEnv.";
+  return m;
 }
 
 json refusal::data() const {
@@ -60,6 +78,8 @@ json refusal::data() const {
   if (!uri.empty()) d["file"] = uri;
   if (!kernel.empty()) d["kernel"] = kernel;
   if (!detail.empty()) d["detail"] = detail;
+  if (facts.is_object())
+    for (const auto& [k, v] : facts.items()) d.emplace(k, v);  // never over the fields above
   return d;
 }
 

@@ -4,8 +4,12 @@
 // The wire: a refused kblaster.profile, kblaster.optimize or kblaster.applyTechnique answers
 // RequestFailed with a short, editor-neutral `message` and a machine-readable `data`:
 //   {"refusal": "untrusted" | "no_task" | "task_unreadable" | "not_saved" | "no_gpu" | "no_model",
-//    "command": "kblaster.optimize", "kernel": "vadd", "file": "file:///...", "detail": "..."}
-// (`file`, `kernel` and `detail` only when known). A client that knows `refusal` words it for its editor
+//    "command": "kblaster.optimize", "kernel": "vadd", "file": "file:///...", "detail": "...", ...facts}
+// (`file`, `kernel` and `detail` only when known; `detail` is the cause alone, never a repeat of
+// what the refusal kind already says). A no_model refusal adds what the fix needs: "model",
+// "provider", "providerFrom", "keyEnv", "keyEnvFrom", "reason" ("no_key" when the key's variable
+// is unset in the daemon's environment) and "suggestedProvider" (a Claude model on the OpenAI
+// provider: "anthropic", with "suggestedKeyEnv"). A client that knows `refusal` words it for its editor
 // with the button or command that removes the cause (the VS Code extension, the Neovim plugin);
 // any other client shows `message`.
 //
@@ -43,13 +47,17 @@ struct refusal {
   std::string kernel;   ///< empty when the command names none
   std::string uri;      ///< the document the command was about
   std::string detail;   ///< the engine's own words, when it gave some
+  protocol::json facts = protocol::json::object();  ///< more fields of data() (no_model: model_facts)
 
   /// One editor-neutral sentence: what is off and why (no editor's commands).
   std::string message() const;
-  /// {"refusal", "command", "file"?, "kernel"?, "detail"?}.
+  /// {"refusal", "command", "file"?, "kernel"?, "detail"?, ...facts}.
   protocol::json data() const;
   /// RequestFailed with message() and data().
   protocol::rpc_error error() const;
+
+ private:
+  std::string model_message() const;  ///< no_model's sentence, from facts when there are some
 };
 
 /// Throws r.error().
