@@ -66,6 +66,18 @@ std::optional<double> output_tolerance(const nlohmann::json& j, const char* key,
   return v.get<double>();
 }
 
+// A scaffolded task lists the kernel's scalars; one whose value no launch gave is marked
+// {"value": null, "fill_in": why} until the user sets it (here and in kb_forward).
+void check_scalars_filled_in(const nlohmann::json& j, const std::string& origin) {
+  if (!j.contains("scalars") || !j["scalars"].is_array()) return;
+  for (std::size_t i = 0; i < j["scalars"].size(); ++i) {
+    const auto& s = j["scalars"][i];
+    if (s.is_object() && s.contains("value") && s["value"].is_null())
+      throw task_error(origin + ".scalars[" + std::to_string(i) + "]: the value of '" + s.value("name", std::string("?")) +
+                       "' is to be filled in (" + s.value("fill_in", std::string("no launch in the file gives it")) + ")");
+  }
+}
+
 input_spec read_input(const nlohmann::json& j, const std::string& dir, const std::string& where, bool output = false) {
   if (!j.is_object()) throw task_error(where + " must be an object");
   input_spec in;
@@ -218,6 +230,7 @@ task_spec task_from_json(const nlohmann::json& j, const std::string& dir, const 
   t.reference = read_reference(j["reference"], t.dir, origin);
   if (!j.contains("inputs") || !j["inputs"].is_array() || j["inputs"].empty())
     throw task_error(origin + ": 'inputs' must be a non-empty array");
+  check_scalars_filled_in(j, origin);
   for (std::size_t i = 0; i < j["inputs"].size(); ++i)
     t.inputs.push_back(read_input(j["inputs"][i], t.dir, origin + ".inputs[" + std::to_string(i) + "]"));
   if (j.contains("outputs")) {

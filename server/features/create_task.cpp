@@ -21,6 +21,29 @@ using protocol::rpc_error;
 namespace {
 // The user may be looking at a confirmation dialog.
 constexpr std::chrono::seconds apply_timeout{60};
+// One sentence for the user: what the scaffold wrote where, and what is left to them.
+std::string what_was_written(const engine::task_scaffold& scaffold, const std::string& cu_path, int stub_line,
+                             bool applied) {
+  namespace fs = std::filesystem;
+  const auto names = [](const json& list) {
+    std::string out;
+    for (const auto& t : list) out += (out.empty() ? "" : ", ") + t.value("name", std::string("?")) +
+                                     (t.contains("initial_from") ? " (in place)" : "");
+    return out.empty() ? std::string("none") : out;
+  };
+  std::string said = (applied ? "Created " : "Proposed ") + fs::path(scaffold.task_path).filename().string() +
+                     " beside " + fs::path(cu_path).filename().string() + ": inputs " + names(scaffold.task["inputs"]) +
+                     "; outputs " + names(scaffold.task.value("outputs", json::array()));
+  std::string fill_in;
+  for (const auto& sc : scaffold.task.value("scalars", json::array()))
+    if (sc["value"].is_null()) fill_in += (fill_in.empty() ? "" : ", ") + sc.value("name", std::string("?"));
+  if (!fill_in.empty()) said += "; fill in the value of " + fill_in + " (no launch in the file gives it)";
+  if (!scaffold.entry_stub.empty())
+    said += ". Added kb_forward at the end of " + fs::path(cu_path).filename().string() + " (line " +
+            std::to_string(stub_line) + ")" + (applied ? ", unsaved: review it and save the file" : "");
+  return said + ". Write the reference in the task's \"reference\".";
+}
+
 }  // namespace
 
 json create_task_command(const command_args& args, request_context& ctx, editor_state& state) {
@@ -76,7 +99,10 @@ json create_task_command(const command_args& args, request_context& ctx, editor_
         "workspace/applyEdit", {{"label", "Create a task for " + args.kernel}, {"edit", edit}}, apply_timeout);
     applied = answer && answer->is_object() && answer->value("applied", false);
   }
-  return {{"taskPath", scaffold.task_path}, {"applied", applied}, {"entryPointAdded", !scaffold.entry_stub.empty()}};
+  return {{"taskPath", scaffold.task_path},
+          {"applied", applied},
+          {"entryPointAdded", !scaffold.entry_stub.empty()},
+          {"message", what_was_written(scaffold, *path, doc->lines().position_of(doc->text().size()).line + 1, applied)}};
 }
 
 }  // namespace kblaster::server
