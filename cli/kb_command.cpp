@@ -1,5 +1,6 @@
 // `kblaster kb ...`: inspect, seed, export, import and revert the knowledge base.
 #include "cli/command_registry.h"
+#include "support/text.h"
 #include "kb/knowledge_base.h"
 #include "kb/location.h"
 #include "kb/schema.h"
@@ -65,11 +66,6 @@ json stats_json(const kbns::optimization& o) {
                              {"best_parameters", s.credit.best_parameters}}}};
 }
 
-std::string fixed(double v, int digits = 2) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
@@ -153,17 +149,17 @@ int cmd_show(const kb_options& o) {
   std::cout << std::left << std::setw(36) << "technique" << std::setw(10) << "predicted" << std::setw(8) << "conf" << std::setw(10)
             << "attempts" << std::setw(10) << "successes" << std::setw(8) << "arch" << "steps kept (gains/steps, best, winner)\n";
   for (const auto& x : opts) {
-    std::cout << std::setw(36) << x.technique << std::setw(10) << fixed(x.predicted_speedup) << std::setw(8) << fixed(x.confidence)
+    std::cout << std::setw(36) << x.technique << std::setw(10) << kblaster::support::fixed_text(x.predicted_speedup, 2) << std::setw(8) << kblaster::support::fixed_text(x.confidence, 2)
               << std::setw(10) << x.statistics.attempts << std::setw(10) << x.statistics.successes << std::setw(8) << x.arch;
     if (const auto& k = x.statistics.credit; k.steps > 0)
-      std::cout << k.gains << "/" << k.steps << ", " << fixed(std::exp(k.best_log_gain)) << "x"
+      std::cout << k.gains << "/" << k.steps << ", " << kblaster::support::fixed_text(std::exp(k.best_log_gain), 2) << "x"
                 << (k.best_parameters.is_object() ? ", " + k.best_parameters.dump() : std::string());
     std::cout << "\n";
   }
   if (!lessons.empty()) std::cout << "\nlessons:\n";
   for (const auto& l : lessons) std::cout << "  - " << (l.technique.empty() ? "" : l.technique + ": ") << l.text << " (" << l.provenance << ")\n";
   if (!trans.empty()) std::cout << "\ntransitions:\n";
-  for (const auto& t : trans) std::cout << "  " << t.technique << " -> " << t.to_state << "  x" << t.count << "  mean speedup " << fixed(std::exp(t.mean_log_speedup)) << "\n";
+  for (const auto& t : trans) std::cout << "  " << t.technique << " -> " << t.to_state << "  x" << t.count << "  mean speedup " << kblaster::support::fixed_text(std::exp(t.mean_log_speedup), 2) << "\n";
   return 0;
 }
 
@@ -260,7 +256,7 @@ int cmd_select(const kb_options& o) {
   for (const auto& c : picks) a.push_back({{"technique", c.opt.technique}, {"score", c.score}, {"reason", c.reason}, {"description", c.opt.description}});
   if (o.json) std::cout << a.dump(2) << "\n";
   else
-    for (const auto& c : picks) std::cout << std::left << std::setw(36) << c.opt.technique << std::setw(8) << fixed(c.score) << c.reason << "\n";
+    for (const auto& c : picks) std::cout << std::left << std::setw(36) << c.opt.technique << std::setw(8) << kblaster::support::fixed_text(c.score, 2) << c.reason << "\n";
   return 0;
 }
 
@@ -269,7 +265,7 @@ int cmd_match(const kb_options& o) {
   const auto m = kb.match_state(o.primary, o.secondary, o.arch);
   if (!m) throw kbns::kb_error(kbns::error_kind::not_found, "the KB has no state for that architecture");
   if (o.json) std::cout << json{{"state", m->state}, {"score", m->score}, {"exact", m->exact}}.dump() << "\n";
-  else std::cout << m->state << "  score " << fixed(m->score) << (m->exact ? " (exact)" : "") << "\n";
+  else std::cout << m->state << "  score " << kblaster::support::fixed_text(m->score, 2) << (m->exact ? " (exact)" : "") << "\n";
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "engine/llm/deferred_backend.h"
 #include "engine/optimize/service.h"
 #include "engine/program/program_optimize.h"
+#include "support/text.h"
 
 #include <unistd.h>
 
@@ -60,8 +61,8 @@ class progress_line {
     if (quiet_) return;
     std::ostringstream s;
     const int pct = e.steps_total > 0 ? 100 * e.steps_done / e.steps_total : 0;
-    s << "kblaster optimize: [" << std::setw(3) << pct << "%] " << e.message << " | " << e.candidates
-      << " candidates | best " << std::fixed << std::setprecision(2) << e.best_speedup << "x";
+    s << "kblaster optimize: [" << std::setw(3) << pct << "%] " << e.message << " | " << kblaster::support::count_text(e.candidates, "candidate")
+      << " | best " << std::fixed << std::setprecision(2) << e.best_speedup << "x";
     if (tty_) std::cerr << "\r\033[K" << s.str() << std::flush;
     else std::cerr << s.str() << "\n";
     if (e.phase == "done" && tty_) std::cerr << "\n";

@@ -1,4 +1,5 @@
 #include "cli/optimize_summary.h"
+#include "support/text.h"
 
 #include <iomanip>
 #include <iostream>
@@ -20,7 +21,8 @@ int print_optimize_summary(const engine::optimize::optimize_outcome& o, std::ost
   // A capture's reference is the input kernel itself: no second comparison worth printing.
   if (r.reference_ms && r.best_ms && !o.is_program())
     out << ", " << std::setprecision(2) << *r.reference_ms / *r.best_ms << "x over the reference";
-  out << "\n  " << r.candidates << " candidates, " << r.attempt_ids.size() << " attempts recorded in the KB, " << r.tokens
+  out << "\n  " << kblaster::support::count_text(r.candidates, "candidate") << ", "
+      << kblaster::support::count_text(static_cast<long long>(r.attempt_ids.size()), "attempt") << " recorded in the KB, " << r.tokens
       << " tokens, " << std::setprecision(1) << r.gpu_seconds << " GPU s; stopped: " << r.stop_reason.to_string() << "\n";
   if (o.replayed) out << "  (a REPLAY: GPU results came from " << o.evaluator_note << ")\n";
   out << "  best kernel: " << (o.out_dir / ("best" + fs::path(o.task.kernel).extension().string())).string()

@@ -30,6 +30,18 @@ inline std::string join(const std::vector<std::string>& parts, std::string_view 
   return out;
 }
 
+/// A figure with `digits` decimals ("%.*f"): the one way a number is written in a message.
+inline std::string fixed_text(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+/// "1 candidate", "3 candidates": a count with its noun, plural unless the count is one.
+inline std::string count_text(long long n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
+
 /// A duration for a message: "0.2 s", "30 s", "1.5e+03 s" (%g: no trailing zeros).
 inline std::string seconds_text(double s) {
   char buf[32];

@@ -1,5 +1,6 @@
 // Compact renderings of KB entries for prompts.
 #include "engine/agents/kb_context.h"
+#include "support/text.h"
 
 #include "kb/note_needs.h"
 #include "kb/state_match.h"
@@ -9,11 +10,6 @@
 
 namespace kblaster::engine::agents {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 std::string render_state(const kb::state& s) {
   std::string sec;
@@ -49,8 +45,8 @@ std::string render_optimizations(const std::vector<kb::optimization>& opts, std:
   std::string out = "technique | prior | predicted | confidence | attempts (ok/fail) | note\n";
   for (std::size_t i = 0; i < opts.size() && i < limit; ++i) {
     const auto& o = opts[i];
-    out += o.technique + " | " + fixed(o.prior_speedup) + "x | " + fixed(o.predicted_speedup) + "x | " +
-           fixed(o.confidence) + " | " + std::to_string(o.statistics.attempts) + " (" +
+    out += o.technique + " | " + support::fixed_text(o.prior_speedup, 2) + "x | " + support::fixed_text(o.predicted_speedup, 2) + "x | " +
+           support::fixed_text(o.confidence, 2) + " | " + std::to_string(o.statistics.attempts) + " (" +
            std::to_string(o.statistics.successes) + "/" +
            std::to_string(o.statistics.compile_failures + o.statistics.incorrect) + ") | " +
            kb::shown_note(o, operations) + "\n";
@@ -96,8 +92,8 @@ std::string render_attempts(const std::vector<kb::attempt>& attempts) {
     const std::string outcome = !a.compile_ok ? "compile_error" : !a.correct ? "incorrect" : "correct";
     out += std::to_string(a.id) + " | " + a.task + " | " + a.state_before + " -> " +
            (a.state_after.empty() ? "?" : a.state_after) + " | " + a.technique + " | " +
-           (a.predicted_speedup ? fixed(*a.predicted_speedup) + "x" : "-") + " | " +
-           (a.measured_speedup ? fixed(*a.measured_speedup) + "x" : "-") + " | " + outcome + "\n";
+           (a.predicted_speedup ? support::fixed_text(*a.predicted_speedup, 2) + "x" : "-") + " | " +
+           (a.measured_speedup ? support::fixed_text(*a.measured_speedup, 2) + "x" : "-") + " | " + outcome + "\n";
   }
   return out;
 }

@@ -37,7 +37,5 @@ std::string render_lessons(kb::knowledge_base& kb, const std::string& state, con
 /// measured, outcome).
 std::string render_attempts(const std::vector<kb::attempt>& attempts);
 
-/// A number with `digits` decimals.
-std::string fixed(double v, int digits = 2);
 
 }  // namespace kblaster::engine::agents

@@ -1,5 +1,6 @@
 // The lowering agent and its repair loop.
 #include "engine/agents/lowering_agent.h"
+#include "support/text.h"
 
 #include "engine/agents/kb_context.h"
 #include "engine/agents/prompt_library.h"
@@ -17,14 +18,14 @@ std::string technique_block(const kb::optimization& o, const std::string& source
   std::string out = o.technique + " (" + o.category + "): " + o.description + "\n";
   const auto operations = source.empty() ? std::nullopt : std::optional(kernel_operations(source));
   if (const auto note = kb::shown_note(o, operations); !note.empty()) out += "For this state: " + note + "\n";
-  out += "KB prediction: " + fixed(o.predicted_speedup) + "x (confidence " + fixed(o.confidence) + ", " +
+  out += "KB prediction: " + support::fixed_text(o.predicted_speedup, 2) + "x (confidence " + support::fixed_text(o.confidence, 2) + ", " +
          std::to_string(o.statistics.attempts) + " attempts, " + std::to_string(o.statistics.compile_failures) +
          " compile failures, " + std::to_string(o.statistics.incorrect) + " incorrect)\n";
   // What searches kept of it here, and the parameters of the variant that won: a model told
   // "block 128 won on sm_90" starts where the last search ended.
   if (const auto& k = o.statistics.credit; k.steps > 0) {
     out += "Earlier searches in this state: " + std::to_string(k.gains) + " of " + std::to_string(k.steps) +
-           " steps gained, the best " + fixed(std::exp(k.best_log_gain)) + "x";
+           " steps gained, the best " + support::fixed_text(std::exp(k.best_log_gain), 2) + "x";
     if (k.best_parameters.is_object()) out += " with " + k.best_parameters.dump();
     out += "\n";
   }

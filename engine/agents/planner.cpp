@@ -1,5 +1,6 @@
 // The planner agent.
 #include "engine/agents/planner.h"
+#include "support/text.h"
 
 #include "engine/agents/kb_context.h"
 #include "engine/agents/prompt_library.h"

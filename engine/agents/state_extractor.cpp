@@ -1,5 +1,6 @@
 // The state extractor agent.
 #include "engine/agents/state_extractor.h"
+#include "support/text.h"
 
 #include "engine/agents/kb_context.h"
 #include "engine/agents/prompt_library.h"
@@ -112,7 +113,7 @@ std::pair<std::string, std::string> state_extractor_prompts(kb::knowledge_base& 
       {"arch", in.arch.empty() ? "unknown" : in.arch},
       {"profile_summary", summarize_for_prompt(in.view, 5000)},
       {"matched_state", matched.empty() ? "(none)" : matched},
-      {"match_score", fixed(score)},
+      {"match_score", support::fixed_text(score, 2)},
       {"nearby_states", states},
       {"primary_names", join(kb::primary_bottlenecks())},
       {"secondary_names", join(kb::secondary_characteristics())}};

@@ -1,6 +1,7 @@
 // The textual gradient: policy evaluation, performance-gap analysis and parameter update, asked
 // as one request and checked part by part.
 #include "engine/agents/textual_gradient.h"
+#include "support/text.h"
 
 #include "engine/agents/kb_context.h"
 #include "engine/agents/prompt_library.h"

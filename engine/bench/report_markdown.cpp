@@ -1,5 +1,6 @@
 // Markdown rendering of the bench report.
 #include "engine/bench/report_markdown.h"
+#include "support/text.h"
 
 #include <cmath>
 #include <cstdio>
@@ -9,14 +10,9 @@ namespace kblaster::engine::bench {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
-std::string opt_ms(const std::optional<double>& v) { return v ? fixed(*v, 4) : "-"; }
-std::string opt_x(const std::optional<double>& v) { return v ? fixed(*v, 2) + "x" : "-"; }
+std::string opt_ms(const std::optional<double>& v) { return v ? support::fixed_text(*v, 4) : "-"; }
+std::string opt_x(const std::optional<double>& v) { return v ? support::fixed_text(*v, 2) + "x" : "-"; }
 
 // A degenerate problem's speedups stand in parentheses: shown, and counted nowhere.
 std::string shown_x(const std::optional<double>& v, bool counted) {
@@ -42,7 +38,7 @@ std::string imports_line(const std::vector<problem_result>& results) {
   }
   if (cached + exported == 0) return "";
   return "Imports: " + std::to_string(cached) + " from the import cache, " + std::to_string(exported) + " exported (" +
-         fixed(seconds, 1) + " s).\n\n";
+         support::fixed_text(seconds, 1) + " s).\n\n";
 }
 
 bool any_degenerate(const std::vector<report_run>& runs) {
@@ -73,9 +69,9 @@ std::string manifest_line(const nlohmann::json& m) {
 
 }  // namespace
 
-std::string format_speedup(double v, int n) { return n > 0 ? fixed(v, 2) + "x" : "-"; }
+std::string format_speedup(double v, int n) { return n > 0 ? support::fixed_text(v, 2) + "x" : "-"; }
 
-std::string format_percent(double share) { return fixed(share * 100, 1) + "%"; }
+std::string format_percent(double share) { return support::fixed_text(share * 100, 1) + "%"; }
 
 std::string table3_markdown(const std::vector<report_run>& runs) {
   std::ostringstream o;
@@ -115,7 +111,7 @@ std::string report_markdown(const std::vector<report_run>& runs) {
           << format_speedup(s.min, s.n) << " | " << format_speedup(s.max, s.n) << " | "
           << (s.n ? format_percent(s.share_above_1) : "-") << " |\n";
     o << "\nfast_p over the best of both baselines:\n\n| level |";
-    for (double p : shown_p) o << " fast_" << fixed(p, 1) << " |";
+    for (double p : shown_p) o << " fast_" << support::fixed_text(p, 1) << " |";
     o << "\n| --- |";
     for (std::size_t i = 0; i < std::size(shown_p); ++i) o << " ---: |";
     o << "\n";
@@ -127,8 +123,8 @@ std::string report_markdown(const std::vector<report_run>& runs) {
     o << "\nCost:\n\n| level | tokens | GPU seconds | wall seconds | candidates | geomean speedup per 1M tokens/problem |\n"
       << "| --- | ---: | ---: | ---: | ---: | ---: |\n";
     for (const auto& g : groups)
-      o << "| " << g.name << " | " << g.tokens << " | " << fixed(g.gpu_seconds, 1) << " | " << fixed(g.wall_seconds, 1)
-        << " | " << g.candidates << " | " << (g.speedup_per_mtoken ? fixed(*g.speedup_per_mtoken, 3) : "-") << " |\n";
+      o << "| " << g.name << " | " << g.tokens << " | " << support::fixed_text(g.gpu_seconds, 1) << " | " << support::fixed_text(g.wall_seconds, 1)
+        << " | " << g.candidates << " | " << (g.speedup_per_mtoken ? support::fixed_text(*g.speedup_per_mtoken, 3) : "-") << " |\n";
     o << "\nSeconds per candidate (medians; device: the GPU held for harness start, reference, runner, verification, "
          "timing and ncu's profiled run (reading its report back is CPU time, not counted); build: nvcc, of which "
          "waited: what the loop waited for it):\n\n"
@@ -137,10 +133,10 @@ std::string report_markdown(const std::vector<report_run>& runs) {
     for (const auto& g : groups) {
       const auto& c = g.cost;
       if (c.candidates == 0) continue;
-      o << "| " << g.name << " | " << c.candidates << " | " << c.profiled << " | " << fixed(c.median_device, 2) << " | "
-        << fixed(c.median.runner, 2) << " | " << fixed(c.median.verify, 2) << " | " << fixed(c.median.time, 2) << " | "
-        << fixed(c.median.profile, 2) << " | " << fixed(c.median.build, 2) << " | " << fixed(c.median.build_wait, 2)
-        << " | " << fixed(c.mean_device, 2) << " |\n";
+      o << "| " << g.name << " | " << c.candidates << " | " << c.profiled << " | " << support::fixed_text(c.median_device, 2) << " | "
+        << support::fixed_text(c.median.runner, 2) << " | " << support::fixed_text(c.median.verify, 2) << " | " << support::fixed_text(c.median.time, 2) << " | "
+        << support::fixed_text(c.median.profile, 2) << " | " << support::fixed_text(c.median.build, 2) << " | " << support::fixed_text(c.median.build_wait, 2)
+        << " | " << support::fixed_text(c.mean_device, 2) << " |\n";
     }
     // The input kernels apart: each problem's is measured (and profiled, unless its profile was
     // kept) once, before any candidate.
@@ -153,9 +149,9 @@ std::string report_markdown(const std::vector<report_run>& runs) {
           << "| level | input kernels | profiled | device | verify | time | profile | mean device |\n"
           << "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n";
       inputs = true;
-      o << "| " << g.name << " | " << c.candidates << " | " << c.profiled << " | " << fixed(c.median_device, 2) << " | "
-        << fixed(c.median.verify, 2) << " | " << fixed(c.median.time, 2) << " | " << fixed(c.median.profile, 2) << " | "
-        << fixed(c.mean_device, 2) << " |\n";
+      o << "| " << g.name << " | " << c.candidates << " | " << c.profiled << " | " << support::fixed_text(c.median_device, 2) << " | "
+        << support::fixed_text(c.median.verify, 2) << " | " << support::fixed_text(c.median.time, 2) << " | " << support::fixed_text(c.median.profile, 2) << " | "
+        << support::fixed_text(c.mean_device, 2) << " |\n";
     }
     o << "\nStatuses: ";
     bool first = true;

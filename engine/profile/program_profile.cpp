@@ -1,5 +1,6 @@
 // Aggregating a timeline into the program's profile, and its renderings.
 #include "engine/profile/program_profile.h"
+#include "support/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,11 +13,6 @@ namespace kblaster::engine {
 
 namespace {
 
-std::string fixed(double v, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, v);
-  return text;
-}
 
 // The union of [start, end) spans: overlapping streams count once.
 double union_us(std::vector<std::pair<std::uint64_t, std::uint64_t>> spans) {
@@ -73,19 +69,19 @@ std::vector<const timeline_activity*> launches_in_call_order(const program_timel
 
 std::string headroom_text(const std::optional<double>& h) {
   if (!h) return "-";
-  return "~" + (*h < 2 ? fixed(*h, 1) : fixed(std::round(*h), 0)) + "x";
+  return "~" + (*h < 2 ? support::fixed_text(*h, 1) : support::fixed_text(std::round(*h), 0)) + "x";
 }
 
-std::string share_text(double pct) { return pct < 1 && pct > 0 ? "<1%" : fixed(std::round(pct), 0) + "%"; }
+std::string share_text(double pct) { return pct < 1 && pct > 0 ? "<1%" : support::fixed_text(std::round(pct), 0) + "%"; }
 
 // "0.22 ms", "1520.33 ms" reads worse than "1.52 s": the program's figures in ms up to a second.
-std::string program_ms(double us) { return us >= 1e6 ? fixed(us / 1e6, 2) + " s" : fixed(us / 1000, 2) + " ms"; }
+std::string program_ms(double us) { return us >= 1e6 ? support::fixed_text(us / 1e6, 2) + " s" : support::fixed_text(us / 1000, 2) + " ms"; }
 
 // The table's columns: a tenth of a microsecond below a millisecond, then ms or s.
 std::string table_duration(double us) {
-  if (us >= 1e6) return fixed(us / 1e6, 2) + " s";
-  if (us >= 1000) return fixed(us / 1000, 2) + " ms";
-  return fixed(us, 1) + " us";
+  if (us >= 1e6) return support::fixed_text(us / 1e6, 2) + " s";
+  if (us >= 1000) return support::fixed_text(us / 1000, 2) + " ms";
+  return support::fixed_text(us, 1) + " us";
 }
 
 }  // namespace
@@ -175,9 +171,9 @@ std::vector<ncu_pass> plan_ncu_passes(const program_timeline& timeline, const st
 }
 
 std::string duration_text(double us) {
-  if (us >= 1e6) return fixed(us / 1e6, 2) + " s";
-  if (us >= 1000) return fixed(us / 1000, 2) + " ms";
-  return fixed(us, us >= 100 ? 0 : 1) + " us";
+  if (us >= 1e6) return support::fixed_text(us / 1e6, 2) + " s";
+  if (us >= 1000) return support::fixed_text(us / 1000, 2) + " ms";
+  return support::fixed_text(us, us >= 100 ? 0 : 1) + " us";
 }
 
 std::string program_table_text(const program_profile& profile) {
@@ -191,12 +187,12 @@ std::string program_table_text(const program_profile& profile) {
   for (const auto& k : profile.kernels) {
     std::snprintf(row, sizeof row, "%-*s  %8ld  %10s  %10s  %6s  %8s\n", static_cast<int>(width), k.function.c_str(),
                   k.launches, table_duration(k.total_us).c_str(), table_duration(k.mean_us).c_str(),
-                  (fixed(k.share_pct, 1) + "%").c_str(), headroom_text(k.headroom).c_str());
+                  (support::fixed_text(k.share_pct, 1) + "%").c_str(), headroom_text(k.headroom).c_str());
     o << row;
   }
   const auto& g = profile.gpu;
   o << "program: GPU busy " << program_ms(g.busy_us) << ", idle " << program_ms(g.idle_us) << " ("
-    << fixed(g.idle_pct(), 0) << " %) over " << program_ms(g.span_us);
+    << support::fixed_text(g.idle_pct(), 0) << " %) over " << program_ms(g.span_us);
   if (g.memcpys > 0) o << "; " << g.memcpys << (g.memcpys == 1 ? " copy, " : " copies, ") << duration_text(g.memcpy_us);
   o << "\n";
   for (const auto& w : profile.warnings) o << "  note: " << w << "\n";

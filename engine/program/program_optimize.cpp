@@ -1,5 +1,6 @@
 // The program-level Optimize: profile, plan, one turn per kernel, the end-to-end figure.
 #include "engine/program/program_optimize.h"
+#include "support/text.h"
 
 #include "engine/capture/capture_task.h"
 #include "engine/optimize/unified_diff.h"
@@ -20,11 +21,6 @@ using optimize::refusal_kind;
 
 namespace {
 
-std::string fixed(double v, int digits = 2) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 fs::path out_dir_of(const program_optimize_request& r) {
   if (!r.out_dir.empty()) return r.out_dir;
@@ -301,11 +297,11 @@ std::string program_outcome_text(const program_optimize_outcome& o) {
   for (const auto& t : o.turns) {
     char line[256];
     std::snprintf(line, sizeof line, "%-22s %5.1f%%  %6.2fx  %10s  %-34s  %s\n", t.plan.function.c_str(), t.plan.share_pct,
-                  t.harness_speedup, t.in_program_speedup ? (fixed(*t.in_program_speedup) + "x").c_str() : "-",
+                  t.harness_speedup, t.in_program_speedup ? (support::fixed_text(*t.in_program_speedup, 2) + "x").c_str() : "-",
                   t.end_to_end && t.end_to_end->ok() ? t.end_to_end->text().c_str() : "-", t.status.c_str());
     s << line;
   }
-  const std::string bound = std::isfinite(o.plan.amdahl_bound) ? fixed(o.plan.amdahl_bound) + "x" : "unbounded";
+  const std::string bound = std::isfinite(o.plan.amdahl_bound) ? support::fixed_text(o.plan.amdahl_bound, 2) + "x" : "unbounded";
   if (o.total && o.total->ok())
     s << "program: " << o.total->text() << " end to end (original against optimized, whole runs); Amdahl bound on its GPU span "
       << bound << "\n";

@@ -1,5 +1,6 @@
 // Ranking a program's kernels by what they can give the program, and the Amdahl bound.
 #include "engine/program/program_plan.h"
+#include "support/text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,11 +11,6 @@ namespace kblaster::engine {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 planned_kernel planned_from(const kernel_time& k) {
   planned_kernel p;
@@ -28,8 +24,8 @@ planned_kernel planned_from(const kernel_time& k) {
 }
 
 std::string kernel_text(const planned_kernel& k) {
-  std::string s = k.function + " (" + fixed(k.share_pct, 0) + "% of GPU time";
-  s += k.headroom ? ", headroom ~" + fixed(*k.headroom, *k.headroom < 10 ? 1 : 0) + "x" : ", headroom not measured";
+  std::string s = k.function + " (" + support::fixed_text(k.share_pct, 0) + "% of GPU time";
+  s += k.headroom ? ", headroom ~" + support::fixed_text(*k.headroom, *k.headroom < 10 ? 1 : 0) + "x" : ", headroom not measured";
   return s + ", up to " + duration_text(k.bound_saving_us) + " back)";
 }
 
@@ -44,8 +40,8 @@ program_plan plan_program(const program_profile& profile, const plan_policy& pol
                    [](const planned_kernel& a, const planned_kernel& b) { return a.bound_saving_us > b.bound_saving_us; });
   for (const auto& k : all) {
     if (k.share_pct < policy.min_share_pct)
-      plan.left_out.push_back(k.function + ": " + fixed(k.share_pct, 1) + "% of GPU time, below " +
-                              fixed(policy.min_share_pct, 0) + "%");
+      plan.left_out.push_back(k.function + ": " + support::fixed_text(k.share_pct, 1) + "% of GPU time, below " +
+                              support::fixed_text(policy.min_share_pct, 0) + "%");
     else if (plan.kernels.size() >= policy.max_kernels)
       plan.left_out.push_back(k.function + ": beyond the " + std::to_string(policy.max_kernels) + " kernels planned");
     else
@@ -66,7 +62,7 @@ std::string plan_text(const program_plan& plan) {
   s += "\n";
   for (const auto& l : plan.left_out) s += "  left out: " + l + "\n";
   s += "Amdahl bound: the program's GPU span at most " +
-       (std::isfinite(plan.amdahl_bound) ? fixed(plan.amdahl_bound, 2) + "x" : std::string("unbounded")) +
+       (std::isfinite(plan.amdahl_bound) ? support::fixed_text(plan.amdahl_bound, 2) + "x" : std::string("unbounded")) +
        " faster, if " + (plan.kernels.size() == 1 ? "that kernel" : "those kernels") +
        " reached speed of light (host work and start-up gain nothing)\n";
   return s;

@@ -1,5 +1,6 @@
 // Text and JSON renderings of classified kernels.
 #include "engine/state/profile_summary.h"
+#include "support/text.h"
 
 #include "engine/state/state_classifier.h"
 
@@ -10,11 +11,6 @@ namespace kblaster::engine {
 
 namespace {
 
-std::string fixed_text(double v, int decimals = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
@@ -23,7 +19,7 @@ std::string sol_line(const sol_figures& f) {
   auto item = [&](const char* label, const std::optional<double>& v, const char* unit) {
     if (!v) return;
     if (!s.empty()) s += ", ";
-    s += std::string(label) + " " + fixed_text(*v) + unit;
+    s += std::string(label) + " " + support::fixed_text(*v, 1) + unit;
   };
   item("SM", f.compute_pct, "%");
   item("Memory", f.memory_pct, "%");
@@ -46,13 +42,13 @@ std::string si_text(double v) {
   static const char* prefixes[] = {"", "K", "M", "G", "T", "P"};
   int i = 0;
   while (v >= 1000 && i < 5) { v /= 1000; ++i; }
-  return fixed_text(v, v < 10 ? 2 : v < 100 ? 1 : 0) + " " + prefixes[i];
+  return support::fixed_text(v, v < 10 ? 2 : v < 100 ? 1 : 0) + " " + prefixes[i];
 }
 
 // "63.0 global-load sectors per DRAM sector read (data is re-read)": whether there is
 // anything for tiling to keep on chip.
 std::string reuse_line(double reuse) {
-  return fixed_text(reuse) + " global-load sectors per DRAM sector read (" +
+  return support::fixed_text(reuse, 1) + " global-load sectors per DRAM sector read (" +
          (reuse >= classifier_thresholds{}.data_reuse_ratio ? "data is re-read: on-chip reuse can pay"
                                                             : "each byte is read about once: nothing to tile") +
          ")";
@@ -60,11 +56,11 @@ std::string reuse_line(double reuse) {
 
 std::string hot_line_text(const hot_line& h) {
   std::string where = h.line > 0 ? "line " + std::to_string(h.line) : std::string("sass");
-  std::string what = h.reason == hot_reason::stall_samples ? fixed_text(h.share * 100, 0) + "% of stall samples"
-                     : h.reason == hot_reason::uncoalesced_global ? fixed_text(h.share * 100, 0) + "% of excessive global sectors"
-                                                                  : fixed_text(h.share * 100, 0) + "% of excessive shared wavefronts";
+  std::string what = h.reason == hot_reason::stall_samples ? support::fixed_text(h.share * 100, 0) + "% of stall samples"
+                     : h.reason == hot_reason::uncoalesced_global ? support::fixed_text(h.share * 100, 0) + "% of excessive global sectors"
+                                                                  : support::fixed_text(h.share * 100, 0) + "% of excessive shared wavefronts";
   if (h.reason == hot_reason::stall_samples && !h.top_stall.empty()) what += " (mostly " + h.top_stall + ")";
-  if (!h.inlined_from.empty()) what += ", " + fixed_text(h.inlined_share * 100, 0) + "% of it in " + h.inlined_from + " (inlined)";
+  if (!h.inlined_from.empty()) what += ", " + support::fixed_text(h.inlined_share * 100, 0) + "% of it in " + h.inlined_from + " (inlined)";
   return where + ": " + what + ": " + h.text;
 }
 
@@ -72,14 +68,14 @@ std::string hot_line_text(const hot_line& h) {
 
 std::string device_text(const device_facts& d) {
   if (d.name.empty() && !d.sm_count) return "";
-  auto kib = [](double b) { return fixed_text(b / 1024, 0) + " KiB"; };
+  auto kib = [](double b) { return support::fixed_text(b / 1024, 0) + " KiB"; };
   std::string s = d.name.empty() ? "a GPU" : d.name;
   if (!d.compute_capability.empty()) s += " (compute capability " + d.compute_capability + ")";
-  if (d.sm_count) s += ", " + fixed_text(*d.sm_count, 0) + " SMs";
-  if (d.l2_bytes) s += ", " + fixed_text(*d.l2_bytes / (1024 * 1024), 0) + " MiB L2";
+  if (d.sm_count) s += ", " + support::fixed_text(*d.sm_count, 0) + " SMs";
+  if (d.l2_bytes) s += ", " + support::fixed_text(*d.l2_bytes / (1024 * 1024), 0) + " MiB L2";
   if (d.shared_bytes_per_sm) s += ", " + kib(*d.shared_bytes_per_sm) + " shared memory per SM";
   if (d.shared_bytes_per_block_optin) s += " (" + kib(*d.shared_bytes_per_block_optin) + " per block opted in)";
-  if (d.registers_per_sm) s += ", " + fixed_text(*d.registers_per_sm, 0) + " registers per SM";
+  if (d.registers_per_sm) s += ", " + support::fixed_text(*d.registers_per_sm, 0) + " registers per SM";
   return s;
 }
 
@@ -92,7 +88,7 @@ std::string summarize_for_prompt(const kernel_view& v, std::size_t max_chars) {
   if (const auto gpu = device_text(s.device); !gpu.empty()) o << "GPU: " << gpu << "\n";
   if (const auto launch = launch_text(s.launch); !launch.empty()) o << "Launch: " << launch << "\n";
   if (!s.static_only && s.sol.duration_us) {
-    o << "Time: " << fixed_text(*s.sol.duration_us, 1) << " us";
+    o << "Time: " << support::fixed_text(*s.sol.duration_us, 1) << " us";
     if (const auto rates = achieved_rates_text(s.sol); !rates.empty()) o << "; achieved " << rates;
     o << "\n";
   }
@@ -108,7 +104,7 @@ std::string summarize_for_prompt(const kernel_view& v, std::size_t max_chars) {
   if (!s.findings.empty()) {
     o << "Top ncu findings (est. speedup):\n";
     for (std::size_t i = 0; i < s.findings.size() && i < 3; ++i)
-      o << "  - " << s.findings[i].rule << " " << fixed_text(s.findings[i].estimated_speedup.value_or(0)) << "%\n";
+      o << "  - " << s.findings[i].rule << " " << support::fixed_text(s.findings[i].estimated_speedup.value_or(0), 1) << "%\n";
   }
   if (!v.hot_lines.empty()) {
     o << "Hot lines:\n";
@@ -136,16 +132,16 @@ std::string render_human(const kernel_view& v) {
   if (const auto launch = launch_text(s.launch); !launch.empty()) o << "   launch:  " << launch << "\n";
   if (s.global_load_reuse) o << "   reuse:   " << reuse_line(*s.global_load_reuse) << "\n";
   if (s.static_only && s.sol.theoretical_occupancy_pct)
-    o << "   theoretical occupancy: " << fixed_text(*s.sol.theoretical_occupancy_pct, 0) << "%\n";
+    o << "   theoretical occupancy: " << support::fixed_text(*s.sol.theoretical_occupancy_pct, 0) << "%\n";
   for (const auto& c : s.secondary) {
     o << "   + " << c.name;
-    if (c.estimated_speedup) o << " (up to " << fixed_text(*c.estimated_speedup) << "% faster)";
+    if (c.estimated_speedup) o << " (up to " << support::fixed_text(*c.estimated_speedup, 1) << "% faster)";
     o << "\n       " << c.evidence << "\n";
   }
   if (!s.findings.empty()) {
     o << "   top findings:\n";
     for (const auto& f : s.findings)
-      o << "     " << fixed_text(f.estimated_speedup.value_or(0)) << "%  " << f.rule << ": " << f.text << "\n";
+      o << "     " << support::fixed_text(f.estimated_speedup.value_or(0), 1) << "%  " << f.rule << ": " << f.text << "\n";
   }
   if (!v.hot_lines.empty()) {
     o << "   lines that hurt:\n";
@@ -159,9 +155,9 @@ std::string launch_text(const launch_config& l) {
   if (l.grid.total() <= 0 || l.block.total() <= 0 || (l.grid.total() == 1 && l.block.total() == 1 && !l.registers_per_thread))
     return "";
   std::string s = "grid " + dim3_text(l.grid) + " x block " + dim3_text(l.block);
-  if (l.registers_per_thread) s += ", " + fixed_text(*l.registers_per_thread, 0) + " registers/thread";
+  if (l.registers_per_thread) s += ", " + support::fixed_text(*l.registers_per_thread, 0) + " registers/thread";
   const double shared = l.static_shared_bytes.value_or(0) + l.dynamic_shared_bytes.value_or(0);
-  if (shared > 0) s += ", " + (shared >= 1024 ? fixed_text(shared / 1024, 1) + " KiB" : fixed_text(shared, 0) + " B") + " shared/block";
+  if (shared > 0) s += ", " + (shared >= 1024 ? support::fixed_text(shared / 1024, 1) + " KiB" : support::fixed_text(shared, 0) + " B") + " shared/block";
   return s;
 }
 
@@ -171,7 +167,7 @@ std::string achieved_rates_text(const sol_figures& f) {
     if (!got) return;
     if (!s.empty()) s += "; ";
     s += std::string(what) + " " + si_text(*got) + unit;
-    if (peak && *peak > 0) s += " of " + si_text(*peak) + unit + " (" + fixed_text(100 * *got / *peak, 1) + "%)";
+    if (peak && *peak > 0) s += " of " + si_text(*peak) + unit + " (" + support::fixed_text(100 * *got / *peak, 1) + "%)";
   };
   rate("DRAM", f.dram_bytes_per_s, f.dram_peak_bytes_per_s, "B/s");
   rate("FP32", f.fp32_flops_per_s, f.fp32_peak_flops_per_s, "FLOP/s");

@@ -1,22 +1,15 @@
 // Performance text for hovers and code lenses.
 #include "server/features/kernel_text.h"
+#include "support/text.h"
 
 #include <algorithm>
 #include <cstdio>
 
 namespace kblaster::server {
 
-namespace {
-std::string fixed(double v, int digits) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-}  // namespace
-
 std::string format_ms(double ms) {
-  if (ms < 1) return fixed(ms * 1000, 1) + " µs";
-  return fixed(ms, ms < 100 ? 3 : 1) + " ms";
+  if (ms < 1) return support::fixed_text(ms * 1000, 1) + " µs";
+  return support::fixed_text(ms, ms < 100 ? 3 : 1) + " ms";
 }
 
 std::optional<engine::measured_runtime> last_runtime(const engine::file_analysis& a, const engine::kernel_view& v,
@@ -70,7 +63,7 @@ std::string performance_line(const engine::kernel_view& v, const engine::kernel_
     // calculator do know, and claims no state.
     line = why_not.empty() ? "not profiled" : "not profiled (" + why_not + ")";
     if (v.signature.sol.theoretical_occupancy_pct) {
-      line += " · occupancy " + fixed(*v.signature.sol.theoretical_occupancy_pct, 0) + "% (theoretical";
+      line += " · occupancy " + support::fixed_text(*v.signature.sol.theoretical_occupancy_pct, 0) + "% (theoretical";
       const std::string limiter = occupancy_limiter(v.signature);
       line += limiter.empty() ? ")" : ", limited by " + limiter + ")";
     }
@@ -94,7 +87,7 @@ std::string static_facts_markdown(const engine::performance_signature& s, const 
       "the grid) is known only from a profile on a GPU.\n\nKnown without a run:\n\n";
   for (const auto& e : s.primary_evidence) md += "- " + e + "\n";
   if (s.sol.theoretical_occupancy_pct) {
-    md += "- Occupancy: theoretical " + fixed(*s.sol.theoretical_occupancy_pct, 1) + "%";
+    md += "- Occupancy: theoretical " + support::fixed_text(*s.sol.theoretical_occupancy_pct, 1) + "%";
     const std::string limiter = occupancy_limiter(s);
     md += limiter.empty() ? std::string(", no resource limits it") : ", limited by " + limiter;
     md += "\n";
@@ -123,13 +116,13 @@ std::string learnt_from(const engine::strategy& st) {
     return out + ", " + (st.arch.empty() || st.arch == "all" ? std::string("any GPU") : st.arch);
   }
   if (st.attempts == 0) return "prior only, not measured yet";
-  return fixed(st.confidence * 100, 0) + "% (" + std::to_string(st.attempts) + " measured)";
+  return support::fixed_text(st.confidence * 100, 0) + "% (" + std::to_string(st.attempts) + " measured)";
 }
 
 std::string strategies_table(const std::string& title, const std::vector<engine::strategy>& strategies) {
   std::string md = title + "\n\n| technique | predicted | learnt from |\n| --- | --- | --- |\n";
   for (const auto& st : strategies)
-    md += "| `" + st.technique + "` | " + fixed(st.predicted_speedup, 2) + "× | " + learnt_from(st) + " |\n";
+    md += "| `" + st.technique + "` | " + support::fixed_text(st.predicted_speedup, 2) + "× | " + learnt_from(st) + " |\n";
   return md;
 }
 
@@ -191,17 +184,17 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
   if (insight.discovered) md += " (discovered: no known state explains this profile)";
   md += "\n\n";
   if (sol.compute_pct || sol.memory_pct) {
-    md += "- Speed of light: compute " + (sol.compute_pct ? fixed(*sol.compute_pct, 1) + "%" : "?") + ", memory " +
-          (sol.memory_pct ? fixed(*sol.memory_pct, 1) + "%" : "?");
-    if (sol.dram_pct) md += " (DRAM " + fixed(*sol.dram_pct, 1) + "%)";
+    md += "- Speed of light: compute " + (sol.compute_pct ? support::fixed_text(*sol.compute_pct, 1) + "%" : "?") + ", memory " +
+          (sol.memory_pct ? support::fixed_text(*sol.memory_pct, 1) + "%" : "?");
+    if (sol.dram_pct) md += " (DRAM " + support::fixed_text(*sol.dram_pct, 1) + "%)";
     md += "\n";
   }
   if (const auto rates = engine::achieved_rates_text(sol); !rates.empty()) md += "- Achieved: " + rates + "\n";
   if (const auto launch = engine::launch_text(s.launch); !launch.empty()) md += "- Launch: " + launch + "\n";
   if (sol.theoretical_occupancy_pct || sol.achieved_occupancy_pct) {
     md += "- Occupancy: ";
-    if (sol.achieved_occupancy_pct) md += "achieved " + fixed(*sol.achieved_occupancy_pct, 1) + "%, ";
-    if (sol.theoretical_occupancy_pct) md += "theoretical " + fixed(*sol.theoretical_occupancy_pct, 1) + "%";
+    if (sol.achieved_occupancy_pct) md += "achieved " + support::fixed_text(*sol.achieved_occupancy_pct, 1) + "%, ";
+    if (sol.theoretical_occupancy_pct) md += "theoretical " + support::fixed_text(*sol.theoretical_occupancy_pct, 1) + "%";
     for (const auto& c : s.secondary)
       if (c.name.rfind("occupancy_limited_by_", 0) == 0) md += ", limited by " + c.name.substr(21);
     md += "\n";
@@ -212,7 +205,7 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
   for (const auto& f : s.findings) {
     if (rules++ >= 3) break;
     md += "- rule `" + f.rule + "`";
-    if (f.estimated_speedup) md += " (est. " + fixed(*f.estimated_speedup, 0) + "%)";
+    if (f.estimated_speedup) md += " (est. " + support::fixed_text(*f.estimated_speedup, 0) + "%)";
     md += "\n";
   }
   if (!insight.strategies.empty()) {

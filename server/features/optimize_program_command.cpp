@@ -4,6 +4,7 @@
 // kernel runs; at the end the optimized program comes back as one workspace/applyEdit, only when
 // it ran faster end to end, and a diagnostic at the top of the file sums up per kernel.
 #include "server/features/commands.h"
+#include "support/text.h"
 #include "server/features/diagnostics.h"
 #include "server/features/optimize_request.h"
 #include "server/lsp_server.h"
@@ -25,18 +26,13 @@ namespace {
 
 constexpr std::chrono::seconds apply_timeout{60};
 
-std::string fixed(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
-}
 
 // One sentence per kernel, then the program's: what the Problems panel shows at the top.
 std::string summary_of(const engine::program_optimize_outcome& o, bool applied) {
   std::string s;
   for (const auto& t : o.turns) {
-    s += t.plan.function + ": " + fixed(t.harness_speedup) + "x in the harness";
-    if (t.in_program_speedup) s += ", " + fixed(*t.in_program_speedup) + "x in the program";
+    s += t.plan.function + ": " + support::fixed_text(t.harness_speedup, 2) + "x in the harness";
+    if (t.in_program_speedup) s += ", " + support::fixed_text(*t.in_program_speedup, 2) + "x in the program";
     if (t.end_to_end && t.end_to_end->ok()) s += ", program " + t.end_to_end->text();
     s += ": " + t.status + ".\n";
   }

@@ -1,5 +1,6 @@
 // Settings in, a sentence out: nothing here decides how to optimize (engine/optimize/service).
 #include "server/features/optimize_request.h"
+#include "support/text.h"
 
 #include "engine/llm/llm_config.h"
 #include "engine/optimize/run_report.h"
@@ -134,7 +135,7 @@ std::string optimize_result_message(const std::string& kernel, const opt::optimi
   } else if (r.stop_reason == opt::stop_kind::waiting) {
     m += "optimizing " + kernel + ": waiting for the model's answers (" + o.waiting_for + "); Optimize again resumes the run";
   } else if (!o.improved() || r.best_speedup <= 1.0) {
-    m += "optimized " + kernel + ": no faster version found (" + std::to_string(r.candidates) + " candidates measured)";
+    m += "optimized " + kernel + ": no faster version found (" + support::count_text(r.candidates, "candidate") + " measured)";
   } else {
     m += "optimized " + kernel + ": " + times(r.best_speedup) + " faster, " + how_had(o);
     if (const auto& step = r.best_step) {
