@@ -76,6 +76,18 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   const auto doc = server.documents().get(args.uri);
   if (!doc) throw rpc_error(error_code::invalid_params, "kblaster.optimize: " + args.uri + " is not open");
   const auto request = optimize_request_of(settings, *doc, args);
+  // A model that cannot be used is refused before any progress begins, as the gate's refusals
+  // are (a batch model is left to the run: choosing it prepares its folder).
+  if (request.model.replay.empty() && request.model.deferred.empty()) {
+    try {
+      (void)opt::choose_model(request.model);
+    } catch (const std::exception& e) {
+      refusal r{refusal_kind::no_model, args.technique.empty() ? "kblaster.optimize" : "kblaster.applyTechnique", args.kernel,
+                args.uri, e.what()};
+      r.facts = model_facts(request.model);
+      throw r.error();
+    }
+  }
   work_done_progress progress(ctx, "KernelBlaster: optimizing " + args.kernel +
                                        (request.evaluator.replay.empty() ? "" : " (REPLAYED results)"), "");
   std::mutex progress_mutex;  // trajectories report from their own threads

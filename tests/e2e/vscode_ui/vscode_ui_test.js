@@ -32,6 +32,14 @@
 //      what to write; n3 on another such kernel, Set the Program to Run: the program asked for,
 //      kblaster.run.command written to the folder's settings, Optimize retried, and the next
 //      cause said (no GPU here); n4 its profile lens: "not profiled" said with why;
+//   g1 no GPU (scale_half, a program now): the GPU named first, Remote-SSH said, with [Replay the
+//      Example] [Open on a GPU Machine] [Use Recorded Results]; g2 [Use Recorded Results]: the
+//      Settings editor on the Remote tab (code-server is a remote window) listing the setting, not
+//      "No Settings Found"; g3 [Replay the Example]: the shipped example replayed with its recorded
+//      settings to its real result (a diff opened, "replayed from a recording made on an NVIDIA
+//      H100 ..., not measured here"); g4 a Claude model with no key: the refusal names the provider,
+//      the variable and the daemon's environment once, with [Use anthropic] [Open Model Settings],
+//      which lists all eight kblaster.llm.* settings;
 //   b1 a trusted workspace setting kblaster.path to /bin/false: one error naming the path and
 //      the setting, with [Choose kblaster Executable], no restart loop; b2 the setting removed:
 //      the daemon is back.
@@ -376,6 +384,8 @@ async function main() {
   const env = { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'config'), XDG_DATA_HOME: path.join(tmp, 'data'),
                 XDG_STATE_HOME: dirs.state, XDG_CACHE_HOME: path.join(tmp, 'cache') };
   delete env.VSCODE_IPC_HOOK_CLI;
+  // No model key in the daemon's environment (g4 checks how a model without one is refused).
+  for (const key of ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'KBLASTER_LLM_PROVIDER', 'KBLASTER_LLM_MODEL', 'KBLASTER_LLM_KEY_ENV']) delete env[key];
   log(`workspace ${dirs.workspace}; kernel ${kernel} at ${path.relative(dirs.workspace, kernelFile)}:${kernelLine}`);
   log(`screenshots and logs go to ${args.out}`);
 
@@ -871,6 +881,118 @@ async function main() {
     log(`notification: ${profiled.message} [${profiled.buttons.join(', ')}]`);
     check(/no NVIDIA GPU|ncu\) was not found/.test(profiled.message), 'the profile says why it profiled nothing', profiled.message);
     await shot('n4-profile-not-profiled', `the profile lens clicked: ${profiled.message}`);
+    await clearToasts();
+
+    // -- g1: no GPU on a kernel with nothing set up: the GPU is what is said, with what works from
+    // here: [Replay the Example] [Open on a GPU Machine] [Use Recorded Results]. scale_half is a
+    // program now (n3), so the capture's driver is what blocks; the same words and buttons.
+    /** Reads the Settings editor: its tab, the settings listed (ids from their data-key) and the
+     *  "No Settings Found" message when shown. */
+    const settingsView = async () => page.evaluate(() => {
+      const editor = document.querySelector('.settings-editor');
+      if (!editor) return null;
+      const tab = editor.querySelector('.settings-tabs-widget .action-item .action-label.checked');
+      const noResults = editor.querySelector('.no-results-message');
+      const rows = Array.from(editor.querySelectorAll('.settings-tree-container .setting-item-contents'))
+        .map((r) => `${(r.querySelector('.setting-item-category') || {}).textContent || ''}${(r.querySelector('.setting-item-label') || {}).textContent || ''}`.trim());
+      const count = editor.querySelector('.settings-count-widget');
+      return { tab: tab ? tab.textContent.trim() : '', rows, found: count ? count.textContent.trim() : '', noResults: !!noResults && noResults.offsetParent !== null && /\S/.test(noResults.textContent),
+               search: (editor.querySelector('.settings-header-widget .monaco-editor .view-lines') || {}).textContent || '' };
+    });
+    const closeEditor = async () => { await page.keyboard.press('Control+1'); await page.keyboard.press('Control+w').catch(() => {}); await sleep(300); };
+    t0 = Date.now();
+    await clickLens((await lensTexts(page)).flat().find((t) => /^Optimize/.test(t)) || 'Optimize');
+    const noGpu = await toastMatching('the no-GPU refusal', /needs an NVIDIA GPU/, t0, 60000);
+    log(`notification: ${noGpu.message} [${noGpu.buttons.join(', ')}]`);
+    check(/^Optimize scale_half needs an NVIDIA GPU to measure on, and (this machine|the machine this window is connected to) has (none|no NVIDIA driver)\. Open this folder on a machine with one \(Remote-SSH: Connect to Host, then Open Folder\), or replay the example row_softmax/.test(noGpu.message)
+      && noGpu.buttons.join('|') === 'Replay the Example|Open on a GPU Machine|Use Recorded Results',
+      'no GPU: the GPU named first, Remote-SSH said, [Replay the Example] [Open on a GPU Machine] [Use Recorded Results]', JSON.stringify(noGpu));
+    await shot('g1-no-gpu', `no GPU: ${noGpu.message}`);
+
+    // -- g2: [Use Recorded Results] opens Settings where the settings can be changed: code-server is
+    // a remote window, so the Remote tab (the User tab hides machine-scoped settings there).
+    await clickToast(/needs an NVIDIA GPU/, 'Use Recorded Results');
+    const replayView = await waitFor('the Settings editor on the replay settings', async () => {
+      const v = await settingsView();
+      return v && v.rows.length > 0 ? v : null;
+    }, 20000, async () => JSON.stringify(await settingsView()));
+    await sleep(500);
+    const replayShown = await settingsView();
+    log(`settings: ${JSON.stringify(replayShown)}`);
+    check(!replayShown.noResults && replayShown.rows.some((r) => /Replay Harness/.test(r)) && /Remote/.test(replayShown.tab),
+      '[Use Recorded Results]: the Remote tab with kblaster.optimize.replayHarness listed, not "No Settings Found"', JSON.stringify(replayShown));
+    await shot('g2-replay-settings', `[Use Recorded Results]: ${replayShown.tab}: ${replayShown.rows.join(' | ')}`);
+    void replayView;
+    await closeEditor();
+    await clearToasts();
+
+    // -- g3: [Replay the Example]: the shipped example replayed in one click, with the settings it
+    // was recorded with (whatever the workspace says), to its real result: a diff of the example's
+    // kernel and its best version, and a message saying it is replayed, not measured here.
+    await openFile('scale_half.cu');
+    t0 = Date.now();
+    await clickLens((await lensTexts(page)).flat().find((t) => /^Optimize/.test(t)) || 'Optimize');
+    await toastMatching('the no-GPU refusal again', /needs an NVIDIA GPU/, t0, 60000);
+    t0 = Date.now();
+    await clickToast(/needs an NVIDIA GPU/, 'Replay the Example');
+    let replayProgressShot = false;
+    const replayDone = await waitFor('the example\'s replay to end', async () => {
+      const all = watch.since(t0);
+      const prog = all.find((t) => /^KernelBlaster: replay of the example/.test(t.message) && /best so far/.test(t.message));
+      if (prog && !replayProgressShot) {
+        replayProgressShot = true;
+        await shot('g3-replay-progress', `the example's replay in progress: ${prog.message}`).catch(() => {});
+      }
+      return all.find((t) => /^KernelBlaster: replay of the example row_softmax (done|stopped)/.test(t.message)) || null;
+    }, 240000, toastState);
+    log(`notification: ${replayDone.message} [${replayDone.buttons.join(', ')}]`);
+    check(/^KernelBlaster: replay of the example row_softmax done: \d+\.\d\dx faster, replayed from a recording made on an NVIDIA H100 80GB HBM3, not measured here\. \(report: /.test(replayDone.message)
+      && replayDone.buttons.includes('Open Report'),
+      'the example replayed in one click: "done: N.NNx faster, replayed from a recording made on an NVIDIA H100 ..., not measured here" with [Open Report]',
+      JSON.stringify(replayDone));
+    const diffTab = await waitFor('the diff of the example and its best version', async () => page.$$eval('.tabs-container .tab',
+      (els) => els.map((e) => e.getAttribute('aria-label') || '').find((l) => /input ↔ best \(replayed/.test(l)) || null), 20000, () => workbenchState(page));
+    check(!!diffTab, 'the replay opens the example\'s kernel beside its best version', diffTab);
+    await shot('g3-example-replayed', `the example replayed: ${replayDone.message}`);
+    await closeEditor();
+    await clearToasts();
+
+    // -- g4: a model set without its key (a Claude model on the default provider): the refusal
+    // names the provider setting, the variable and where it must be set, once, with [Use anthropic]
+    // [Open Model Settings]; the latter lists all eight kblaster.llm.* settings.
+    const withModel = JSON.parse(fs.readFileSync(settingsFile, 'utf8'));
+    delete withModel['kblaster.llm.replay'];
+    writeJson(settingsFile, { ...withModel, 'kblaster.llm.model': 'claude-sonnet-4-5' });
+    await sleep(1500);
+    // Its tab (Quick Open would also find the example's copy of a kernel.cu under runs/).
+    await page.locator('.tabs-container .tab', { hasText: kernelBase }).first().click();
+    await page.waitForSelector(`.tabs-container .tab.active[aria-label^="${kernelBase}"]`, { timeout: 15000 });
+    t0 = Date.now();
+    await clickLens((await lensTexts(page)).flat().find((t) => /^Optimize/.test(t)) || 'Optimize');
+    const noKey = await toastMatching('the model refusal', /^The model claude-sonnet-4-5 cannot be used/, t0, 120000);
+    log(`notification: ${noKey.message} [${noKey.buttons.join(', ')}]`);
+    check(/its API key is read from the environment variable OPENAI_API_KEY \(kblaster\.llm\.provider is openai \(the default\)\), which is not set in the environment of the KernelBlaster daemon on the remote machine/.test(noKey.message)
+      && /set kblaster\.llm\.provider to anthropic; its key is then read from ANTHROPIC_API_KEY/.test(noKey.message)
+      && (noKey.message.match(/cannot be used/g) || []).length === 1
+      && noKey.buttons.join('|') === 'Use anthropic|Open Model Settings' && progressToasts(t0).length === 0,
+      'a Claude model without a key: provider, variable, the daemon\'s environment, anthropic suggested, once; [Use anthropic] [Open Model Settings]',
+      JSON.stringify(noKey));
+    await shot('g4-model-refused', `the model refused: ${noKey.message}`);
+    await clickToast(/The model claude-sonnet-4-5 cannot be used/, 'Open Model Settings');
+    await waitFor('the Settings editor on the model settings', async () => {
+      const v = await settingsView();
+      return v && /^8 Settings? Found$/.test(v.found) ? v : null;
+    }, 20000, async () => JSON.stringify(await settingsView())).catch(() => null);
+    const modelShown = await settingsView();
+    log(`settings: ${JSON.stringify(modelShown)}`);
+    const llmRows = (modelShown ? modelShown.rows : []).filter((r) => /^Kblaster › Llm:|^Llm:|Llm/.test(r));
+    // (The list is virtual: only the rows on screen are in the DOM; the editor's count says all.)
+    check(modelShown && !modelShown.noResults && modelShown.found === '8 Settings Found' && /Remote/.test(modelShown.tab),
+      '[Open Model Settings]: "8 Settings Found" (every kblaster.llm.* setting, not 6) on the Remote tab', JSON.stringify(modelShown));
+    void llmRows;
+    await shot('g4-model-settings', `[Open Model Settings]: ${modelShown ? `${modelShown.tab}: ${modelShown.rows.join(' | ')}` : ''}`);
+    await closeEditor();
+    writeJson(settingsFile, withModel);  // the model as before (the answer book removed: nothing runs it again)
     await clearToasts();
 
     // -- b1: a trusted workspace sets kblaster.path to a program that is not the daemon: one
