@@ -37,8 +37,52 @@ profile_outcome live_or_recorded_profile(const program_optimize_request& r) {
   auto options = r.profile;
   options.program_args = r.base.program.run.args;
   options.timeline = true;
-  return profile_live(r.base.file, options);
+  const auto& run = r.base.program.run;
+  if (run.command.empty()) return profile_live(r.base.file, options);
+  // A program the user's own build makes: that build, then the program it made, as it is.
+  const auto ncu = find_ncu();
+  if (!ncu) {
+    profile_outcome none;
+    none.error = "ncu (Nsight Compute) not found in PATH, $CUDA_HOME/bin or /usr/local/cuda/bin";
+    return none;
+  }
+  auto how = r.base.program;
+  how.source = r.base.file;
+  if (!run.build.empty()) run_user_build(how, options.stop);
+  std::vector<std::string> argv = run.command;
+  argv.insert(argv.end(), run.args.begin(), run.args.end());
+  if (!how.run.cwd.empty() && fs::path(argv.front()).is_relative() && fs::path(argv.front()).has_parent_path())
+    argv.front() = (fs::path(how.run.cwd) / argv.front()).string();
+  return profile_built_program(*ncu, argv, options);
 }
+
+// A program the user's own build makes compiles the file where it is: a text under test is put
+// there for the time it is needed, and the user's own text is always put back (and built again,
+// so that their tree is left as they had it).
+class text_in_place {
+ public:
+  explicit text_in_place(const capture_request& how)
+      : how_(how), file_(fs::absolute(how.source)), original_(support::read_file(file_)) {}
+  ~text_in_place() {
+    try {
+      if (support::read_file(file_) == original_) return;
+      support::write_file_atomically(file_, original_);
+      auto user = how_;
+      user.sandboxed = false;
+      if (!user.run.build.empty()) run_user_build(user, {});
+    } catch (const std::exception&) {
+      // Nothing better to do on the way out: the original is also in the run folder.
+    }
+  }
+  text_in_place(const text_in_place&) = delete;
+  text_in_place& operator=(const text_in_place&) = delete;
+  void put(const std::string& text) { support::write_file_atomically(file_, text); }
+
+ private:
+  capture_request how_;
+  fs::path file_;
+  std::string original_;
+};
 
 // --- step 3's pieces -------------------------------------------------------------------------
 
@@ -163,8 +207,42 @@ std::optional<fs::path> run_turn(const program_optimize_request& r, const progra
 
 // --- the defaults: building for timing, measuring under the GPU's lock -------------------------
 
+// A program the user's own build makes, with `source`'s text in its file: built by their command
+// (in the sandbox when the text is model-written), and the program it made kept in `folder`.
+program_command build_own_for_timing(const std::string& source, const capture_request& how, const fs::path& folder,
+                                     bool model_written, std::stop_token stop) {
+  fs::create_directories(folder);
+  const std::string cwd = how.run.cwd.empty() ? fs::absolute(how.source).parent_path().string() : how.run.cwd;
+  {
+    text_in_place in_place(how);
+    in_place.put(support::read_file(source));
+    auto job = how;
+    job.sandboxed = model_written;
+    if (!how.run.build.empty()) run_user_build(job, stop);
+    fs::path made = how.run.command.front();
+    if (made.is_relative() && made.has_parent_path()) made = fs::path(cwd) / made;
+    fs::copy_file(made, folder / "program", fs::copy_options::overwrite_existing);
+  }
+  std::vector<std::string> argv{(folder / "program").string()};
+  argv.insert(argv.end(), how.run.command.begin() + 1, how.run.command.end());
+  argv.insert(argv.end(), how.run.args.begin(), how.run.args.end());
+  auto readable = paths_named_by(how.run.args, cwd);
+  readable.push_back(cwd);
+  readable.push_back(folder);
+  fs::create_directories(folder / "scratch");
+  return {support::sandboxed_command(argv, {.scratch = folder / "scratch",
+                                            .writable = {},
+                                            .readable = std::move(readable),
+                                            .environment = how.run.env,
+                                            .gpu = true,
+                                            .limits = {}}),
+          cwd,
+          {}};
+}
+
 program_command build_for_timing(const std::string& source, const capture_request& how, const fs::path& folder,
                                  bool model_written, std::stop_token stop) {
+  if (!how.run.command.empty()) return build_own_for_timing(source, how, folder, model_written, stop);
   const std::string nvcc = how.nvcc.empty() ? find_nvcc().value_or("") : how.nvcc;
   if (nvcc.empty()) throw capture_error("nvcc was not found (set PATH or CUDA_HOME): the program cannot be built");
   fs::create_directories(folder);
@@ -207,19 +285,22 @@ program_steps default_program_steps() {
   return s;
 }
 
-program_optimize_outcome optimize_program(const program_optimize_request& request, const optimize::service_events& events,
+program_optimize_outcome optimize_program(const program_optimize_request& given, const optimize::service_events& events,
                                           std::stop_token stop, const program_steps& steps) {
   const auto say = [&](const std::string& line) {
     if (events.say) events.say(line);
   };
-  const fs::path file = fs::absolute(request.base.file);
+  const fs::path file = fs::absolute(given.base.file);
+  auto request = given;
+  request.base.program.source = file.string();  // what a build of the user's own puts a text into
   program_optimize_outcome out;
   const auto original = support::read_file_if_exists(file);
   if (!original) throw optimize_refusal(refusal_kind::not_optimizable, "cannot read " + file.string());
-  if (!runs_as_program(*original, request.base.program.run) || !request.base.program.run.command.empty())
+  if (!runs_as_program(*original, request.base.program.run))
     throw optimize_refusal(refusal_kind::not_optimizable,
-                           file.filename().string() + " is not a program kblaster builds (a .cu with main()): --program "
-                           "optimizes such programs; a kernel of a program your own build makes is optimized one at a time");
+                           file.filename().string() + " is not a program: a .cu with main(), or the file of a program your "
+                           "own build makes (--run PROGRAM, --build COMMAND)");
+  const bool own_build = !request.base.program.run.command.empty();
   out.original_text = out.final_text = *original;
   out.out_dir = out_dir_of(request);
   fs::create_directories(out.out_dir);
@@ -251,7 +332,15 @@ program_optimize_outcome optimize_program(const program_optimize_request& reques
       if (turn.kept) current = kept_path;
     } else {
       say("optimizing " + turn.plan.function + " (" + std::to_string(i + 1) + " of " + std::to_string(out.plan.kernels.size()) + ")");
-      if (const auto kept = run_turn(request, steps, current, turn, events, stop)) current = *kept;
+      // The user's own build compiles the file where it is: the program as the turns before left
+      // it is put there for this turn's loop, and the user's text put back after it.
+      std::optional<text_in_place> held;
+      if (own_build) {
+        held.emplace(request.base.program);
+        held->put(support::read_file(current));
+      }
+      if (const auto kept = run_turn(request, steps, own_build ? file : current, turn, events, stop)) current = *kept;
+      held.reset();
       if (turn.status != "cancelled") support::write_file_atomically(turn.out_dir / "decision.json", decision_json(turn).dump(2));
     }
     say(turn.plan.function + ": " + turn.status + (turn.detail.empty() ? "" : ": " + turn.detail));

@@ -56,8 +56,7 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
       }
     }
     // A program with more than one kernel: the whole program, its kernels in the order they pay.
-    if (!blocked && engine::runs_as_program(doc->text(), program_run_of(settings).run) &&
-        program_run_of(settings).run.command.empty())
+    if (!blocked && engine::runs_as_program(doc->text(), program_run_of(settings).run))
       actions.push_back(command_action("Optimize the program (kernels ranked by what they give it, timed end to end)",
                                        "kblaster.optimizeProgram", json{{"uri", uri}}, "refactor.rewrite"));
     // Creating a task proposes an edit and runs nothing: offered whatever the trust.

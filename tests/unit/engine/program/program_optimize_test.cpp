@@ -49,12 +49,17 @@ struct program_folder {
 
 // The loop of each kernel, as told: `faster` kernels come back rewritten (and re-captured).
 struct scripted_loops {
+  explicit scripted_loops(std::vector<std::string> kernels_made_faster, std::string marks = "// ")
+      : faster(std::move(kernels_made_faster)), comment(std::move(marks)) {}
   std::vector<std::string> faster;
   std::vector<std::string> asked;
+  std::string comment = "// ";          // how the rewrite marks itself in the program's text
+  std::vector<std::string> seen;        // the program's text each loop was given
   optimize::optimize_outcome operator()(const optimize::optimize_request& q, const optimize::service_events&, std::stop_token) {
     asked.push_back(q.kernel);
     optimize::optimize_outcome o;
     const auto text = kblaster::support::read_file(q.file);
+    seen.push_back(text);
     o.result.input_source = "kernel";
     o.result.best_source = "kernel";
     if (std::find(faster.begin(), faster.end(), q.kernel) == faster.end()) return o;
@@ -65,7 +70,7 @@ struct scripted_loops {
     r.recaptured_ms = 0.1;
     fs::create_directories(q.out_dir);
     r.edited_path = (q.out_dir / "app.cu").string();
-    kblaster::support::write_file_atomically(r.edited_path, text + "// " + q.kernel + " rewritten\n");
+    kblaster::support::write_file_atomically(r.edited_path, text + comment + q.kernel + " rewritten\n");
     o.rewrite = r;
     capture_result c;
     c.capture.time_ms = 0.25;
@@ -146,7 +151,7 @@ TEST_CASE("the budget is split by what each kernel can give, at least one candid
 
 TEST_CASE("the program: the dominant kernel first, a rewrite kept only when the program got faster, the total measured") {
   program_folder f;
-  scripted_loops loops{{"relu_rowsum"}, {}};
+  scripted_loops loops{{"relu_rowsum"}};
   std::vector<std::string> said;
   optimize::service_events events;
   events.say = [&](const std::string& l) { said.push_back(l); };
@@ -173,7 +178,7 @@ TEST_CASE("the program: the dominant kernel first, a rewrite kept only when the 
   CHECK(program_outcome_text(out).find("end to end (original against optimized") != std::string::npos);
 
   SUBCASE("the same request again reads the decisions back: nothing is optimized or measured twice") {
-    scripted_loops never{{}, {}};
+    scripted_loops never{{}};
     auto steps = steps_with(never);
     int measured = 0;
     steps.measure = [&](const program_command& a, const program_command& b, const end_to_end_options& o,
@@ -193,7 +198,7 @@ TEST_CASE("the program: the dominant kernel first, a rewrite kept only when the 
 
 TEST_CASE("a rewrite that makes the program slower end to end is not kept") {
   program_folder f;
-  scripted_loops loops{{"relu_rowsum", "scale_bias"}, {}};
+  scripted_loops loops{{"relu_rowsum", "scale_bias"}};
   auto r = request_for(f);
   r.apply = true;
   const auto out = optimize_program(r, {}, {}, steps_with(loops, /*slower_rewrites=*/true));
@@ -210,7 +215,7 @@ TEST_CASE("a rewrite that makes the program slower end to end is not kept") {
 
 TEST_CASE("apply writes the faster program over the file and keeps the original") {
   program_folder f;
-  scripted_loops loops{{"relu_rowsum", "scale_bias"}, {}};
+  scripted_loops loops{{"relu_rowsum", "scale_bias"}};
   auto r = request_for(f);
   r.apply = true;
   const auto out = optimize_program(r, {}, {}, steps_with(loops));
@@ -226,7 +231,39 @@ TEST_CASE("apply writes the faster program over the file and keeps the original"
 TEST_CASE("not a program kblaster builds: refused before anything runs") {
   program_folder f;
   kblaster::support::write_file_atomically(f.file, "__global__ void k() {}\n");
-  scripted_loops loops{{}, {}};
+  scripted_loops loops{{}};
   CHECK_THROWS_AS(optimize_program(request_for(f), {}, {}, steps_with(loops)), optimize::optimize_refusal);
   CHECK(loops.asked.empty());
+}
+
+TEST_CASE("a program the user's own build makes: each turn's loop and timing see the program as kept so far, and the file is put back") {
+  // The "program" is a shell script its "build" copies into place: what a rewrite changes is how
+  // long it sleeps, so the end-to-end timing (real processes, in the sandbox where there is one)
+  // sees what was kept.
+  program_folder f;
+  kblaster::support::write_file_atomically(f.file, "#!/bin/sh\n# relu_rowsum scale_bias\nsleep 0.06\n");
+  const auto original = kblaster::support::read_file(f.file);
+  scripted_loops loops{{"relu_rowsum", "scale_bias"}, "# "};
+  auto steps = steps_with(loops);
+  steps.build = default_program_steps().build;
+  // The script sleeps 0.06 s less 0.02 s for each rewrite in it.
+  auto r = request_for(f);
+  r.base.program.run.command = {"./app"};
+  r.base.program.run.build = {"/bin/sh", "-c",
+                              "n=$(grep -c rewritten app.cu); printf '#!/bin/sh\\nsleep 0.0%d\\n' $((6 - 2 * n)) > app && chmod +x app"};
+  r.base.program.run.cwd = f.dir.string();
+  const auto out = optimize_program(r, {}, {}, steps);
+  REQUIRE(out.turns.size() == 2);
+  CHECK(out.turns[0].kept);
+  CHECK(out.turns[1].kept);
+  // Turn 2's loop ran on the program with turn 1's rewrite in it, in the user's own file.
+  REQUIRE(loops.seen.size() == 2);
+  CHECK(loops.seen[0] == original);
+  CHECK(loops.seen[1].find("relu_rowsum rewritten") != std::string::npos);
+  // Put back whatever happened: the user's text, and their build run again on it.
+  CHECK(kblaster::support::read_file(f.file) == original);
+  CHECK(kblaster::support::read_file(f.dir / "app").find("sleep 0.06") != std::string::npos);
+  REQUIRE(out.total);
+  CHECK(out.total->faster());
+  CHECK(out.total->speedup.median > 1.5);
 }
