@@ -16,6 +16,7 @@
 #include "engine/toolchain/nvcc_driver.h"
 #include "cli/evaluator_flags.h"
 #include "engine/optimize/run_setup.h"
+#include "kb/sql.h"
 
 #include <iostream>
 #include <thread>
@@ -91,14 +92,23 @@ optimize::model_settings model_settings_of(const bench_cli_options& o) {
 std::string learning_conflict(const bench_cli_options& o) {
   if (!o.bench.selection.empty()) return "--problems (the sets are --train and --test)";
   if (!o.shard.empty() || o.gpus > 1) return "--shard and --gpus (the arms run one after the other)";
-  if (!o.bench.warm_start.empty() || !o.bench.kb.empty() || o.bench.empty_kb)
-    return "--warm-start, --kb and --empty-kb (the arms' KBs are the experiment's)";
+  // A server's --kb is where the experiment's KBs go: the training set learns into it, the held-out
+  // arms start from databases beside it (engine/bench/learning_run.h).
+  const bool server_kb = bench::on_server(o.bench.kb);
+  if (!o.bench.warm_start.empty() || (!o.bench.kb.empty() && !server_kb) || o.bench.empty_kb)
+    return "--warm-start, --kb FILE and --empty-kb (the arms' KBs are the experiment's; --kb postgresql://... "
+           "puts them on that server)";
   return "";
 }
 
+// The command line for the report, a server KB's URI without its password (--kb URI, --kb=URI).
 std::string command_line() {
   std::string line;
-  for (const auto& a : bench::own_arguments()) line += (line.empty() ? "" : " ") + a;
+  for (auto a : bench::own_arguments()) {
+    if (const auto at = a.find("postgres"); at != std::string::npos && kblaster::kb::sql::is_server_uri(a.substr(at)))
+      a = a.substr(0, at) + kblaster::kb::sql::redact(a.substr(at));
+    line += (line.empty() ? "" : " ") + a;
+  }
   return line;
 }
 
@@ -157,7 +167,15 @@ int run(bench_cli_options o) {
     }
   }
   if (o.gpus > 1) {
-    // One process per GPU, each a shard; then one report over the shared run directory.
+    // One process per GPU, each a shard; then one report over the shared run directory. The
+    // shared KB is made from --warm-start here, once: workers that each found it missing would
+    // all copy it (a file) or all import it (a server's KB: its statistics counted N times).
+    try {
+      bench::prepare_shared_kb(o.bench);
+    } catch (const std::exception& e) {
+      say(e.what());
+      return 2;
+    }
     const auto args = bench::without_option(bench::own_arguments(), "--gpus");
     const int failed = bench::run_workers(std::vector<std::string>(args.begin() + 1, args.end()), o.gpus);
     if (failed) say(std::to_string(failed) + " worker(s) failed; run the same command again to resume");
@@ -247,8 +265,11 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   app->add_option("--level", o->bench.levels, "level(s) to run (repeat for several; default 1)")->check(CLI::Range(1, 9));
   app->add_option("--problems", o->bench.selection, "selection: ids, ranges and name words, e.g. 1-20,23,Softmax");
   app->add_option("--out", o->bench.out, "the run directory (results, tasks, KB, report); required");
-  app->add_option("--kb", o->bench.kb, "the KB shared by every problem and worker (default OUT/kb.sqlite)");
-  app->add_option("--warm-start", o->bench.warm_start, "start a new KB from one learnt elsewhere (.sqlite or exported .json)");
+  app->add_option("--kb", o->bench.kb,
+                  "the KB shared by every problem and worker: a file, or a team server's postgresql:// URI, where "
+                  "private KBs (--empty-kb, the learning curve's arms) are databases beside it (default OUT/kb.sqlite)");
+  app->add_option("--warm-start", o->bench.warm_start,
+                  "start a new KB from one learnt elsewhere (.sqlite, a postgresql:// URI, or an exported .json)");
   app->add_flag("--empty-kb", o->bench.empty_kb, "ablation: no memory (each problem starts from an empty KB)");
   app->add_option("--kernels", o->bench.kernels_dir, "initial kernels: DIR/levelN/NAME.cu or DIR/NAME.cu");
   app->add_option("--shard", o->shard, "run shard I of N (0-based, e.g. 3/8): one GPU worker or Slurm array task");

@@ -36,7 +36,19 @@ std::vector<arm_run> arms_of(const learning_options& o) {
   return arms;
 }
 
-fs::path learnt_kb(const fs::path& out) { return out / "learn" / "kb.sqlite"; }
+// The learnt KB: OUT/learn/kb.sqlite, or the server's KB itself (--kb URI), which the training runs write.
+fs::path learnt_kb(const learning_options& o) {
+  return on_server(o.bench.kb) ? o.bench.kb : o.bench.out / "learn" / "kb.sqlite";
+}
+
+// What a run folder keeps of a KB it started from or wrote: the file whole (kb.sqlite), or the
+// export of a server's private database, dropped since (kb.json; bench_kb.h). Empty: neither.
+fs::path kept_kb(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto* name : {"kb.sqlite", "kb.json"})
+    if (fs::exists(dir / name, ec)) return dir / name;
+  return {};
+}
 fs::path foreign_export(const learning_options& o) {
   return o.bench.out / "learn" / ("kb-as-" + o.foreign_arch + ".json");
 }
@@ -54,19 +66,14 @@ std::vector<std::string> keys_of(const std::vector<problem_ref>& problems) {
   return keys;
 }
 
-nlohmann::json export_of(const fs::path& kb_path) {
-  kb::open_options opts;
-  opts.access = kb::open_options::access_mode::read_only;
-  opts.seed = false;
-  return kb::knowledge_base::open(kb_path, opts).export_json();
-}
-
 // The arm's bench run: the shared settings, its own set, folder, seed and starting KB.
 bench_options options_of(const learning_options& lo, const arm_run& arm) {
   bench_options o = lo.bench;
   o.selection = arm.kind == "learn" ? lo.train : lo.test;
   o.out = lo.bench.out / arm.name;
-  o.kb.clear();
+  // On a server every arm names it: the training set learns into the server's KB, the held-out
+  // arms' KBs are private databases beside it (runner.h, kb_per_problem).
+  o.kb = on_server(lo.bench.kb) ? lo.bench.kb : fs::path();
   o.warm_start.clear();
   o.empty_kb = false;
   o.kb_per_problem = arm.kind != "learn";
@@ -77,7 +84,7 @@ bench_options options_of(const learning_options& lo, const arm_run& arm) {
   o.loop.seed = arm.seed;
   o.loop.jobs = 1;
   if (arm.kind == "learn" && lo.train_breadth > 0) o.loop.breadth = lo.train_breadth;
-  if (arm.kind == "warm") o.warm_start = learnt_kb(lo.bench.out);
+  if (arm.kind == "warm") o.warm_start = learnt_kb(lo);
   if (arm.kind == "foreign") o.warm_start = foreign_export(lo);
   return o;
 }
@@ -87,7 +94,7 @@ void write_foreign_export(const learning_options& lo) {
   const auto file = foreign_export(lo);
   std::error_code ec;
   if (fs::exists(file, ec)) return;
-  const auto doc = relabel_architecture(export_of(learnt_kb(lo.bench.out)), lo.foreign_arch);
+  const auto doc = relabel_architecture(export_kb(learnt_kb(lo)), lo.foreign_arch);
   support::write_file_atomically(file, doc.dump(1) + "\n");
 }
 
@@ -114,9 +121,9 @@ std::map<std::string, arch_rows> added_by_runs(const fs::path& arm_dir, const st
   std::error_code ec;
   if (!fs::is_directory(arm_dir / "work", ec)) return added;
   for (const auto& e : fs::directory_iterator(arm_dir / "work", ec)) {
-    const auto kb_path = e.path() / "kb.sqlite";
-    if (!fs::exists(kb_path, ec)) continue;
-    for (const auto& [arch, after] : statistics_by_arch(export_of(kb_path))) {
+    const auto kb_path = kept_kb(e.path());
+    if (kb_path.empty()) continue;
+    for (const auto& [arch, after] : statistics_by_arch(export_kb(kb_path))) {
       const auto it = start.find(arch);
       const arch_rows before = it == start.end() ? arch_rows{} : it->second;
       added[arch].rows += after.rows - before.rows;
@@ -153,11 +160,11 @@ learning_summary summarize_arms(const learning_options& lo, learning_context& c)
       if (arch.empty()) arch = r.arch;
       runs.push_back({key, arm.kind, arm.seed, r.attempts});
     }
-    if (!start_kb.count(arm.kind) && fs::exists(dir / "kb.sqlite", ec)) start_kb[arm.kind] = dir / "kb.sqlite";
+    if (const auto kept = kept_kb(dir); !start_kb.count(arm.kind) && !kept.empty()) start_kb[arm.kind] = kept;
   }
   std::map<std::string, std::set<std::string>> kb_states;
   for (const auto& [kind, path] : start_kb) {
-    const auto doc = export_of(path);
+    const auto doc = export_kb(path);
     kb_states[kind] = states_with_statistics(doc, arch);
     c.start_rows[kind] = statistics_by_arch(doc);
   }
@@ -175,6 +182,17 @@ learning_summary summarize_arms(const learning_options& lo, learning_context& c)
   return summarize_learning(runs, budget, kb_states, kinds, lo.seeds);
 }
 
+// The training set learns into a server's KB from the seed, as it does into a new file: a KB that
+// already holds attempts (another experiment's, a team's) would be learnt on top of, and the
+// warm arm would measure more than the training set. A resumed experiment (OUT/learn has begun)
+// is not asked.
+void refuse_learnt_already(const fs::path& kb) {
+  if (const auto n = attempts_in(kb); n > 0)
+    throw store_error("the learning curve learns its training set into " + shown_kb(kb) +
+                      " from the seed KB, but it already holds " + std::to_string(n) +
+                      " attempts: give --kb an empty database of its own (createdb), or --out the experiment that wrote them");
+}
+
 void learning_log(const bench_hooks& hooks, const std::string& line) {
   if (hooks.log) hooks.log(line);
 }
@@ -189,11 +207,14 @@ learning_outcome run_learning_curve(const learning_options& lo, const bench_hook
   require_disjoint(train, test);
   const auto hooks = probing_once(hooks_in);
   std::error_code ec;
+  if (on_server(lo.bench.kb) && !fs::exists(lo.bench.out / "learn" / "manifest.json", ec))
+    refuse_learnt_already(lo.bench.kb);
   fs::create_directories(lo.bench.out, ec);
-  write_json_atomic(lo.bench.out / "experiment.json",
-                    {{"train", keys_of(train)}, {"test", keys_of(test)}, {"seeds", lo.seeds},
-                     {"foreign_arch", lo.foreign_arch}, {"command", lo.command}, {"train_breadth", lo.train_breadth},
-                     {"hyperparameters", hyperparameters_json(lo.bench)}});
+  nlohmann::json experiment{{"train", keys_of(train)}, {"test", keys_of(test)}, {"seeds", lo.seeds},
+                            {"foreign_arch", lo.foreign_arch}, {"command", lo.command}, {"train_breadth", lo.train_breadth},
+                            {"hyperparameters", hyperparameters_json(lo.bench)}};
+  if (on_server(lo.bench.kb)) experiment["kb"] = shown_kb(lo.bench.kb);  // never its password
+  write_json_atomic(lo.bench.out / "experiment.json", experiment);
 
   learning_outcome out;
   out.complete = true;

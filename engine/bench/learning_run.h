@@ -16,6 +16,11 @@
 // so that every held-out problem sees the same KB and what one problem learns does not reach the
 // next; trajectories run one at a time (loop_options::jobs = 1), so that the attempts' order is
 // the order they were measured in and a budget cuts the same runs every time.
+// With a server's KB (bench.kb, a postgresql:// URI) the experiment's KBs are on that server: the
+// training set learns into that database itself (it must hold no attempts when the experiment
+// begins), the held-out arms' KBs are private databases beside it, the warm arm's a whole copy of
+// what the training runs wrote there, each dropped when done, with its export kept in the run
+// folder (OUT/ARM/kb.json, WORK/kb.json) where a file KB leaves kb.sqlite (bench_kb.h).
 #pragma once
 
 #include "engine/bench/learning_curve.h"

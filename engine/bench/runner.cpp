@@ -1,5 +1,6 @@
 // The bench driver: import, initial kernel, loop, store; one problem at a time, failures recorded.
 #include "engine/bench/runner.h"
+#include "engine/bench/bench_kb.h"
 #include "engine/bench/learning_curve.h"
 #include "engine/llm/deferred_backend.h"
 #include "support/files.h"
@@ -7,6 +8,7 @@
 #include "support/time.h"
 
 #include "kb/knowledge_base.h"
+#include "kb/server_databases.h"
 #include "kb/sql.h"
 #include "kblaster_version.h"
 
@@ -59,40 +61,53 @@ std::optional<std::pair<std::string, std::string>> find_initial_kernel(const ben
   return std::nullopt;
 }
 
-void prepare_kb(const bench_options& o, const fs::path& kb_path) {
-  std::error_code ec;
-  if (o.warm_start.empty() || fs::exists(kb_path, ec)) return;
-  if (!fs::exists(o.warm_start, ec)) throw store_error("--warm-start " + o.warm_start.string() + " does not exist");
-  fs::create_directories(kb_path.parent_path(), ec);
-  if (o.warm_start.extension() == ".json") {
+// The run's KBs: the shared one (--kb, else OUT/kb.sqlite), and where the problems start: the
+// shared KB itself, or with a KB per problem the run's own start KB, which is the shared file (it
+// never changes: each problem copies it), or on a server a private database beside the shared KB
+// (so that the server's own KB keeps what it holds).
+struct run_kbs {
+  fs::path shared, start;
+};
+
+// The run's KB from --warm-start, when it holds no KB yet: a copy (a .sqlite file, a server's KB)
+// or an import (an exported .json). A private KB (`own`: the start of a run with a KB per problem)
+// is made whole, a copy exact where the ends allow it (bench_kb.h); the shared KB on a server is a
+// database its users made, which the warm start is imported into, never replaced.
+void prepare_kb(const bench_options& o, const fs::path& kb_path, bool own) {
+  if (o.warm_start.empty() || kb_exists(kb_path)) return;
+  if (!kb_exists(o.warm_start)) throw store_error("--warm-start " + shown_kb(o.warm_start) + " does not exist");
+  const auto why = "bench --warm-start " + shown_kb(o.warm_start);
+  const bool json = !on_server(o.warm_start) && o.warm_start.extension() == ".json";
+  if (on_server(kb_path) && !own) {
     kb::open_options opts;
     opts.seed = false;  // the learnt KB replaces the seed
     auto kb = kb::knowledge_base::open(kb_path, opts);
-    kb.import_json(read_json_file(o.warm_start), kb::update_cause{"import", "bench --warm-start " + o.warm_start.string(), {}});
+    kb.import_json(json ? read_json_file(o.warm_start) : export_kb(o.warm_start), kb::update_cause{"import", why, {}});
+  } else if (json) {
+    import_kb(kb_path, read_json_file(o.warm_start), why);
   } else {
     copy_kb(o.warm_start, kb_path);
   }
 }
 
-// Ablation "no memory": a fresh KB with no seed, marked seeded so the loop does not seed it.
-void make_empty_kb(const fs::path& kb_path) {
+// The problems' start with a KB per problem (bench_options::kb_per_problem): made once, from
+// --warm-start, blank, or the seed. On a server it is a private database, and its export,
+// written beside the results once it is whole (OUT/kb.json), is what the learning curve's report
+// reads of it and what says it is whole: a database without it is made again.
+void ensure_start_kb(const bench_options& o, const fs::path& kb_path) {
+  const auto record = o.out / "kb.json";
   std::error_code ec;
-  fs::create_directories(kb_path.parent_path(), ec);
-  kb::open_options opts;
-  opts.seed = false;
-  auto kb = kb::knowledge_base::open(kb_path, opts);
-  kb.db().exec("INSERT OR REPLACE INTO meta(key, value) VALUES('seeded_at', 'never: kblaster bench --empty-kb')");
-}
-
-// The cold arm's start (bench_options::blank_kb): the seed's states and techniques, every prior
-// 1.0 and no note, so that nothing the seed believes about what pays decides a choice.
-void make_blank_kb(const fs::path& kb_path) {
-  std::error_code ec;
-  fs::create_directories(kb_path.parent_path(), ec);
-  auto kb = kb::knowledge_base::open(kb_path);
-  const kb::update_cause cause{"manual", "bench: a blank KB (the learning curve's cold arm)", {}};
-  for (const auto& st : kb.states())
-    for (const auto& o : kb.optimizations(st.name)) kb.put_optimization(st.name, o.technique, 1.0, "", cause);
+  if (!on_server(kb_path)) {
+    if (kb_exists(kb_path)) return;
+  } else if (fs::exists(record, ec) && kb_exists(kb_path)) {
+    return;
+  } else {
+    drop_private_kb(kb_path);  // one made in part by a run that stopped
+  }
+  if (!o.warm_start.empty()) prepare_kb(o, kb_path, true);
+  else if (o.blank_kb) make_blank_kb(kb_path);
+  else make_seed_kb(kb_path);
+  if (on_server(kb_path)) write_json_atomic(record, export_kb(kb_path));
 }
 
 // Techniques tried (success: correct and faster than the version it started from), states
@@ -140,10 +155,8 @@ nlohmann::json bench_manifest(const bench_options& o, const fs::path& kb_path) {
   manifest["created"] = support::utc_now();
   manifest["version"] = KBLASTER_VERSION;
   // A server's URI is named as given, its password never written down.
-  manifest["kb"] = o.empty_kb                              ? std::string("empty per problem (ablation)")
-                   : kb::sql::is_server_uri(kb_path.string()) ? kb::sql::redact(kb_path.string())
-                                                            : fs::absolute(kb_path).string();
-  manifest["warm_start"] = o.warm_start.string();
+  manifest["kb"] = o.empty_kb ? std::string("empty per problem (ablation)") : shown_kb(kb_path);
+  manifest["warm_start"] = on_server(o.warm_start) ? shown_kb(o.warm_start) : o.warm_start.string();
   manifest["kernelbench_dir"] = fs::absolute(o.kernelbench_dir).string();
   manifest["levels"] = o.levels;
   manifest["selection"] = o.selection;
@@ -233,16 +246,21 @@ fs::path write_input(const fs::path& work, const std::string& source) {
   return input;
 }
 
+// The problem's own KB (under --empty-kb or with kb_per_problem): WORK/kb.sqlite, or on a server a
+// private database beside the shared KB.
+fs::path problem_kb(const bench_options& o, const fs::path& shared, const fs::path& work, const std::string& key) {
+  return private_kb(shared, o.out, key, work / "kb.sqlite");
+}
+
 // The loop's environment: the shared KB, or the problem's own: made empty once under --empty-kb,
 // copied once from the run's KB with kb_per_problem.
-optimize::run_environment loop_environment(const bench_options& o, const bench_hooks& hooks, const fs::path& kb_path,
-                                           const fs::path& work, const fs::path& input) {
+optimize::run_environment loop_environment(const bench_options& o, const bench_hooks& hooks, const run_kbs& kbs,
+                                           const fs::path& work, const std::string& key, const fs::path& input) {
   optimize::run_environment env;
-  env.kb_path = kb_path;
+  env.kb_path = kbs.start;
   if (o.empty_kb || o.kb_per_problem) {
-    env.kb_path = work / "kb.sqlite";
-    std::error_code ec;
-    if (!fs::exists(env.kb_path, ec)) o.empty_kb ? make_empty_kb(env.kb_path) : copy_kb(kb_path, env.kb_path);
+    env.kb_path = problem_kb(o, kbs.shared, work, key);
+    if (!kb_exists(env.kb_path)) o.empty_kb ? make_empty_kb(env.kb_path) : copy_kb(kbs.start, env.kb_path);
   }
   env.input = input;
   env.out_dir = work / "run";
@@ -273,7 +291,7 @@ enum class problem_end { done, cancelled, waiting };
 // when the import or the input fails (llm::answer_pending when the model's initial kernel is a
 // deferred model's answer still to come).
 problem_end optimize_problem(const bench_options& o, const bench_hooks& hooks, const result_store& store,
-                      const fs::path& kb_path, const problem_ref& p, const std::string& key, problem_result& r) {
+                      const run_kbs& kbs, const problem_ref& p, const std::string& key, problem_result& r) {
   // A task folder is run as is; a KernelBench file is imported once, into the run's tasks or
   // into the folder several runs share.
   const auto task_dir = p.task_folder ? p.file : o.tasks_dir.empty() ? store.task_dir(key) : o.tasks_dir / key;
@@ -290,7 +308,7 @@ problem_end optimize_problem(const bench_options& o, const bench_hooks& hooks, c
   }
   r.initial_kernel = initial->second;
   const auto work = store.work_dir(key);
-  auto env = loop_environment(o, hooks, kb_path, work, write_input(work, initial->first));
+  auto env = loop_environment(o, hooks, kbs, work, key, write_input(work, initial->first));
   const auto res = hooks.optimize(task, o.loop, env);
   take_loop_result(r, res);
   if (!res.attempt_ids.empty()) fill_from_kb(r, env.kb_path, res.attempt_ids);
@@ -310,7 +328,7 @@ problem_end optimize_problem(const bench_options& o, const bench_hooks& hooks, c
 // nullopt when the loop was cancelled or waits for a deferred model (`end` says which), so
 // that nothing is stored for it.
 std::optional<problem_result> run_problem(const bench_options& o, const bench_hooks& hooks, const result_store& store,
-                                          const fs::path& kb_path, const problem_ref& p, const std::string& key,
+                                          const run_kbs& kbs, const problem_ref& p, const std::string& key,
                                           problem_end& end) {
   problem_result r;
   r.level = p.level;
@@ -320,7 +338,7 @@ std::optional<problem_result> run_problem(const bench_options& o, const bench_ho
   const auto started = std::chrono::steady_clock::now();
   log_line(hooks, key + ": starting");
   try {
-    end = optimize_problem(o, hooks, store, kb_path, p, key, r);
+    end = optimize_problem(o, hooks, store, kbs, p, key, r);
     if (end != problem_end::done) return std::nullopt;
   } catch (const llm::answer_pending&) {
     log_line(hooks, key + ": waiting for the model's initial kernel; not stored, so the next run resumes it");
@@ -345,6 +363,33 @@ std::optional<problem_result> run_problem(const bench_options& o, const bench_ho
   if (hooks.amend) hooks.amend(r);
   r.finished_at = support::utc_now();
   return r;
+}
+
+// On a server, the private KBs of the problems in `done` that are stored: each one's export is
+// kept in its work folder (WORK/kb.json, where a file KB stays whole) and its database dropped;
+// with `all_done`, the run's own start KB too (its export is OUT/kb.json). A server that does not
+// answer is said and leaves them there: the next run of the command drops them.
+void retire_private_kbs(const bench_options& o, const bench_hooks& hooks, const run_kbs& kbs, const result_store& store,
+                        const std::vector<problem_ref>& done, bool all_done) {
+  if (!on_server(kbs.shared) || !(o.empty_kb || o.kb_per_problem)) return;
+  try {
+    const auto names = kb::server::database_names(kbs.shared.native());
+    const auto held = [&](const fs::path& kb) {
+      return std::find(names.begin(), names.end(), kb::server::database_of(kb.native())) != names.end();
+    };
+    for (const auto& p : done) {
+      const auto key = result_key(p.level, p.name);
+      if (!store.has(key)) continue;
+      const auto work = store.work_dir(key);
+      const auto kb = problem_kb(o, kbs.shared, work, key);
+      if (!held(kb)) continue;
+      if (kb_exists(kb)) write_json_atomic(work / "kb.json", export_kb(kb));
+      drop_private_kb(kb);
+    }
+    if (all_done && o.kb_per_problem && held(kbs.start)) drop_private_kb(kbs.start);
+  } catch (const std::exception& e) {
+    log_line(hooks, std::string("the run's KBs on the server were not all dropped (the next run drops them): ") + e.what());
+  }
 }
 
 }  // namespace
@@ -372,60 +417,63 @@ nlohmann::json hyperparameters_json(const bench_options& o) {
   return j;
 }
 
-void copy_kb(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  if (fs::exists(to, ec)) throw store_error("cannot copy the KB " + from.string() + " to " + to.string() + ": it exists");
-  fs::create_directories(to.parent_path(), ec);
-  try {
-    kb::open_options opts;
-    opts.access = kb::open_options::access_mode::read_only;
-    opts.seed = false;
-    auto kb = kb::knowledge_base::open(from, opts);
-    std::string quoted;
-    for (char c : to.string()) quoted += c == '\'' ? std::string("''") : std::string(1, c);
-    kb.db().exec("VACUUM INTO '" + quoted + "'");
-  } catch (const std::exception& e) {
-    throw store_error("cannot copy the KB " + from.string() + " to " + to.string() + ": " + e.what());
-  }
+void prepare_shared_kb(const bench_options& o) {
+  if (o.empty_kb || o.kb_per_problem) return;
+  prepare_kb(o, o.kb.empty() ? o.out / "kb.sqlite" : o.kb, false);
 }
 
 bench_summary run_bench(const bench_options& o, const bench_hooks& hooks) {
   const auto mine = problems_of_shard(o);
   result_store store(o.out);
-  const fs::path kb_path = o.kb.empty() ? o.out / "kb.sqlite" : o.kb;
-  if (!o.empty_kb) prepare_kb(o, kb_path);
-  std::error_code ec;
-  if (o.kb_per_problem && !fs::exists(kb_path, ec)) {  // the problems' start: the seed KB, or a blank one
-    if (o.blank_kb) make_blank_kb(kb_path);
-    else kb::knowledge_base::open(kb_path);
+  run_kbs kbs;
+  kbs.shared = o.kb.empty() ? o.out / "kb.sqlite" : o.kb;
+  kbs.start = o.kb_per_problem ? private_kb(kbs.shared, o.out, "", kbs.shared) : kbs.shared;
+  const bool pending = std::any_of(mine.begin(), mine.end(),
+                                   [&](const problem_ref& p) { return !keep_stored(o, store, result_key(p.level, p.name)); });
+  if (o.kb_per_problem) {
+    if (pending) ensure_start_kb(o, kbs.start);
+  } else if (!o.empty_kb) {
+    prepare_kb(o, kbs.start, false);
   }
-  store.ensure_manifest(bench_manifest(o, kb_path));
+  store.ensure_manifest(bench_manifest(o, kbs.start));
 
   bench_summary summary;
   summary.selected = static_cast<int>(mine.size());
+  bool stopped = false;
   for (const auto& p : mine) {
-    if (hooks.stop.stop_requested()) break;
+    if (hooks.stop.stop_requested()) {
+      stopped = true;
+      break;
+    }
     const auto key = result_key(p.level, p.name);
     if (keep_stored(o, store, key)) {
       ++summary.skipped;
       continue;
     }
     auto end = problem_end::done;
-    const auto r = run_problem(o, hooks, store, kb_path, p, key, end);
+    const auto r = run_problem(o, hooks, store, kbs, p, key, end);
     if (end == problem_end::waiting) {
       // Waiting for a deferred model's answers. With a KB of its own each problem goes on to the
       // next, so that one round asks every problem's questions; with the shared KB the next
       // problem would learn from a KB the synchronous run would have had fuller: stop here.
       ++summary.waiting;
       if (o.empty_kb) continue;
+      stopped = true;
       break;
     }
-    if (!r) break;  // cancelled: not stored, so the next run resumes it
+    if (!r) {  // cancelled: not stored, so the next run resumes it
+      stopped = true;
+      break;
+    }
     store.put(*r);
+    retire_private_kbs(o, hooks, kbs, store, {p}, false);
     ++summary.ran;
     if (r->status != "ok") ++summary.failed;
     log_line(hooks, key + ": " + r->status + (r->error.empty() ? "" : " (" + r->error.substr(0, 200) + ")"));
   }
+  // Whatever an earlier run left on the server (a run stopped between storing a result and
+  // dropping its KB), and the start KB once every problem is done.
+  retire_private_kbs(o, hooks, kbs, store, mine, !stopped && summary.waiting == 0);
   return summary;
 }
 

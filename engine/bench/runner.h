@@ -6,6 +6,7 @@
 // are passed in as functions, so tests and replays can stand in for the GPU.
 #pragma once
 
+#include "engine/bench/bench_kb.h"
 #include "engine/bench/problem_set.h"
 #include "engine/bench/result_store.h"
 #include "engine/evaluate/reference_probe.h"
@@ -29,12 +30,18 @@ struct bench_options {
   std::vector<int> levels{1};
   std::string selection;              ///< --problems; empty: all
   std::filesystem::path out;          ///< the run directory (result store)
-  std::filesystem::path kb;           ///< the shared KB; empty: OUT/kb.sqlite
-  std::filesystem::path warm_start;   ///< a KB learnt elsewhere (.sqlite copied, .json imported) for a new KB
+  /// The shared KB: a file, or a server's postgresql:// URI; empty: OUT/kb.sqlite. Private KBs
+  /// (below) go beside it: files in OUT, or databases on the same server (bench_kb.h).
+  std::filesystem::path kb;
+  /// A KB learnt elsewhere for a new KB: a .sqlite file or a server's KB copied, an exported
+  /// .json imported (into a server's shared KB, whatever it is, imported: bench_kb.h).
+  std::filesystem::path warm_start;
   bool empty_kb = false;              ///< ablation: each problem starts from an empty, unseeded KB of its own
   /// Each problem starts from its own copy of the run's KB (OUT/kb.sqlite, made from --warm-start
   /// or the seed), which itself never changes: every problem sees the same KB, as the learning
-  /// curve's held-out runs need (learning_run.h).
+  /// curve's held-out runs need (learning_run.h). With a server's `kb`, the run's KB and the
+  /// problems' copies are private databases beside it, dropped once done with (their exports kept
+  /// in OUT/kb.json and WORK/kb.json); the server's own KB is left as it is.
   bool kb_per_problem = false;
   /// With kb_per_problem: the run's KB starts blank, the seed's states and techniques without
   /// anything learnt (every prior 1.0, no notes): the learning curve's cold arm, the paper's
@@ -83,9 +90,10 @@ struct bench_summary {
 /// The hyperparameters as stored in the manifest (and compared on resume).
 nlohmann::json hyperparameters_json(const bench_options& o);
 
-/// Copies a KB file whole, with what its write-ahead log still holds (SQLite's VACUUM INTO), to
-/// `to`, which must not exist. Throws store_error.
-void copy_kb(const std::filesystem::path& from, const std::filesystem::path& to);
+/// Makes the shared KB from --warm-start when it holds none yet (what run_bench does first), so
+/// that the workers of one run (run_workers) find it made instead of each making it. Nothing with
+/// --empty-kb or a KB per problem. Throws store_error, kb::kb_error.
+void prepare_shared_kb(const bench_options& options);
 
 /// Runs this shard. Throws problem_set_error / store_error for an unusable checkout, selection
 /// or run directory (before any problem runs); never for one problem's failure.
