@@ -6,6 +6,7 @@
 
 #include "engine/analysis/task_scaffold.h"
 #include "server/features/diagnostics.h"
+#include "server/features/document_edit.h"
 #include "server/features/uri_path.h"
 #include "server/lsp_server.h"
 
@@ -19,8 +20,6 @@ using protocol::json;
 using protocol::rpc_error;
 
 namespace {
-// The user may be looking at a confirmation dialog.
-constexpr std::chrono::seconds apply_timeout{60};
 // One sentence for the user: what the scaffold wrote where, and what is left to them.
 std::string what_was_written(const engine::task_scaffold& scaffold, const std::string& cu_path, int stub_line,
                              bool applied) {
@@ -95,9 +94,7 @@ json create_task_command(const command_args& args, request_context& ctx, editor_
   }
   bool applied = edits.empty() && written;
   if (!edits.empty() || !written) {
-    const auto answer = ctx.server().call_client(
-        "workspace/applyEdit", {{"label", "Create a task for " + args.kernel}, {"edit", edit}}, apply_timeout);
-    applied = answer && answer->is_object() && answer->value("applied", false);
+    applied = apply_workspace_edit(ctx.server(), "Create a task for " + args.kernel, edit);
   }
   return {{"taskPath", scaffold.task_path},
           {"applied", applied},

@@ -6,6 +6,7 @@
 // the named technique. Recordings named in kblaster.optimize.replayHarness win over a GPU.
 #include "server/features/commands.h"
 #include "server/features/diagnostics.h"
+#include "server/features/document_edit.h"
 #include "server/features/optimize_gate.h"
 #include "server/features/optimize_request.h"
 #include "server/features/refusal.h"
@@ -23,18 +24,6 @@ using protocol::rpc_error;
 namespace opt = engine::optimize;
 
 namespace {
-
-constexpr std::chrono::seconds apply_timeout{60};
-
-// Replaces the document's text with `best`. True when the client applied the edit.
-bool apply_best(lsp_server& server, const document_snapshot& doc, const std::string& kernel, const std::string& best) {
-  if (best.empty() || best == doc.text()) return false;
-  const auto end = doc.lines().position_of(doc.text().size());
-  const json edit = {{"changes", {{doc.uri(), json::array({{{"range", protocol::range{{0, 0}, end}}, {"newText", best}}})}}}};
-  const auto answer = server.call_client("workspace/applyEdit", {{"label", "KernelBlaster: best " + kernel}, {"edit", edit}},
-                                         apply_timeout);
-  return answer && answer->is_object() && answer->value("applied", false);
-}
 
 // The engine's refusal as the client sees it: a typed refusal (refusal.h: each client words it
 // with the button that removes it) where one fits, else an error with the engine's sentence.
@@ -117,7 +106,7 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
     best_text = !o.is_program() ? o.result.best_source
                 : o.rewrite && o.rewrite->check == engine::rewrite_check::reproduced ? o.rewrite->edit.edited : "";
   progress.end(optimize_end_text(o));
-  const bool applied = apply_best(server, *doc, args.kernel, best_text);
+  const bool applied = replace_document_text(server, *doc, "KernelBlaster: best " + args.kernel, best_text);
   // On the kernel's name in the text the user now has: the applied version's when applied.
   const document_snapshot shown(args.uri, doc->language_id(), doc->version(), applied ? best_text : doc->text());
   const auto names = kernel_name_ranges(shown);

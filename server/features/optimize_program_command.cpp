@@ -6,6 +6,7 @@
 #include "server/features/commands.h"
 #include "support/text.h"
 #include "server/features/diagnostics.h"
+#include "server/features/document_edit.h"
 #include "server/features/optimize_request.h"
 #include "server/lsp_server.h"
 #include "server/work_done_progress.h"
@@ -23,8 +24,6 @@ using protocol::rpc_error;
 namespace opt = engine::optimize;
 
 namespace {
-
-constexpr std::chrono::seconds apply_timeout{60};
 
 
 // One sentence per kernel, then the program's: what the Problems panel shows at the top.
@@ -44,14 +43,6 @@ std::string summary_of(const engine::program_optimize_outcome& o, bool applied) 
     s += "The program is unchanged: no rewrite made it faster end to end.";
   if (o.improved()) s += applied ? " Applied." : " Not applied: the optimized program is in " + o.final_path.string() + ".";
   return s;
-}
-
-bool apply_program(lsp_server& server, const document_snapshot& doc, const std::string& text) {
-  const auto end = doc.lines().position_of(doc.text().size());
-  const json edit = {{"changes", {{doc.uri(), json::array({{{"range", protocol::range{{0, 0}, end}}, {"newText", text}}})}}}};
-  const auto answer = server.call_client("workspace/applyEdit", {{"label", "KernelBlaster: the optimized program"}, {"edit", edit}},
-                                         apply_timeout);
-  return answer && answer->is_object() && answer->value("applied", false);
 }
 
 }  // namespace
@@ -81,7 +72,7 @@ json optimize_program_command(const command_args& args, request_context& ctx, ed
   const bool unchanged = now && now->version() == doc->version();
   const bool faster = o.total && o.total->faster();
   progress.end(faster ? "the program " + o.total->text() : "the program is unchanged");
-  const bool applied = faster && unchanged && apply_program(server, *doc, o.final_text);
+  const bool applied = faster && unchanged && replace_document_text(server, *doc, "KernelBlaster: the optimized program", o.final_text);
   const json diag = {{"range", protocol::range{{0, 0}, {0, 0}}}, {"severity", 3}, {"source", "kblaster"},
                      {"message", summary_of(o, applied)}};
   state.diagnostics().publish(server, args.uri, std::nullopt, diagnostics_origin::optimizer, json::array({diag}));
