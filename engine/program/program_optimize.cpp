@@ -207,6 +207,25 @@ std::optional<fs::path> run_turn(const program_optimize_request& r, const progra
 
 // --- the defaults: building for timing, measuring under the GPU's lock -------------------------
 
+// How a built program is run for timing: as the user runs it, or, holding model-written code, in
+// the sandbox, reading its folder, the files its arguments name and its build folder.
+program_command timed_command(const std::vector<std::string>& argv, const capture_request& how, const std::string& cwd,
+                              const fs::path& folder, bool model_written) {
+  if (!model_written) return {argv, cwd, how.run.env};
+  auto readable = paths_named_by(how.run.args, cwd);
+  readable.push_back(cwd);
+  readable.push_back(folder);
+  fs::create_directories(folder / "scratch");
+  return {support::sandboxed_command(argv, {.scratch = folder / "scratch",
+                                            .writable = {},
+                                            .readable = std::move(readable),
+                                            .environment = how.run.env,
+                                            .gpu = true,
+                                            .limits = {}}),
+          cwd,
+          {}};
+}
+
 // A program the user's own build makes, with `source`'s text in its file: built by their command
 // (in the sandbox when the text is model-written), and the program it made kept in `folder`.
 program_command build_own_for_timing(const std::string& source, const capture_request& how, const fs::path& folder,
@@ -226,18 +245,7 @@ program_command build_own_for_timing(const std::string& source, const capture_re
   std::vector<std::string> argv{(folder / "program").string()};
   argv.insert(argv.end(), how.run.command.begin() + 1, how.run.command.end());
   argv.insert(argv.end(), how.run.args.begin(), how.run.args.end());
-  auto readable = paths_named_by(how.run.args, cwd);
-  readable.push_back(cwd);
-  readable.push_back(folder);
-  fs::create_directories(folder / "scratch");
-  return {support::sandboxed_command(argv, {.scratch = folder / "scratch",
-                                            .writable = {},
-                                            .readable = std::move(readable),
-                                            .environment = how.run.env,
-                                            .gpu = true,
-                                            .limits = {}}),
-          cwd,
-          {}};
+  return timed_command(argv, how, cwd, folder, model_written);
 }
 
 program_command build_for_timing(const std::string& source, const capture_request& how, const fs::path& folder,
@@ -259,19 +267,7 @@ program_command build_for_timing(const std::string& source, const capture_reques
   if (!built.ok()) throw capture_error(fs::path(source).filename().string() + " does not build for timing:\n" + built.err);
   std::vector<std::string> argv{exe.string()};
   argv.insert(argv.end(), how.run.args.begin(), how.run.args.end());
-  if (!model_written) return {argv, cwd, how.run.env};
-  auto readable = paths_named_by(how.run.args, cwd);
-  readable.push_back(cwd);
-  readable.push_back(folder);
-  fs::create_directories(folder / "scratch");
-  return {support::sandboxed_command(argv, {.scratch = folder / "scratch",
-                                            .writable = {},
-                                            .readable = std::move(readable),
-                                            .environment = how.run.env,
-                                            .gpu = true,
-                                            .limits = {}}),
-          cwd,
-          {}};
+  return timed_command(argv, how, cwd, folder, model_written);
 }
 
 }  // namespace

@@ -25,7 +25,6 @@ namespace opt = engine::optimize;
 
 namespace {
 
-
 // One sentence per kernel, then the program's: what the Problems panel shows at the top.
 std::string summary_of(const engine::program_optimize_outcome& o, bool applied) {
   std::string s;
