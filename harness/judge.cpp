@@ -479,7 +479,7 @@ nlohmann::json judge::time(const engine::task_spec& task, std::unique_ptr<runner
   //   difference between full and half batches, per call (time_in_runner says why), median against
   //   median. A batch holds enough calls (batch_target_ms) that the exchange's scatter is a few
   //   percent of a 5 us call at most, so the margin is judge_margin and nothing absolute
-  //   (tests/harness/gpu_results_h200.txt).
+  //   (docs/results/harness-gpu-h200.txt).
   // - CPU: the runner's own CPU time from the scheduler's statistics. Its wall clock is no
   //   witness there: on a loaded machine the judge's wake-up after a CPU-bound call waits for
   //   its turn, by milliseconds.
@@ -525,7 +525,7 @@ nlohmann::json judge::time(const engine::task_spec& task, std::unique_ptr<runner
   // candidate's: in a slow candidate's batches (16 calls of an 11 us softmax) LibTorch's dispatch
   // per call set the pace, the samples scattered by 70 % and ran to the cap, and every candidate
   // of another speed paid those 2 s again. Timed once in its own batches, its figure per call
-  // serves every candidate of the run (rounds_results.md: 12.6 and 12.7 us in two runs, against
+  // serves every candidate of the run (docs/results/rounds.md: 12.6 and 12.7 us in two runs, against
   // 13.2 and 19.3 us within one run before).
   const bool own_batches = !ref_runner && dev_.is_cuda();
   const std::string ref_key = task.name + '\0' + (own_batches ? std::string("own") : std::to_string(cand.calls)) + '\0' +

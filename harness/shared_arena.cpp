@@ -26,7 +26,7 @@ shared_arena::shared_arena(const device_context& dev, std::size_t bytes) : cuda_
     // the virtual memory API and exported as a file descriptor, which the runner maps the same way.
     // A cudaMalloc exported with a legacy IPC handle and opened by the runner ran short memory-bound
     // kernels 20-45 % slower than the same kernel on the runner's own memory (a 7 us stencil read
-    // 10 us in the harness, on an H100: tests/capture/gpu_results.md), so that the harness's
+    // 10 us in the harness, on an H100: docs/results/capture-gpu.md), so that the harness's
     // figure for a captured kernel was not the program's. Outside LibTorch's caching allocator,
     // whose cached blocks (several GB at KernelBench sizes) go back to the driver first.
     dev.release_cached_memory();

@@ -10,7 +10,7 @@
 // 6.3-6.9 s, the same state either way) but the reductions 47 and 49, whose grid is their
 // output's size, came out undersized_grid_uncoalesced instead of uncoalesced_global_memory.
 // Cut for their time, the five GEMMs kept their state (uncoalesced_global_memory) and saved
-// 25-70 s a profile (H200, 2026-11-26, tests/optimize/gpu_cost_results.md).
+// 25-70 s a profile (H200, 2026-11-26, docs/results/gpu-cost.md).
 #pragma once
 
 #include "engine/task/task.h"
