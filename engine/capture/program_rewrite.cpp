@@ -2,7 +2,7 @@
 #include "engine/capture/program_rewrite.h"
 #include "engine/capture/launch_carry.h"
 #include "engine/source/kernel_parameters.h"
-#include "engine/optimize/unified_diff.h"
+#include "engine/source/unified_diff.h"
 #include "support/files.h"
 
 #include <filesystem>
@@ -36,7 +36,7 @@ program_rewrite rewrite_program(const capture_request& request, const capture_re
   r.diff_path = (fs::path(out_dir) / "program.diff").string();
   support::write_file_atomically(r.edited_path, r.edit.edited);
   const auto label = source.filename().string();
-  support::write_file_atomically(r.diff_path, optimize::unified_diff(program_text, r.edit.edited, "a/" + label, "b/" + label));
+  support::write_file_atomically(r.diff_path, unified_diff(program_text, r.edit.edited, "a/" + label, "b/" + label));
   if (!r.launch_refusal.empty()) {
     r.check = rewrite_check::launch_changed;
     return r;

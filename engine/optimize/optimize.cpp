@@ -8,7 +8,7 @@
 #include "engine/llm/deferred_backend.h"
 #include "engine/optimize/loop_context.h"
 #include "engine/optimize/run_report.h"
-#include "engine/optimize/unified_diff.h"
+#include "engine/source/unified_diff.h"
 
 #include <algorithm>
 #include <exception>

@@ -3,7 +3,7 @@
 #include "support/text.h"
 
 #include "engine/capture/capture_task.h"
-#include "engine/optimize/unified_diff.h"
+#include "engine/source/unified_diff.h"
 #include "engine/state/program_profile_pipeline.h"
 #include "engine/toolchain/nvcc_driver.h"
 #include "support/files.h"
@@ -351,7 +351,7 @@ program_optimize_outcome optimize_program(const program_optimize_request& given,
   out.final_text = support::read_file(current);
   out.final_path = out.out_dir / file.filename();
   support::write_file_atomically(out.final_path, out.final_text);
-  out.diff = optimize::unified_diff(out.original_text, out.final_text, "a/" + file.filename().string(), "b/" + file.filename().string());
+  out.diff = unified_diff(out.original_text, out.final_text, "a/" + file.filename().string(), "b/" + file.filename().string());
   support::write_file_atomically(out.out_dir / "program.diff", out.diff);
   if (out.improved()) {
     say("timing the original against the optimized program, end to end");

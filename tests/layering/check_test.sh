@@ -11,7 +11,8 @@ echo "ok   the tree passes"
 fail=0
 for case in "engine/x.h:server/lsp_server.h" "engine/x.h:protocol/json_rpc.h" "kb/x.h:engine/state/state_classifier.h" \
             "engine/task/x.h:engine/source/kernel_locator.h" \
-            "engine/profile/x.h:engine/state/state_classifier.h" "harness/x.h:engine/optimize/optimize.h" "support/x.h:kb/types.h"; do
+            "engine/profile/x.h:engine/state/state_classifier.h" "engine/capture/x.h:engine/optimize/service.h" \
+            "engine/evaluate/x.cpp:engine/optimize/optimize.h" "harness/x.h:engine/optimize/optimize.h" "support/x.h:kb/types.h"; do
   file=${case%%:*}
   inc=${case#*:}
   copy="$work/tree"

@@ -5,7 +5,6 @@
 #include "engine/llm/cassette.h"
 #include "engine/optimize/optimize.h"
 #include "engine/optimize/run_report.h"
-#include "engine/optimize/unified_diff.h"
 #include "tests/unit/engine/llm/llm_test_support.h"
 #include "tests/unit/engine/optimize/feature_evaluator.h"
 
@@ -396,12 +395,4 @@ TEST_CASE("optimize: unusable options and inputs are refused with a reason") {
   auto other = small_options();
   other.seed = 8;
   CHECK_THROWS_WITH_AS(run_optimization(vector_add_task(), other, env), doctest::Contains("seed"), std::invalid_argument);
-}
-
-TEST_CASE("unified_diff: hunks, context and equal texts") {
-  CHECK(unified_diff("a\nb\n", "a\nb\n", "x", "y").empty());
-  const auto d = unified_diff("1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nfive\n6\n7\n8\n9\n", "a/f", "b/f");
-  CHECK(d == "--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n");
-  const auto ins = unified_diff("", "x\n", "a/f", "b/f");
-  CHECK(ins == "--- a/f\n+++ b/f\n@@ -0,0 +1 @@\n+x\n");
 }

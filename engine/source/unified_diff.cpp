@@ -1,7 +1,7 @@
 // A line diff by Wu, Manber and Myers' O(NP) algorithm (Debian's libdtl): memory grows with the
 // size of the change, not with the product of the two lengths, so a model's rewrite of a
 // thousand-line file costs what its edit costs. The common head and tail are trimmed first.
-#include "engine/optimize/unified_diff.h"
+#include "engine/source/unified_diff.h"
 
 #include <dtl/dtl.hpp>
 
@@ -9,10 +9,10 @@
 #include <sstream>
 #include <vector>
 
-namespace kblaster::engine::optimize {
+namespace kblaster::engine {
 namespace {
 
-std::vector<std::string> split_lines(const std::string& text) {
+std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::size_t start = 0;
   while (start < text.size()) {
@@ -27,19 +27,19 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
-struct edit {
+struct diff_edit {
   char op;  // ' ', '-', '+'
   std::size_t a, b;  // line indices in before / after (valid for the sides the op uses)
 };
 
-std::vector<edit> diff_lines(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+std::vector<diff_edit> diff_lines(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   std::size_t head = 0;
   while (head < a.size() && head < b.size() && a[head] == b[head]) ++head;
   std::size_t tail = 0;
   while (tail < a.size() - head && tail < b.size() - head && a[a.size() - 1 - tail] == b[b.size() - 1 - tail]) ++tail;
   const std::vector<std::string> a_mid(a.begin() + static_cast<long>(head), a.end() - static_cast<long>(tail));
   const std::vector<std::string> b_mid(b.begin() + static_cast<long>(head), b.end() - static_cast<long>(tail));
-  std::vector<edit> out;
+  std::vector<diff_edit> out;
   for (std::size_t k = 0; k < head; ++k) out.push_back({' ', k, k});
   if (!a_mid.empty() || !b_mid.empty()) {
     dtl::Diff<std::string, std::vector<std::string>> diff(a_mid, b_mid);
@@ -64,13 +64,13 @@ std::vector<edit> diff_lines(const std::vector<std::string>& a, const std::vecto
     std::size_t e = s;
     while (e < out.size() && out[e].op != ' ') ++e;
     std::stable_partition(out.begin() + static_cast<long>(s), out.begin() + static_cast<long>(e),
-                          [](const edit& x) { return x.op == '-'; });
+                          [](const diff_edit& x) { return x.op == '-'; });
     s = e;
   }
   return out;
 }
 
-std::string range(std::size_t start, std::size_t count) {
+std::string hunk_range(std::size_t start, std::size_t count) {
   // diff -u: a zero-length range names the line before it.
   std::string s = std::to_string(count == 0 ? start : start + 1);
   if (count != 1) s += "," + std::to_string(count);
@@ -82,7 +82,7 @@ std::string range(std::size_t start, std::size_t count) {
 std::string unified_diff(const std::string& before, const std::string& after, const std::string& before_label,
                          const std::string& after_label, int context) {
   if (before == after) return {};
-  const auto a = split_lines(before), b = split_lines(after);
+  const auto a = lines_of(before), b = lines_of(after);
   const auto edits = diff_lines(a, b);
   const std::size_t ctx = static_cast<std::size_t>(std::max(context, 0));
   std::ostringstream out;
@@ -118,7 +118,7 @@ std::string unified_diff(const std::string& before, const std::string& after, co
     }
     if (!a_set) a_start = edits[start].a;
     if (!b_set) b_start = edits[start].b;
-    out << "@@ -" << range(a_start, a_count) << " +" << range(b_start, b_count) << " @@\n";
+    out << "@@ -" << hunk_range(a_start, a_count) << " +" << hunk_range(b_start, b_count) << " @@\n";
     for (std::size_t k = start; k < end; ++k) {
       const auto& e = edits[k];
       out << e.op << (e.op == '+' ? b[e.b] : a[e.a]) << "\n";
@@ -128,4 +128,4 @@ std::string unified_diff(const std::string& before, const std::string& after, co
   return out.str();
 }
 
-}  // namespace kblaster::engine::optimize
+}  // namespace kblaster::engine
