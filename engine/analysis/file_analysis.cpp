@@ -3,6 +3,7 @@
 #include "engine/analysis/file_analysis.h"
 #include "engine/analysis/file_role.h"
 #include "engine/capture/capture_profile.h"
+#include "engine/source/kernel_launches.h"
 #include "engine/source/program_entry.h"
 #include "support/time.h"
 #include "support/hash.h"
@@ -10,6 +11,7 @@
 #include "engine/toolchain/nvcc_driver.h"
 #include "support/files.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -154,7 +156,14 @@ task_lookup find_task_for(const std::string& cu_path, const std::string& text) {
     out.task.reset();
     out.error = e.what();
   }
+  // Read or not, a task file names its kernels through the kb_forward it runs (a file's other
+  // kernels are not its concern: a broken task must not block them).
+  if (out.task || !out.error.empty()) out.kernels = kernels_launched_by(text, "kb_forward");
   return out;
+}
+
+bool task_lookup::is_for(const std::string& kernel) const {
+  return kernels.empty() || std::find(kernels.begin(), kernels.end(), kernel) != kernels.end();
 }
 
 namespace {
@@ -235,7 +244,9 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
                                                             const file_analysis_options& options, std::stop_token stop,
                                                             std::optional<std::uint64_t> ticket) {
   const std::string hash = content_hash(text);
-  const std::string cache_key = path + "|" + hash + "|" + options.key();
+  // The task file is read from disk: a fix to it is a new analysis of the same text.
+  const auto role = role_of(path, text, options.program_capture ? options.program_capture->run : program_run{});
+  const std::string cache_key = path + "|" + hash + "|" + options.key() + "|" + role.task.where + "|" + role.task.error;
   std::uint64_t generation = 0;
   std::stop_source mine;
   {
@@ -287,8 +298,6 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
     if (d.file == copy || fs::path(d.file).filename() == fs::path(copy).filename()) d.file = path;
   if (stale()) return nullptr;
 
-  // Without a way to capture its launches, a program is profiled whole, which needs its main().
-  const auto role = role_of(path, text, options.program_capture ? options.program_capture->run : program_run{});
   result->task = role.task;
   if (!options.profile_live) {
     result->live_skipped = "live profiling on save is off (profileOnSave)";

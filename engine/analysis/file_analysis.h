@@ -69,6 +69,11 @@ struct task_lookup {
   std::optional<task_spec> task;
   std::string error;  ///< a task file exists but cannot be used (names file and field)
   std::string where;  ///< the spec's file ("" when embedded or absent)
+  /// The kernels the task is for: those the file's kb_forward launches (short names). Empty when
+  /// the file has no kb_forward that launches one of its kernels: the task is then the whole file's.
+  std::vector<std::string> kernels;
+  /// Whether the task is for `kernel` (every kernel when its kernels are not known).
+  bool is_for(const std::string& kernel) const;
 };
 task_lookup find_task_for(const std::string& cu_path, const std::string& text);
 

@@ -31,9 +31,18 @@ file_role role_of(const std::string& path, const std::string& text, const progra
     return role;
   }
   role.task = find_task_for(path, text);
+  role.runs_as_program = runs_as_program(text, run);
   if (role.task.task) role.kind = file_role_kind::task;
-  else if (role.task.error.empty() && runs_as_program(text, run)) role.kind = file_role_kind::program;
+  else if (role.task.error.empty() && role.runs_as_program) role.kind = file_role_kind::program;
   return role;
+}
+
+file_role file_role::for_kernel(const std::string& kernel) const {
+  if (kernel.empty() || task.error.empty() || task.is_for(kernel)) return *this;
+  file_role other;  // the broken task is another kernel's: this one is as if it were not there
+  other.runs_as_program = runs_as_program;
+  other.kind = runs_as_program ? file_role_kind::program : file_role_kind::neither;
+  return other;
 }
 
 file_role role_of(const std::string& path, const program_run& run) {

@@ -22,10 +22,18 @@ struct file_role {
   file_role_kind kind = file_role_kind::neither;
   task_lookup task;  ///< the lookup made (its error says why a task file could not be used)
 
+  /// The file would be a program but for its task (it defines main(), or run.command runs it).
+  bool runs_as_program = false;
+
   bool is_task() const { return kind == file_role_kind::task; }
   bool is_program() const { return kind == file_role_kind::program; }
   /// Why neither a task nor a program, in one sentence; empty otherwise.
   std::string why_neither() const;
+  /// The role for one kernel of the file. A task file that cannot be read stands in the way of
+  /// the kernels it is for only (task_lookup::kernels, those its kb_forward launches): any other
+  /// kernel is what it would be without that file, a program's kernel or neither. Everything
+  /// else, and an empty `kernel` (the whole file), is the file's role.
+  file_role for_kernel(const std::string& kernel) const;
 };
 
 /// The role of `path`, whose current text is `text` (an editor's buffer may differ from the

@@ -138,7 +138,7 @@ void carry_back(const optimize_request& request, optimize_outcome& out, const st
 optimize_outcome optimize_file(const optimize_request& request, const service_events& events, std::stop_token stop) {
   optimize_outcome out;
   const std::string text = request.buffer.value_or(support::read_file_if_exists(request.file).value_or(""));
-  const auto role = role_of(request.file, text, request.program.run);
+  const auto role = role_of(request.file, text, request.program.run).for_kernel(request.kernel);
   if (role.is_program()) {
     capture_target(request, text, out, events, stop);
   } else if (role.is_task()) {

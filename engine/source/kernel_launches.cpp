@@ -1,6 +1,8 @@
 // Launch-site scanning.
 #include "engine/source/kernel_launches.h"
 
+#include "engine/source/kernel_locator.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -47,6 +49,22 @@ std::vector<std::string> launch_configurations(std::string_view source, std::str
     }
     if (!config.empty() && std::find(out.begin(), out.end(), config) == out.end()) out.push_back(config);
   }
+  return out;
+}
+
+std::vector<std::string> kernels_launched_by(std::string_view source, std::string_view caller) {
+  std::vector<std::string> out;
+  const auto symbols = locate_cuda_symbols(source);
+  const auto defined = std::find_if(symbols.begin(), symbols.end(), [&](const cuda_symbol& s) {
+    return s.is_definition && s.name == caller && s.kind != cuda_symbol_kind::global_kernel;
+  });
+  if (defined == symbols.end()) return out;
+  const auto& range = defined->full_range;
+  const std::string_view body = source.substr(range.begin, std::min(range.end, source.size()) - range.begin);
+  for (const auto& s : symbols)
+    if (s.kind == cuda_symbol_kind::global_kernel && s.is_definition && !launch_configurations(body, s.name).empty() &&
+        std::find(out.begin(), out.end(), s.name) == out.end())
+      out.push_back(s.name);
   return out;
 }
 

@@ -13,4 +13,9 @@ namespace kblaster::engine {
 /// Comments are not skipped: a launch in a comment is listed too.
 std::vector<std::string> launch_configurations(std::string_view source, std::string_view name);
 
+/// The __global__ kernels defined in `source` that the body of function `caller` (a definition
+/// in `source`, e.g. "kb_forward") launches, by short name, in source order; empty when there is
+/// no such function or it launches none of them directly.
+std::vector<std::string> kernels_launched_by(std::string_view source, std::string_view caller);
+
 }  // namespace kblaster::engine

@@ -59,9 +59,10 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
     if (!blocked && engine::runs_as_program(doc->text(), program_run_of(settings).run))
       actions.push_back(command_action("Optimize the program (kernels ranked by what they give it, timed end to end)",
                                        "kblaster.optimizeProgram", json{{"uri", uri}}, "refactor.rewrite"));
-    // Creating a task proposes an edit and runs nothing: offered whatever the trust.
-    if (!engine::find_task_for(document_path(*doc), doc->text()).task &&
-        !engine::runs_as_program(doc->text(), program_run_of(settings).run))
+    // Creating a task proposes an edit and runs nothing: offered whatever the trust, where no
+    // task file is there yet (a broken one is fixed, not written over).
+    const auto lookup = engine::find_task_for(document_path(*doc), doc->text());
+    if (!lookup.task && lookup.error.empty() && !engine::runs_as_program(doc->text(), program_run_of(settings).run))
       actions.push_back(command_action("Create a task for " + name, "kblaster.createTask", args, "refactor"));
     return actions;
   });

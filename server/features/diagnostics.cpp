@@ -106,6 +106,13 @@ json to_lsp_diagnostics(const engine::file_analysis& a, const document_snapshot&
     }
     out.push_back(diagnostic_json(r, sev, d.tool.empty() ? "nvcc" : d.tool, message, d.code));
   }
+  // A task file that cannot be used, on the kernels it is for (its kb_forward's; every kernel
+  // when it launches none): the file and the field are in the engine's words.
+  if (!a.task.error.empty())
+    for (const auto& [name, r] : kernels)
+      if (a.task.is_for(name))
+        out.push_back(diagnostic_json(r, warning, "kblaster", "the task of " + name + " cannot be read: " + a.task.error,
+                                      "task_unreadable"));
   // Static facts worth a mark on the kernel: spills cost every kernel that has them.
   for (const auto& k : a.static_profile.kernels) {
     const auto where = kernels.find(k.signature.function);

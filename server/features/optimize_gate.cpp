@@ -31,10 +31,15 @@ std::optional<refusal> optimize_blocker(editor_state& state, const editor_settin
     return no_gpu_refusal(command, kernel, doc.uri());
   const std::string path = document_path(doc);
   auto run = program_run_of(settings);
-  const auto role = engine::role_of(path, doc.text(), run.run);  // the engine's one answer, as the run will take it
+  // The engine's one answer, as the run will take it: a broken task file blocks its own kernel only.
+  const auto role = engine::role_of(path, doc.text(), run.run).for_kernel(kernel);
   const bool program = role.is_program();
-  if (!role.is_task() && !program)
-    return role.task.error.empty() ? refused(refusal_kind::no_task) : refused(refusal_kind::task_unreadable, role.task.error);
+  if (!role.is_task() && !program) {
+    if (role.task.error.empty()) return refused(refusal_kind::no_task);
+    auto r = refused(refusal_kind::task_unreadable, role.task.error);
+    if (!role.task.where.empty()) r.facts["taskFile"] = role.task.where;  // the button that opens it
+    return r;
+  }
   if (scope == gate_scope::document) return std::nullopt;
   if (program) {
     // The program is built and run from the file on disk.

@@ -43,7 +43,9 @@ std::string refusal::message() const {
       return "Nothing to measure" + of_kernel +
              " against: the file has no task and no main(). Create a task, or set run.command to the program that "
              "launches it.";
-    case refusal_kind::task_unreadable: return sentence("the file's task cannot be read" + (detail.empty() ? "" : ": " + detail));
+    case refusal_kind::task_unreadable:
+      return sentence((kernel.empty() ? std::string("the file's task") : "the task of " + kernel) + " cannot be read" +
+                      (detail.empty() ? "" : ": " + detail));
     case refusal_kind::not_saved:
       return "Save " + (detail.empty() ? std::string("the file") : detail) +
              " first: the program is built and run from the file on disk.";

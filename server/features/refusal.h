@@ -9,7 +9,8 @@
 // what the refusal kind already says). A no_model refusal adds what the fix needs: "model",
 // "provider", "providerFrom", "keyEnv", "keyEnvFrom", "reason" ("no_key" when the key's variable
 // is unset in the daemon's environment) and "suggestedProvider" (a Claude model on the OpenAI
-// provider: "anthropic", with "suggestedKeyEnv"). A client that knows `refusal` words it for its editor
+// provider: "anthropic", with "suggestedKeyEnv"). A task_unreadable refusal adds "taskFile", the
+// task file to open and fix, when it is known. A client that knows `refusal` words it for its editor
 // with the button or command that removes the cause (the VS Code extension, the Neovim plugin);
 // any other client shows `message`.
 //
