@@ -31,7 +31,7 @@ candidate_library::candidate_library(const std::string& path, bool allow_librari
   if (!handle_) throw candidate_rejected("load", std::string("cannot load the candidate: ") + dlerror());
   forward_ = reinterpret_cast<kb_forward_fn>(dlsym(handle_, "kb_forward"));
   if (!forward_)
-    throw candidate_rejected("load", "the candidate has no extern \"C\" kb_forward (see the README's candidate ABI)");
+    throw candidate_rejected("load", "the candidate has no extern \"C\" kb_forward (see docs/harness.md, \"Candidate ABI\")");
 }
 
 }  // namespace kblaster::harness

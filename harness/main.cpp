@@ -1,5 +1,5 @@
 // kblaster-harness: the referee (the judge). Reads one JSON request per line on stdin and writes
-// one JSON reply per line on stdout (see judge.h and the README). Candidates run in their own
+// one JSON reply per line on stdout (see judge.h and docs/harness.md). Candidates run in their own
 // runner processes (kblaster-runner), never in this one; the engine runs this process as a child
 // so that even a crash of the judge ends only the harness.
 #include "harness/device.h"

@@ -1,4 +1,4 @@
-// The LSP 3.17 types KernelBlaster uses, written by hand (see README, "Developer notes": the
+// The LSP 3.17 types KernelBlaster uses, written by hand (see docs/testing.md, "Where to start": the
 // product uses a dozen methods, and hand-written readers name the offending field in
 // InvalidParams errors, which generated bindings from metaModel.json did not give us).
 #pragma once

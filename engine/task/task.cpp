@@ -1,4 +1,4 @@
-// Reading and writing the task format (see task.h and the README's "Tasks" section).
+// Reading and writing the task format (see task.h and docs/harness.md).
 #include "engine/task/task.h"
 
 #include "support/files.h"

@@ -423,7 +423,7 @@ int main(int argc, char** argv) {
         }
         forward = reinterpret_cast<kb_forward_fn>(dlsym(handle, "kb_forward"));
         send_reply(forward ? reply{} : failure(status::load_failed,
-                                               "the candidate has no extern \"C\" kb_forward (see the README's candidate ABI)"));
+                                               "the candidate has no extern \"C\" kb_forward (see docs/harness.md, \"Candidate ABI\")"));
         break;
       }
       case op::map: {
