@@ -4,7 +4,7 @@
 #pragma once
 
 #include "kb/evidence.h"
-#include "kb/selection.h"
+#include "kb/selection_policy.h"
 #include "kb/sql.h"
 #include "kb/state_match.h"
 #include "kb/types.h"
@@ -94,10 +94,10 @@ class knowledge_base {
   /// iteration), oldest first; served by the (task, trajectory) index.
   std::vector<attempt> attempts_of(const std::string& task, const std::string& trajectory_prefix);
 
-  // --- policy and matching (kb_select.cpp) ---
+  // --- candidates, selection and state matching (kb_candidates.cpp) ---
   /// Chooses techniques to try in a state. Deterministic for request.seed.
   std::vector<choice> select(const selection_request& request);
-  /// The state's techniques as the policies see them (kb/selection.h): statistics for `arch`,
+  /// The state's techniques as the policies see them (kb/selection_policy.h): statistics for `arch`,
   /// the state's record over every architecture, and what each technique's learnt transitions
   /// lead to (candidate::follow_on).
   std::vector<candidate> candidates(const std::string& state, const std::string& arch = "");

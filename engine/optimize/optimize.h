@@ -40,7 +40,7 @@ struct loop_options {
   int depth = 4;
   int iterations = 2;
   int top_k = 3;
-  std::string policy = "ucb";  ///< ucb (the search credit, kb/selection.h) | weighted | thompson | greedy (top-1, an ablation)
+  std::string policy = "ucb";  ///< ucb (the search credit, kb/selection_policy.h) | weighted | thompson | greedy (top-1, an ablation)
   std::uint64_t seed = 1;
   budgets limits;
   bool mechanical_first = true;     ///< probe the mechanical tier before asking the model

@@ -2,7 +2,7 @@
 // variant's gain over the step's start, a failure as no gain, older steps decayed); the ucb
 // policy ranks by it; the winning variant's parameters and the tasks behind a prediction are
 // remembered; transitions add what the next step opens; credit survives export and import.
-#include "kb/selection.h"
+#include "kb/selection_policy.h"
 #include "kb/stats_math.h"
 #include "kb_test_util.h"
 

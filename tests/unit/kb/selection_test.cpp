@@ -1,7 +1,7 @@
 // Selection policies: the weighted policy follows its stated distribution (chi-square), Thompson
 // sampling is fair between equals and favours the better record, both are deterministic under a
 // seed, untried techniques get their chance and failing ones lose it.
-#include "kb/selection.h"
+#include "kb/selection_policy.h"
 #include "kb_test_util.h"
 
 #include <cmath>

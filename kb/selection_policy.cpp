@@ -1,6 +1,6 @@
 // The weighted and Thompson selection policies, with guaranteed exploration of untried
 // techniques and retirement of techniques that keep failing.
-#include "kb/selection.h"
+#include "kb/selection_policy.h"
 
 #include "kb/stats_math.h"
 

@@ -1,4 +1,7 @@
-// Selection and state matching against the stored statistics.
+// What the KB offers a kernel, read from the stored statistics: the state its evidence matches
+// (a discovered one adopted), that state's techniques as candidates with their records and
+// follow-on, the selection over them (the policy itself is kb/selection_policy), and the static
+// strategies for a kernel without a profile.
 #include "kb/knowledge_base.h"
 
 #include "kb/change_log.h"
