@@ -8,6 +8,7 @@
 #include "cli/optimize_summary.h"
 #include "engine/analysis/file_role.h"
 #include "engine/llm/deferred_backend.h"
+#include "engine/optimize/example_replay.h"
 #include "engine/optimize/service.h"
 #include "engine/program/program_optimize.h"
 #include "support/text.h"
@@ -17,6 +18,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace {
@@ -49,6 +51,8 @@ struct optimize_options {
   bool apply = false;
   // --program: every kernel worth it, in order, measured end to end
   bool program = false;
+  // --example: the shipped example replayed as the editors' Replay the Example replays it
+  bool example = false;
   plan_policy plan;
   end_to_end_options end_to_end;
 };
@@ -149,9 +153,39 @@ int run_optimize_program(const optimize_options& o) {
   }
 }
 
+// --example: the request the editors' kblaster.replayExample makes (engine/optimize/example_replay:
+// the one place that knows the example's recordings and options), in --out/example-NAME.
+std::optional<optimize::optimize_request> example_request_of(const optimize_options& o) {
+  const auto example = optimize::find_example_replay();
+  if (!example) {
+    std::cerr << "kblaster optimize: --example: the example's recordings are not installed beside this kblaster "
+                 "(examples/example_replay.json in its source tree, or PREFIX/share/kblaster/examples/)\n";
+    return std::nullopt;
+  }
+  const fs::path base = o.out.empty() ? fs::path("kblaster-runs") : fs::path(o.out);
+  auto q = optimize::example_request(*example, base / ("example-" + example->name), o.evaluator.settings().replay_pace);
+  q.model.log = [](const std::string& line) { std::cerr << "kblaster optimize: " << line << "\n"; };
+  if (!o.quiet)
+    std::cerr << "kblaster optimize: the example " << example->name << ", REPLAYED: GPU results recorded on an "
+              << example->recorded_on << " and the model's recorded answers, with the options they were recorded with "
+              << "(breadth " << example->breadth << ", depth " << example->depth << ", iterations " << example->iterations
+              << ", seed " << example->seed << ") and a fresh KB; nothing is measured here\n";
+  return q;
+}
+
 int run_optimize(const optimize_options& o) {
   if (o.program) return run_optimize_program(o);
-  const auto request = request_of(o);
+  if (!o.example && o.task.empty()) {
+    std::cerr << "kblaster optimize: give the task (or --example)\n";
+    return 2;
+  }
+  if (o.example && (!o.task.empty() || !o.kernel.empty())) {
+    std::cerr << "kblaster optimize: --example replays the shipped example: give no task or --kernel with it\n";
+    return 2;
+  }
+  std::optional<optimize::optimize_request> example;
+  if (o.example && !(example = example_request_of(o))) return 2;
+  const auto request = example ? *example : request_of(o);
   if (o.cancel_batches) return cancel_batches(request.model);
   optimize::service_events events;
   events.say = [&](const std::string& line) { if (!o.quiet) std::cerr << "kblaster optimize: " << line << "\n"; };
@@ -179,7 +213,11 @@ const bool registered = kblaster::cli::register_command([](CLI::App& root) {
   auto o = std::make_shared<optimize_options>();
   app->add_option("task", o->task,
                   "the task (directory with task.json, a .json, or a .cu with a kblaster-task comment), or your own "
-                  "program (a .cu with main(): give --kernel, and its arguments after --)")->required();
+                  "program (a .cu with main(): give --kernel, and its arguments after --)");
+  app->add_flag("--example", o->example,
+                "replay the shipped example (examples/example_replay.json) with its recorded GPU results, answers and "
+                "options, as the editors' Replay the Example does: what a machine without a GPU can run; in "
+                "--out/example-NAME (default kblaster-runs/example-NAME)");
   app->add_option("args", o->program_args, "a program's arguments (after --)");
   app->add_option("--launch", o->launch, "a program: which launch of --kernel to capture, from 0 (default 0)")->check(CLI::NonNegativeNumber);
   app->add_option("--run", o->run_line,
