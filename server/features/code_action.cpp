@@ -5,7 +5,7 @@
 // first ("Optimize k: trust this folder first") and the techniques are left out.
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
-#include "server/features/diagnostics.h"
+#include "server/features/cuda_document.h"
 #include "server/features/optimize_gate.h"
 #include "server/lsp_server.h"
 

@@ -6,7 +6,7 @@
 #include "server/features/features.h"
 #include "server/features/kernel_context.h"
 #include "server/features/kernel_text.h"
-#include "server/features/diagnostics.h"
+#include "server/features/cuda_document.h"
 #include "server/features/optimize_gate.h"
 #include "server/lsp_server.h"
 
@@ -14,6 +14,18 @@ namespace kblaster::server {
 
 using protocol::json;
 namespace lsp = protocol::lsp;
+
+namespace {
+
+// The kernel's name; from the start of its declaration when that is on an earlier line (a
+// `template <...>` or `__launch_bounds__` line above the name), where the editor puts the lens.
+protocol::range lens_range(const document_snapshot& doc, const engine::cuda_symbol& kernel) {
+  const auto name = doc.to_range(kernel.name_range);
+  const auto head = doc.lines().position_of(kernel.full_range.begin);
+  return head.line < name.start.line ? protocol::range{head, name.end} : name;
+}
+
+}  // namespace
 
 void register_code_lens(feature_registry& registry, lsp_server& server, editor_state& state) {
   registry.on_typed_request<lsp::document_uri_params>("textDocument/codeLens", execution::concurrent,
@@ -31,7 +43,8 @@ void register_code_lens(feature_registry& registry, lsp_server& server, editor_s
     for (const auto& s : doc->symbols()) {
       ctx.check_cancelled();
       if (s.kind != engine::cuda_symbol_kind::global_kernel || !s.is_definition) continue;
-      const json range = doc->to_range(s.name_range);
+      // Above the whole declaration: a template kernel's `template <...>` line, not inside it.
+      const json range = lens_range(*doc, s);
       const json args = json::array({{{"uri", doc->uri()}, {"kernel", s.name}}});
       const auto k = lookup_kernel(state, settings, *doc, s.name);
       std::string title = k.view ? performance_line(*k.view, k.insight, live_skip_words(*k.analysis))

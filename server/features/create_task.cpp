@@ -5,7 +5,6 @@
 #include "server/features/commands.h"
 
 #include "engine/analysis/task_scaffold.h"
-#include "server/features/diagnostics.h"
 #include "server/features/document_edit.h"
 #include "server/features/uri_path.h"
 #include "server/lsp_server.h"

@@ -6,7 +6,6 @@
 #include "server/features/editor_state.h"
 
 #include <functional>
-#include <map>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -14,13 +13,6 @@
 namespace kblaster::server {
 
 class lsp_server;
-
-/// True for documents the analysis applies to (.cu, .cuh, languageId cuda or cuda-cpp).
-bool is_cuda_document(const document_snapshot& doc);
-/// The file the document names (its URI's path), or "untitled.cu" for an unsaved buffer.
-std::string document_path(const document_snapshot& doc);
-/// Name ranges of the document's __global__ definitions, by short name.
-std::map<std::string, protocol::range> kernel_name_ranges(const document_snapshot& doc);
 
 /// The analysis as LSP Diagnostic objects positioned in `doc` (the analysed snapshot).
 protocol::json to_lsp_diagnostics(const engine::file_analysis& a, const document_snapshot& doc);

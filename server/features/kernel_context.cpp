@@ -1,7 +1,7 @@
 // Kernel lookup shared by the features.
 #include "server/features/kernel_context.h"
 
-#include "server/features/diagnostics.h"
+#include "server/features/cuda_document.h"
 
 namespace kblaster::server {
 

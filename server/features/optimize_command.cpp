@@ -5,7 +5,7 @@
 // says predicted vs measured speedup and where the report is. applyTechnique is one step of
 // the named technique. Recordings named in kblaster.optimize.replayHarness win over a GPU.
 #include "server/features/commands.h"
-#include "server/features/diagnostics.h"
+#include "server/features/cuda_document.h"
 #include "server/features/document_edit.h"
 #include "server/features/optimize_gate.h"
 #include "server/features/optimize_request.h"

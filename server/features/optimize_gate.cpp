@@ -4,7 +4,7 @@
 #include "engine/analysis/file_role.h"
 #include "engine/capture/program_capture.h"
 #include "engine/optimize/example_replay.h"
-#include "server/features/diagnostics.h"
+#include "server/features/cuda_document.h"
 #include "support/files.h"
 
 #include <filesystem>

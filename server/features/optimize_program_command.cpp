@@ -5,7 +5,6 @@
 // it ran faster end to end, and a diagnostic at the top of the file sums up per kernel.
 #include "server/features/commands.h"
 #include "support/text.h"
-#include "server/features/diagnostics.h"
 #include "server/features/document_edit.h"
 #include "server/features/optimize_request.h"
 #include "server/lsp_server.h"

@@ -4,7 +4,7 @@
 
 #include "engine/llm/llm_config.h"
 #include "engine/optimize/run_report.h"
-#include "server/features/diagnostics.h"
+#include "server/features/cuda_document.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,5 +1,6 @@
 // textDocument/didOpen, didChange, didSave, didClose. Opening and saving a CUDA file starts
 // its analysis (diagnostics.cpp); closing it clears its diagnostics.
+#include "server/features/cuda_document.h"
 #include "server/features/diagnostics.h"
 #include "server/features/features.h"
 #include "server/lsp_server.h"
