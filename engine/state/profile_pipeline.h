@@ -37,6 +37,9 @@ struct profile_outcome {
   /// `program_unavailable` says why when a program was run.
   std::optional<program_profile> program;
   std::string program_unavailable;
+  /// The recording this outcome was replayed from when it stands in for a live profile that no
+  /// GPU here made (engine/analysis/replayed_profiler); absent for a profile made here.
+  std::optional<std::string> replayed_from;
 };
 
 /// Classifies a recorded report: the details page, optionally the raw and source pages.

@@ -100,12 +100,7 @@ json to_lsp_diagnostics(const engine::file_analysis& a, const document_snapshot&
         out.push_back(diagnostic_json(where->second, information, "kblaster", "register spills: " + c.evidence));
   }
   if (!a.live_profile) return out;
-  const bool replayed = [&] {
-    for (const auto& w : a.live_profile->warnings)
-      if (w.rfind("replayed from ", 0) == 0) return true;
-    return false;
-  }();
-  const std::string tag = replayed ? "[replayed profile] " : "";
+  const std::string tag = a.live_profile->replayed_from ? "[replayed profile] " : "";
   std::map<std::string, bool> done;
   for (const auto& k : a.live_profile->kernels) {
     const auto& sig = k.signature;

@@ -1,8 +1,7 @@
 // Shared editor state.
 #include "server/features/editor_state.h"
 
-#include "engine/state/profile_pipeline.h"
-#include "engine/state/program_profile_pipeline.h"
+#include "engine/analysis/replayed_profiler.h"
 
 #include <algorithm>
 
@@ -14,13 +13,7 @@ engine::file_analyzer& editor_state::analyzer(const editor_settings& settings) {
     engine::live_profiler live;
     if (!caps.can_profile_live() && !settings.profile_replay.empty()) {
       // A recorded report stands in for the GPU (demos, tests); the UI says it is replayed.
-      live = [replay = settings.profile_replay, timeline = settings.profile_replay_timeline](
-                 const std::string&, const std::optional<engine::task_spec>&, const engine::file_analysis_options&, std::stop_token) {
-        // With the program's recorded timeline, its kernels' shares and the GPU's idle time too.
-        auto out = timeline.empty() ? engine::analyze_recorded(replay) : engine::analyze_recorded_program(timeline, replay);
-        out.warnings.push_back("replayed from " + replay);
-        return out;
-      };
+      live = engine::replayed_profiler(settings.profile_replay, settings.profile_replay_timeline);
       caps.gpu_arch = caps.gpu_arch.empty() ? "replay" : caps.gpu_arch;
       if (!caps.ncu) caps.ncu = "replay";
     }
