@@ -149,7 +149,7 @@ int run_optimize_program(const optimize_options& o) {
     return outcome.cancelled ? 130 : 0;
   } catch (const optimize::optimize_refusal& e) {
     std::cerr << "\nkblaster optimize: " << e.what() << "\n";
-    return e.kind() == optimize::refusal_kind::no_gpu ? 3 : e.before_start() ? 2 : 1;
+    return e.kind() == optimize::optimize_refusal_kind::no_gpu ? 3 : e.before_start() ? 2 : 1;
   }
 }
 
@@ -200,8 +200,8 @@ int run_optimize(const optimize_options& o) {
     std::cout << j.dump(2) << "\n";
     return outcome.result.stop_reason == optimize::stop_kind::waiting ? 75 : 0;
   } catch (const optimize::optimize_refusal& e) {
-    std::cerr << "\nkblaster optimize: " << e.what() << (e.kind() == optimize::refusal_kind::needs_kernel ? " with --kernel NAME" : "") << "\n";
-    return e.kind() == optimize::refusal_kind::no_gpu ? 3 : e.before_start() ? 2 : 1;
+    std::cerr << "\nkblaster optimize: " << e.what() << (e.kind() == optimize::optimize_refusal_kind::needs_kernel ? " with --kernel NAME" : "") << "\n";
+    return e.kind() == optimize::optimize_refusal_kind::no_gpu ? 3 : e.before_start() ? 2 : 1;
   }
 }
 

@@ -43,9 +43,9 @@ void capture_target(const optimize_request& request, const std::string& text, op
                     const service_events& events, std::stop_token stop) {
   const std::string name = fs::path(request.file).filename().string();
   if (request.kernel.empty())
-    throw optimize_refusal(refusal_kind::needs_kernel, name + " is a program (it defines main): name the kernel to optimize");
+    throw optimize_refusal(optimize_refusal_kind::needs_kernel, name + " is a program (it defines main): name the kernel to optimize");
   if (request.buffer && support::read_file_if_exists(request.file).value_or("") != text)
-    throw optimize_refusal(refusal_kind::not_saved,
+    throw optimize_refusal(optimize_refusal_kind::not_saved,
                            "save " + name + " first: its program is built and run from the file on disk");
   capture_request capture = request.program;
   capture.source = request.file;
@@ -56,9 +56,9 @@ void capture_target(const optimize_request& request, const std::string& text, op
     out.shapes = capture_shapes(capture, *out.captured, say, stop);
     out.task = load_task(out.captured->task.dir);
   } catch (const capture_error& e) {
-    throw optimize_refusal(refusal_kind::capture_failed, "capturing " + request.kernel + ": " + e.what());
+    throw optimize_refusal(optimize_refusal_kind::capture_failed, "capturing " + request.kernel + ": " + e.what());
   } catch (const task_error& e) {
-    throw optimize_refusal(refusal_kind::capture_failed, std::string("the capture's task: ") + e.what());
+    throw optimize_refusal(optimize_refusal_kind::capture_failed, std::string("the capture's task: ") + e.what());
   }
   tell(events, capture_line(*out.captured));
   for (const auto& s : out.shapes) tell(events, capture_line(s) + "; every candidate is verified on it too");
@@ -103,11 +103,11 @@ optimize_result run_loop(const optimize_request& request, optimize_outcome& out,
     }
     return r;
   } catch (const std::invalid_argument& e) {
-    throw optimize_refusal(refusal_kind::bad_option, e.what());
+    throw optimize_refusal(optimize_refusal_kind::bad_option, e.what());
   } catch (const evaluation_error& e) {
-    throw optimize_refusal(refusal_kind::evaluator, e.what());
+    throw optimize_refusal(optimize_refusal_kind::evaluator, e.what());
   } catch (const llm::llm_error& e) {
-    throw optimize_refusal(refusal_kind::model, std::string("model: ") + e.what());
+    throw optimize_refusal(optimize_refusal_kind::model, std::string("model: ") + e.what());
   }
 }
 
@@ -144,7 +144,7 @@ optimize_outcome optimize_file(const optimize_request& request, const service_ev
   } else if (role.is_task()) {
     out.task = *role.task.task;
   } else {
-    const auto kind = role.task.error.empty() ? refusal_kind::not_optimizable : refusal_kind::unreadable_task;
+    const auto kind = role.task.error.empty() ? optimize_refusal_kind::not_optimizable : optimize_refusal_kind::unreadable_task;
     throw optimize_refusal(kind, fs::path(request.file).filename().string() + ": " + role.why_neither());
   }
 
@@ -155,15 +155,15 @@ optimize_outcome optimize_file(const optimize_request& request, const service_ev
     evaluators = std::make_unique<evaluator_stack>(settings, std::vector<task_spec>{out.task});
     for (const auto& s : out.shapes) evaluators->add_task(load_task(s.task.dir));
   } catch (const no_gpu_error& e) {
-    throw optimize_refusal(refusal_kind::no_gpu, e.what());
+    throw optimize_refusal(optimize_refusal_kind::no_gpu, e.what());
   } catch (const std::exception& e) {
-    throw optimize_refusal(refusal_kind::no_evaluator, std::string("cannot evaluate candidates: ") + e.what());
+    throw optimize_refusal(optimize_refusal_kind::no_evaluator, std::string("cannot evaluate candidates: ") + e.what());
   }
   model_choice model;
   try {
     model = choose_model(request.model);
   } catch (const std::exception& e) {
-    throw optimize_refusal(refusal_kind::model, std::string("the model cannot be used: ") + e.what(), e.what());
+    throw optimize_refusal(optimize_refusal_kind::model, std::string("the model cannot be used: ") + e.what(), e.what());
   }
   out.replayed = evaluators->replayed();
   out.model_note = model.note;

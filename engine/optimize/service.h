@@ -26,7 +26,7 @@ namespace kblaster::engine::optimize {
 
 /// Why a run was refused before it started, or failed as a whole: the front ends word it for
 /// their users (an exit status, a JSON-RPC error with a button) from the kind, not the text.
-enum class refusal_kind {
+enum class optimize_refusal_kind {
   not_optimizable,  ///< neither a task nor a program (file_role::why_neither)
   needs_kernel,     ///< a program, but no kernel named
   not_saved,        ///< a program whose editor buffer differs from the file that would be run
@@ -41,17 +41,17 @@ enum class refusal_kind {
 
 class optimize_refusal : public std::runtime_error {
  public:
-  optimize_refusal(refusal_kind kind, const std::string& what, std::string cause = "")
+  optimize_refusal(optimize_refusal_kind kind, const std::string& what, std::string cause = "")
       : std::runtime_error(what), kind_(kind), cause_(std::move(cause)) {}
-  refusal_kind kind() const { return kind_; }
+  optimize_refusal_kind kind() const { return kind_; }
   /// The cause alone, without what the kind says ("no API key: ..." for "the model cannot be
   /// used: no API key: ..."), for a caller that words the kind itself; else what().
   std::string cause() const { return cause_.empty() ? what() : cause_; }
   /// True for what the user can fix before running again (everything but a failure mid-run).
-  bool before_start() const { return kind_ != refusal_kind::evaluator && kind_ != refusal_kind::model; }
+  bool before_start() const { return kind_ != optimize_refusal_kind::evaluator && kind_ != optimize_refusal_kind::model; }
 
  private:
-  refusal_kind kind_;
+  optimize_refusal_kind kind_;
   std::string cause_;
 };
 

@@ -17,7 +17,7 @@ namespace kblaster::engine {
 
 namespace fs = std::filesystem;
 using optimize::optimize_refusal;
-using optimize::refusal_kind;
+using optimize::optimize_refusal_kind;
 
 namespace {
 
@@ -291,9 +291,9 @@ program_optimize_outcome optimize_program(const program_optimize_request& given,
   request.base.program.source = file.string();  // what a build of the user's own puts a text into
   program_optimize_outcome out;
   const auto original = support::read_file_if_exists(file);
-  if (!original) throw optimize_refusal(refusal_kind::not_optimizable, "cannot read " + file.string());
+  if (!original) throw optimize_refusal(optimize_refusal_kind::not_optimizable, "cannot read " + file.string());
   if (!runs_as_program(*original, request.base.program.run))
-    throw optimize_refusal(refusal_kind::not_optimizable,
+    throw optimize_refusal(optimize_refusal_kind::not_optimizable,
                            file.filename().string() + " is not a program: a .cu with main(), or the file of a program your "
                            "own build makes (--run PROGRAM, --build COMMAND)");
   const bool own_build = !request.base.program.run.command.empty();
@@ -305,7 +305,7 @@ program_optimize_outcome optimize_program(const program_optimize_request& given,
   say("profiling the program (its timeline, then ncu on the kernels worth it)");
   const auto profiled = steps.profile(request);
   if (!profiled.program)
-    throw optimize_refusal(refusal_kind::capture_failed,
+    throw optimize_refusal(optimize_refusal_kind::capture_failed,
                            "no timeline of the program: " +
                                (profiled.program_unavailable.empty() ? profiled.error : profiled.program_unavailable));
   out.profile = *profiled.program;

@@ -32,27 +32,27 @@ rpc_error error_of(const opt::optimize_refusal& e, const command_args& args, con
   const std::string& file = request.file;
   const auto typed = [&](refusal_kind kind, std::string detail) { return refusal{kind, command, args.kernel, args.uri, std::move(detail)}.error(); };
   switch (e.kind()) {
-    case opt::refusal_kind::not_optimizable:
-    case opt::refusal_kind::needs_kernel: return typed(refusal_kind::no_task, "");
-    case opt::refusal_kind::unreadable_task: return typed(refusal_kind::task_unreadable, e.what());
-    case opt::refusal_kind::not_saved: return typed(refusal_kind::not_saved, std::filesystem::path(file).filename().string());
-    case opt::refusal_kind::no_gpu: {
+    case opt::optimize_refusal_kind::not_optimizable:
+    case opt::optimize_refusal_kind::needs_kernel: return typed(refusal_kind::no_task, "");
+    case opt::optimize_refusal_kind::unreadable_task: return typed(refusal_kind::task_unreadable, e.what());
+    case opt::optimize_refusal_kind::not_saved: return typed(refusal_kind::not_saved, std::filesystem::path(file).filename().string());
+    case opt::optimize_refusal_kind::no_gpu: {
       refusal r = no_gpu_refusal(command, args.kernel, args.uri);  // with the example this machine can replay
       r.detail = e.what();
       return r.error();
     }
-    case opt::refusal_kind::model: {
+    case opt::optimize_refusal_kind::model: {
       // The cause alone (the kind says "cannot be used"), and what its fix needs to name.
       refusal r{refusal_kind::no_model, command, args.kernel, args.uri, e.cause()};
       r.facts = model_facts(request.model);
       return r.error();
     }
-    case opt::refusal_kind::capture_failed:
-    case opt::refusal_kind::no_evaluator:
-    case opt::refusal_kind::evaluator:
-    case opt::refusal_kind::bad_option: break;
+    case opt::optimize_refusal_kind::capture_failed:
+    case opt::optimize_refusal_kind::no_evaluator:
+    case opt::optimize_refusal_kind::evaluator:
+    case opt::optimize_refusal_kind::bad_option: break;
   }
-  const bool settings = e.kind() == opt::refusal_kind::bad_option || e.kind() == opt::refusal_kind::no_evaluator;
+  const bool settings = e.kind() == opt::optimize_refusal_kind::bad_option || e.kind() == opt::optimize_refusal_kind::no_evaluator;
   return rpc_error(settings ? error_code::invalid_params : error_code::request_failed, command + ": " + e.what());
 }
 

@@ -134,7 +134,7 @@ optimize_request program_request(const scratch& s) {
 // gone within a second of the stop.
 void cancel_when(const optimize_request& request, const std::function<bool()>& started) {
   std::stop_source stop;
-  std::optional<refusal_kind> refused;
+  std::optional<optimize_refusal_kind> refused;
   std::optional<stop_reason> finished;
   std::thread run([&] {
     try {
@@ -152,7 +152,7 @@ void cancel_when(const optimize_request& request, const std::function<bool()>& s
   MESSAGE("returned " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s after the stop");
   // Stopped, not failed: a refusal may only say the capture was stopped; a run, that it was cancelled.
   CHECK((refused.has_value() || finished.has_value()));
-  if (refused) CHECK(*refused == refusal_kind::capture_failed);
+  if (refused) CHECK(*refused == optimize_refusal_kind::capture_failed);
   if (finished) CHECK(*finished == stop_kind::cancelled);
 }
 
