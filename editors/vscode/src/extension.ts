@@ -137,28 +137,13 @@ async function fix(what: Fix, context?: Context): Promise<void> {
     case 'manageTrust':
       await vscode.commands.executeCommand('workbench.trust.manage');
       return;
-    case 'createTask': {
-      if (!context?.args.uri || !kernel) return;
-      let result: { taskPath?: string; applied?: boolean } | undefined;
-      try {
-        result = await vscode.commands.executeCommand('kblaster.createTask', { uri: context.args.uri, kernel });
-      } catch (error) {
-        void vscode.window.showErrorMessage(`Could not create a task for ${kernel}: ${error instanceof Error ? error.message : String(error)}`);
-        return;
-      }
-      if (!result?.taskPath) return;
-      // The edit creates the file empty and its text unsaved: saved, the daemon reads the task
-      // (an empty file would be "a task that cannot be read"). Its reference is a stub: the
-      // user writes it, then Optimize can measure.
-      const task = await vscode.workspace.openTextDocument(vscode.Uri.file(result.taskPath));
-      if (task.isDirty) await task.save();
-      await vscode.window.showTextDocument(task, { preview: false });
-      const choice = await vscode.window.showInformationMessage(
-          `Task created: write ${kernel}'s reference where ${path.basename(result.taskPath)} says TODO, then Optimize it.`,
-          `Optimize ${kernel}`);
-      if (choice) await retry({ command: 'kblaster.optimize', args: { uri: context.args.uri, kernel } });
+    case 'createTask':
+      // Through the middleware, as from the code action: createTask() says what was written.
+      if (context?.args.uri && kernel) await vscode.commands.executeCommand('kblaster.createTask', { uri: context.args.uri, kernel });
       return;
-    }
+    case 'openTaskFile':
+      if (context?.refusal?.taskFile) await vscode.window.showTextDocument(vscode.Uri.file(context.refusal.taskFile), { preview: false });
+      return;
     case 'setRunCommand': {
       const folder = folderOf(context?.args.uri);
       const config = vscode.workspace.getConfiguration(section, folder?.uri);
@@ -233,6 +218,62 @@ async function fix(what: Fix, context?: Context): Promise<void> {
       if (context) await retry(context);
       else await vscode.commands.executeCommand('kblaster.restartServer');
       return;
+  }
+}
+
+/** What kblaster.createTask answers (server/features/create_task.cpp). */
+interface CreatedTask {
+  taskPath?: string;
+  applied?: boolean;
+  entryPointAdded?: boolean;
+  /** What was written where and what is left to the user, in one paragraph. */
+  message?: string;
+}
+
+/** kblaster.createTask, from the code action or a refusal's [Create a Task]: the daemon proposes
+ *  the task file and, when the source has none, a kb_forward stub, as one edit. The task file is
+ *  saved and opened (its edit creates it empty: unsaved, the daemon could not read it); the stub
+ *  stays unsaved in the kernel's file for review. The daemon's message says what was written where
+ *  and what is left, with [Show kb_forward] to see the stub and [Optimize k]. */
+async function createTask(args: Context['args'], send: () => Promise<unknown>): Promise<CreatedTask | undefined> {
+  const kernel = args.kernel ?? '';
+  let result: CreatedTask | undefined;
+  try {
+    result = (await send()) as CreatedTask | undefined;
+  } catch (error) {
+    void vscode.window.showErrorMessage(`Could not create a task for ${kernel}: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+  if (!result?.taskPath) return result;
+  const source = args.uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === args.uri) : undefined;
+  if (result.applied) {
+    const task = await vscode.workspace.openTextDocument(vscode.Uri.file(result.taskPath));
+    if (task.isDirty) await task.save();
+    await vscode.window.showTextDocument(task, { preview: false });
+  }
+  void sayCreated(result, args, source);  // the command answers now, not when the message is closed
+  return result;
+}
+
+/** The daemon's message on a task just created, with its buttons. */
+async function sayCreated(result: CreatedTask, args: Context['args'], source: vscode.TextDocument | undefined): Promise<void> {
+  const kernel = args.kernel ?? '';
+  const showStub = 'Show kb_forward';
+  const optimize = `Optimize ${kernel}`;
+  const buttons = result.applied && result.entryPointAdded && source ? [showStub, optimize] : result.applied ? [optimize] : [];
+  const said = result.message ?? `Task created: ${path.basename(result.taskPath ?? '')}.`;
+  const choice = await (result.applied ? vscode.window.showInformationMessage(said, ...buttons)
+    : vscode.window.showWarningMessage(`${said} The edit was not applied.`));
+  if (choice === showStub && source) {
+    const at = source.getText().lastIndexOf('int kb_forward(');
+    const editor = await vscode.window.showTextDocument(source, { preview: false });
+    if (at >= 0) {
+      const where = source.positionAt(at);
+      editor.selection = new vscode.Selection(where, where);
+      editor.revealRange(new vscode.Range(where, where), vscode.TextEditorRevealType.InCenter);
+    }
+  } else if (choice === optimize && args.uri) {
+    await retry({ command: 'kblaster.optimize', args: { uri: args.uri, kernel } });
   }
 }
 
@@ -427,7 +468,9 @@ function clientOptions(life: Lifetime): LanguageClientOptions {
     },
     middleware: {
       // Code lenses and code actions name these commands; run them with status-bar progress.
-      executeCommand: async (command, args, next) => (longCommands.has(command) ? runLongCommand(command, args) : next(command, args)),
+      executeCommand: async (command, args, next) => (longCommands.has(command) ? runLongCommand(command, args)
+        : command === 'kblaster.createTask' ? createTask((args[0] ?? {}) as Context['args'], async () => next(command, args))
+          : next(command, args)),
     },
   };
 }

@@ -28,6 +28,8 @@ export interface Refusal {
   suggestedKeyEnv?: string;
   /** no_gpu: the shipped example the daemon can replay here (kblaster.replayExample). */
   example?: string;
+  /** task_unreadable: the task file to open and fix. */
+  taskFile?: string;
 }
 
 /** Where the extension runs, for words that depend on it: a remote window's daemon runs on the
@@ -46,7 +48,7 @@ export function refusalOf(data: unknown): Refusal | undefined {
   const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
   const r: Refusal = { refusal: d.refusal as RefusalKind, command: d.command };
   for (const key of ['kernel', 'file', 'detail', 'model', 'provider', 'providerFrom', 'keyEnv', 'keyEnvFrom', 'reason',
-    'suggestedProvider', 'suggestedKeyEnv', 'example'] as const) {
+    'suggestedProvider', 'suggestedKeyEnv', 'example', 'taskFile'] as const) {
     const v = text(d[key]);
     if (v !== undefined) r[key] = v;
   }
@@ -57,6 +59,7 @@ export function refusalOf(data: unknown): Refusal | undefined {
 export type Fix =
   | 'manageTrust'        // workbench.trust.manage
   | 'createTask'         // kblaster.createTask, then open the task for its reference
+  | 'openTaskFile'       // the refusal's taskFile, to fix it
   | 'setRunCommand'      // ask for the program, write kblaster.run.command, retry
   | 'saveAndRetry'       // save the document, retry
   | 'replaySettings'     // the settings of replayed results (kblaster.optimize.replayHarness, kblaster.llm.replay)
@@ -148,8 +151,10 @@ export function refusalAdvice(r: Refusal, where: Where = {}): Advice {
                message: `${action(r)} needs a reference to measure against: create a task for it, or set the program that launches it.`,
                buttons: [{ title: 'Create a Task', fix: 'createTask' }, { title: 'Set the Program to Run', fix: 'setRunCommand' }] };
     case 'task_unreadable':
-      return { severity: 'error', message: `The task of ${basename(r.file)} cannot be read: ${clause(r.detail) || 'see the output'}.`,
-               buttons: [{ title: 'Show Output', fix: 'showOutput' }] };
+      // The kernel's own task: the file's other kernels are not blocked by it.
+      return { severity: 'error',
+               message: `The task of ${r.kernel ? `${r.kernel} (${basename(r.file)})` : basename(r.file)} cannot be read: ${clause(r.detail) || 'see the output'}.`,
+               buttons: r.taskFile ? [{ title: 'Open the Task File', fix: 'openTaskFile' }] : [{ title: 'Show Output', fix: 'showOutput' }] };
     case 'not_saved':
       return { severity: 'warning', message: `Save ${basename(r.file)} first: its program is built and run from the file on disk.`,
                buttons: [{ title: 'Save and Retry', fix: 'saveAndRetry' }] };

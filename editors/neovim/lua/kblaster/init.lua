@@ -370,10 +370,39 @@ function M.profile()
   M.execute('kblaster.profile', '')
 end
 
---- Scaffolds NAME.task.json for the kernel and a kb_forward stub when the file has none.
+--- After kblaster.createTask: Neovim applied the daemon's edit to buffers (the task file's text
+--- and, when the source had none, a kb_forward stub at the end of the kernel's file), unsaved.
+--- The task is written (the daemon reads it from disk) and opened in a split; the kernel's file
+--- is left modified for review; the daemon's message says what was written where.
+function M.task_created(result)
+  if type(result) ~= 'table' or type(result.taskPath) ~= 'string' then
+    return
+  end
+  local task = vim.fn.bufnr(result.taskPath)
+  if task ~= -1 and vim.api.nvim_buf_get_option(task, 'modified') then
+    vim.api.nvim_buf_call(task, function()
+      vim.cmd('silent write')
+    end)
+  end
+  if vim.fn.filereadable(result.taskPath) == 1 then
+    vim.cmd('split ' .. vim.fn.fnameescape(result.taskPath))
+    vim.cmd('wincmd p')  -- back to the kernel's file, where the stub waits to be reviewed and saved
+  end
+  vim.notify('kblaster: ' .. (result.message or ('task written to ' .. result.taskPath)),
+    result.applied == false and vim.log.levels.WARN or vim.log.levels.INFO)
+end
+
+--- Scaffolds NAME.task.json for the kernel and a kb_forward stub when the file has none, and says
+--- what was written where (M.task_created).
 function M.create_task(kernel)
   M.with_kernel(kernel, function(name)
-    M.execute('kblaster.createTask', name)
+    M.execute('kblaster.createTask', name, function(err, result)
+      if err then
+        vim.notify('kblaster: no task was created for ' .. name .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      else
+        M.task_created(result)
+      end
+    end)
   end)
 end
 

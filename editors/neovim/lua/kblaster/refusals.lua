@@ -41,7 +41,9 @@ function M.message(err)
     return string.format('kblaster: %s needs a reference to measure against: :KblasterCreateTask %s, or set '
       .. 'settings.kblaster.run.command to the program that launches it', action(data), kernel)
   elseif r == 'task_unreadable' then
-    return string.format('kblaster: the task of %s cannot be read: %s', tail(data.file), clause(data.detail))
+    -- The kernel's own task (the file's other kernels are not blocked by it), and where to fix it.
+    return string.format('kblaster: the task of %s (%s) cannot be read: %s%s', kernel, tail(data.file), clause(data.detail),
+      type(data.taskFile) == 'string' and (': :edit ' .. data.taskFile) or '')
   elseif r == 'not_saved' then
     return string.format('kblaster: :write %s first: its program is built and run from the file on disk', tail(data.file))
   elseif r == 'no_gpu' then

@@ -54,6 +54,12 @@ test('the words name what the user asked for', () => {
   assert.match(refusalAdvice({ refusal: 'task_unreadable', command: 'kblaster.optimize', file: 'file:///w/k.cu',
                                detail: 'k.task.json: inputs[0].shape must be a list.' }).message,
                /^The task of k\.cu cannot be read: k\.task\.json: inputs\[0\]\.shape must be a list\.$/);
+  // The kernel's own task, with the button that opens it.
+  const own = refusalAdvice(refusalOf({ refusal: 'task_unreadable', command: 'kblaster.optimize', kernel: 'scale_half',
+                                        file: 'file:///w/ops.cu', detail: "/w/ops.task.json: 'inputs' must be a non-empty array",
+                                        taskFile: '/w/ops.task.json' })!);
+  assert.equal(own.message, "The task of scale_half (ops.cu) cannot be read: /w/ops.task.json: 'inputs' must be a non-empty array.");
+  assert.deepEqual(own.buttons, [{ title: 'Open the Task File', fix: 'openTaskFile' }]);
 });
 
 test('a profile that profiled nothing says why where it was asked, never silence', () => {
