@@ -15,12 +15,12 @@
 #include "engine/llm/llm_config.h"
 #include "engine/toolchain/nvcc_driver.h"
 #include "cli/evaluator_flags.h"
-#include "engine/optimize/run_setup.h"
+#include "engine/optimize/service.h"
 #include "kb/sql.h"
 
 #include <iostream>
-#include <thread>
 #include <memory>
+#include <optional>
 
 namespace {
 
@@ -113,7 +113,7 @@ std::string command_line() {
 }
 
 // The learning-curve experiment, resumed round after round while a deferred model answers (--wait).
-int run_learning(const bench_cli_options& o, const bench::bench_hooks& hooks, optimize::model_choice& chosen,
+int run_learning(const bench_cli_options& o, const bench::bench_hooks& hooks, optimize::optimize_session& session,
                  const kblaster::cli::interrupt_stop& ctrl_c) {
   bench::learning_options lo;
   lo.bench = o.bench;
@@ -123,13 +123,16 @@ int run_learning(const bench_cli_options& o, const bench::bench_hooks& hooks, op
   lo.foreign_arch = o.foreign_arch;
   lo.train_breadth = o.train_breadth;
   lo.command = command_line();
-  auto r = bench::run_learning_curve(lo, hooks);
-  while (r.waiting > 0 && chosen.deferred) {
-    const auto handed = chosen.deferred->hand_over();
-    say(std::to_string(r.waiting) + " problem(s) wait for the model: " + handed.description);
-    if (!o.wait || !llm::await_answers(*chosen.deferred, handed, o.poll_seconds, ctrl_c.token())) break;
-    r = bench::run_learning_curve(lo, hooks);
-  }
+  bench::learning_outcome r;
+  session.run_rounds(
+      {o.wait, o.poll_seconds}, ctrl_c.token(),
+      [&] {
+        r = bench::run_learning_curve(lo, hooks);
+        return r.waiting > 0;
+      },
+      [&](const llm::hand_over_report& handed) {
+        say(std::to_string(r.waiting) + " problem(s) wait for the model: " + handed.description);
+      });
   std::cout << "learning curve: " << r.report_markdown.string() << "\n";
   if (!r.report_html.empty()) std::cout << "                " << r.report_html.string() << "\n";
   else say(r.html_note);
@@ -183,54 +186,50 @@ int run(bench_cli_options o) {
     return failed ? 1 : 0;
   }
   try {
-    auto chosen = optimize::choose_model(model_settings_of(o));
-    std::string model_note = chosen.note;
-    std::unique_ptr<optimize::evaluator_stack> evaluators;
+    kblaster::cli::interrupt_stop ctrl_c("kblaster bench");
+    // Every problem runs over the optimize service, in one session: one warm harness, one model.
+    // Recorded outcomes (tests, reproducing a report) measure nothing: no evaluator.
+    std::optional<optimize::evaluator_settings> measured;
+    if (o.recorded.empty()) measured = o.evaluator.settings();
+    std::unique_ptr<optimize::optimize_session> session;
+    try {
+      session = std::make_unique<optimize::optimize_session>(measured, model_settings_of(o),
+                                                             std::vector<kblaster::engine::task_spec>{});
+    } catch (const optimize::optimize_refusal& e) {
+      const bool no_gpu = e.kind() == optimize::optimize_refusal_kind::no_gpu;
+      say(no_gpu ? std::string(e.what()) + ", or recorded outcomes with --recorded DIR." : e.cause());
+      return no_gpu ? 3 : 1;
+    }
+    std::string model_note = session->model().note;
     bench::bench_hooks hooks;
     if (!o.recorded.empty()) {
-      // Whole-problem outcomes recorded on a GPU (tests, reproducing a report): no evaluator.
       bench::use_recorded_outcomes(hooks, o.recorded);
+      hooks.stop = ctrl_c.token();
       model_note = "recorded outcomes from " + o.recorded;
     } else {
-      try {
-        evaluators = std::make_unique<optimize::evaluator_stack>(o.evaluator.settings(), std::vector<kblaster::engine::task_spec>{});
-      } catch (const optimize::no_gpu_error& e) {
-        say(std::string(e.what()) + ", or recorded outcomes with --recorded DIR.");
-        return 3;
-      }
-      hooks.optimize = [&](const kblaster::engine::task_spec& task, const optimize::loop_options& loop,
-                           optimize::run_environment& env) {
-        evaluators->add_task(task);
-        env.eval = &evaluators->top();
-        env.model = chosen.client.get();
-        return optimize::run_optimization(task, loop, env);
-      };
+      hooks = bench::session_hooks(*session, ctrl_c.token());  // a degenerate problem is marked and left out of the aggregates
     }
     hooks.log = say;
-    kblaster::cli::interrupt_stop ctrl_c("kblaster bench");
-    hooks.stop = ctrl_c.token();
-    if (evaluators)  // a degenerate problem is marked and left out of the aggregates
-      hooks.probe = [&evaluators, stop = hooks.stop](const kblaster::engine::task_spec& task) {
-        return evaluators->probe_reference(task, stop);
-      };
     o.bench.manifest_extra["model"] = model_note;
-    o.bench.manifest_extra["evaluator"] = evaluators ? evaluators->top().describe() : model_note;
+    o.bench.manifest_extra["evaluator"] = session->evaluators() ? session->evaluators()->top().describe() : model_note;
     o.bench.manifest_extra["gpu"] = bench::gpu_description();
     o.bench.manifest_extra["git"] = bench::git_version();
     say(model_note + "; results in " + o.bench.out.string());
-    if (o.learning) return run_learning(o, hooks, chosen, ctrl_c);
-    auto s = bench::run_bench(o.bench, hooks);
+    if (o.learning) return run_learning(o, hooks, *session, ctrl_c);
     // A deferred model: hand the round's questions over at once; with --wait, poll and resume.
-    while (s.waiting > 0 && chosen.deferred) {
-      const auto handed = chosen.deferred->hand_over();
-      say(std::to_string(s.waiting) + " problem(s) wait for the model: " + handed.description +
-          (o.wait ? "; looking for them every " + kblaster::support::seconds_text(o.poll_seconds) + " (--wait)"
-                  : "; then run the same command again"));
-      if (!o.wait) break;
-      if (!llm::await_answers(*chosen.deferred, handed, o.poll_seconds, ctrl_c.token())) break;
-      say("answers arrived in the batch folder: resuming");
-      s = bench::run_bench(o.bench, hooks);
-    }
+    bench::bench_summary s;
+    session->run_rounds(
+        {o.wait, o.poll_seconds}, ctrl_c.token(),
+        [&] {
+          s = bench::run_bench(o.bench, hooks);
+          return s.waiting > 0;
+        },
+        [&](const llm::hand_over_report& handed) {
+          say(std::to_string(s.waiting) + " problem(s) wait for the model: " + handed.description +
+              (o.wait ? "; looking for them every " + kblaster::support::seconds_text(o.poll_seconds) + " (--wait)"
+                      : "; then run the same command again"));
+        },
+        [] { say("answers arrived in the batch folder: resuming"); });
     std::cout << "bench: " << s.selected << " problems in this shard: " << s.ran << " run (" << s.failed
               << " not ok), " << s.skipped << " already done\n";
     if (ctrl_c.interrupted()) {

@@ -2,17 +2,14 @@
 // reference on several seeds under every guard, time it and the reference the same way, and
 // print the verdict with its figures (or JSON with --json). Progress goes to stderr, and so does a
 // warning when the task is degenerate (its reference probed by the harness: reference_probe.h).
+// The work is engine/evaluate/evaluate_service's; Ctrl-C stops the compiler or harness in flight.
 #include "cli/command_registry.h"
-#include "engine/evaluate/harness_client.h"
-#include "engine/evaluate/reference_probe.h"
-#include "engine/task/task.h"
-#include "engine/toolchain/task_build.h"
+#include "cli/interrupt_stop.h"
+#include "engine/evaluate/evaluate_service.h"
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include <cstdio>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -88,105 +85,52 @@ void print_human(const nlohmann::json& r) {
   if (r.contains("stderr")) std::cout << "  harness stderr:\n" << r["stderr"].get<std::string>() << "\n";
 }
 
+kblaster::engine::evaluate_request request_of(const eval_options& opts) {
+  kblaster::engine::evaluate_request r;
+  r.task = opts.task;
+  r.candidate = opts.candidate;
+  r.device = opts.device;
+  r.verify_only = opts.verify_only;
+  r.probe = !opts.no_probe;
+  r.harness = opts.harness;
+  r.watchdog = std::chrono::milliseconds(static_cast<long long>(opts.watchdog_s * 1000));
+  r.max_seconds = opts.max_seconds;
+  return r;
+}
+
+void print_probe(const kblaster::engine::reference_probe& probe) {
+  if (!probe.ran()) std::cerr << "kblaster eval: note: the reference was not probed for degeneracy: " << probe.error << "\n";
+  for (const auto& f : probe.findings()) std::cerr << "kblaster eval: warning: degenerate task: " << f << "\n";
+}
+
 int run_eval(const eval_options& opts) {
   using namespace kblaster::engine;
-  task_spec task;
+  kblaster::cli::interrupt_stop ctrl_c("kblaster eval", "the compiler or the harness in flight is stopped; no verdict is given");
+  evaluate_outcome out;
   try {
-    task = load_task(opts.task);
-  } catch (const task_error& e) {
+    out = evaluate_candidate(request_of(opts), {.progress = progress}, ctrl_c.token());
+  } catch (const evaluate_refusal& e) {
+    progress_done();
     std::cerr << "kblaster eval: " << e.what() << "\n";
-    return 2;
-  }
-  // Which source, and so which path: a host source runs on the CPU, a .cu on the GPU.
-  std::string source = opts.candidate;
-  std::string device = opts.device;
-  const bool gpu_here = !detect_local_arch().empty();
-  if (source.empty()) {
-    const bool use_gpu = device == "cuda" || (device == "auto" && gpu_here && !task.kernel.empty());
-    source = use_gpu ? task.kernel : task.cpu_kernel;
-    if (source.empty()) {
-      std::cerr << "kblaster eval: the task names no " << (use_gpu ? "'kernel'" : "'cpu_kernel' (no GPU here)")
-                << "; give --candidate FILE\n";
-      return 2;
-    }
-  }
-  if (!std::filesystem::exists(source)) {
-    std::cerr << "kblaster eval: " << source << ": no such file\n";
-    return 2;
-  }
-  if (device == "auto") device = is_host_source(source) ? "cpu" : "cuda";
-  if (is_host_source(source) != (device == "cpu")) {
-    std::cerr << "kblaster eval: " << source << " cannot run on device " << device
-              << " (host sources .cpp run on the CPU, .cu on the GPU)\n";
-    return 2;
-  }
-
-  std::unique_ptr<nvcc_driver> nvcc;
-  auto build = [&](const std::string& src) -> candidate_build {
-    progress("compiling " + std::filesystem::path(src).filename().string() + " ...");
-    if (is_host_source(src)) return build_host_candidate(src, nvcc_driver::default_cache_dir());
-    if (!nvcc) {
-      const auto path = find_nvcc();
-      if (!path) return {false, false, "", "nvcc not found (install CUDA, or give a .cpp host-code candidate)", {}, 0};
-      nvcc = std::make_unique<nvcc_driver>(*path, nvcc_driver::default_cache_dir());
-    }
-    return build_candidate(src, task.arch, *nvcc);
-  };
-  const auto cand = build(source);
-  nlohmann::json out{{"task", task.name}, {"candidate", source}, {"device", device},
-                     {"build", {{"ok", cand.ok}, {"seconds", cand.seconds}, {"from_cache", cand.from_cache}}}};
-  if (!cand.ok) {
-    progress_done();
-    out["result"] = {{"verdict", "fail"}, {"check", "compile"}, {"reason", cand.log}};
-    if (opts.json) std::cout << out.dump(2) << "\n";
-    else std::cout << "verdict: fail (compile)\n" << cand.log << "\n";
-    return 1;
-  }
-  std::string ref_library;
-  if (task.reference.kind == reference_kind::kernel) {
-    const auto ref_src = device == "cpu" ? task.reference.cpu_path : task.reference.path;
-    const auto ref = ref_src.empty() ? candidate_build{} : build(ref_src);
-    if (!ref.ok) {
-      progress_done();
-      std::cerr << "kblaster eval: the reference kernel does not build" << (ref_src.empty() ? " (no cpu_kernel given)" : "")
-                << "\n" << ref.log << "\n";
-      return 1;
-    }
-    ref_library = ref.library;
-  }
-
-  harness_options ho;
-  ho.executable = opts.harness;
-  ho.device = device;
-  ho.watchdog = std::chrono::milliseconds(static_cast<long long>(opts.watchdog_s * 1000));
-  harness_client client(ho);
-  progress(std::string(opts.verify_only ? "verifying" : "verifying and timing") + " on " + device + " (" +
-           std::to_string(task.seeds) + " seeds) ...");
-  nlohmann::json req{{"op", opts.verify_only ? "verify" : "evaluate"},
-                     {"task", to_json(task)},
-                     {"candidate", cand.library},
-                     {"timing", {{"max_seconds", opts.max_seconds}}}};
-  if (!ref_library.empty()) req["reference_library"] = ref_library;
-  const auto reply = client.request(req);
-  out["result"] = reply.to_json();
-  out["result"].erase("id");
-  if (!opts.no_probe && reply.error != "start_failed") {
-    // After the verdict: the reference is loaded by then, and the probe costs a few of its calls.
-    progress("probing the reference for a constant output or an ignored input ...");
-    const auto probe = probe_reference(client, task, ref_library);
-    out["reference_probe"] = to_json(probe);
-    progress_done();
-    if (!probe.ran())
-      std::cerr << "kblaster eval: note: the reference was not probed for degeneracy: " << probe.error << "\n";
-    for (const auto& f : probe.findings()) std::cerr << "kblaster eval: warning: degenerate task: " << f << "\n";
+    return e.kind() == evaluate_refusal_kind::bad_input ? 2 : 1;
   }
   progress_done();
-  if (opts.json) std::cout << out.dump(2) << "\n";
-  else {
-    std::cout << task.name << ": " << source << " on " << device << "\n";
-    print_human(out["result"]);
+  if (out.cancelled) {
+    std::cerr << "kblaster eval: interrupted: no verdict\n";
+    return 130;
   }
-  return out["result"].value("verdict", "") == "pass" ? 0 : 1;
+  if (!out.build.ok) {
+    if (opts.json) std::cout << to_json(out).dump(2) << "\n";
+    else std::cout << "verdict: fail (compile)\n" << out.build.log << "\n";
+    return 1;
+  }
+  if (out.probe) print_probe(*out.probe);
+  if (opts.json) std::cout << to_json(out).dump(2) << "\n";
+  else {
+    std::cout << out.task.name << ": " << out.candidate << " on " << out.device << "\n";
+    print_human(out.result);
+  }
+  return out.verdict() == "pass" ? 0 : 1;
 }
 
 const bool registered = kblaster::cli::register_command([](CLI::App& root) {

@@ -4,6 +4,7 @@
 // task's reference is probed in kblaster-harness (engine/evaluate/reference_probe.h): an output
 // that is constant over the declared inputs, or that ignores an input, is warned about.
 #include "cli/command_registry.h"
+#include "cli/interrupt_stop.h"
 #include "engine/evaluate/harness_client.h"
 #include "engine/evaluate/reference_probe.h"
 #include "engine/task/import_cache.h"
@@ -34,7 +35,8 @@ struct import_options {
 
 // The imported task's reference probed in the harness, on the import's device; warnings on stderr.
 // The import stands whatever the probe finds: a degenerate problem is still a problem to report.
-void probe_imported(const import_options& opts, const kblaster::engine::task_spec& task) {
+// A stop ends the probe: the task is whole, only not probed.
+void probe_imported(const import_options& opts, const kblaster::engine::task_spec& task, std::stop_token stop) {
   using namespace kblaster::engine;
   harness_options ho;
   ho.executable = opts.harness;
@@ -42,7 +44,8 @@ void probe_imported(const import_options& opts, const kblaster::engine::task_spe
   ho.watchdog = std::chrono::seconds(static_cast<long long>(opts.timeout_s));
   std::cerr << "kblaster import: probing the reference for a constant output or an ignored input ...\n";
   harness_client client(ho);
-  const auto probe = probe_reference(client, task);
+  const auto probe = probe_reference(client, task, {}, stop);
+  if (stop.stop_requested()) return;
   if (!probe.ran()) {
     std::cerr << "kblaster import: note: the reference was not probed for degeneracy: " << probe.error << "\n";
     return;
@@ -72,6 +75,8 @@ int run_import(const import_options& opts) {
   o.cache_dir = opts.no_import_cache        ? std::filesystem::path()
                 : opts.import_cache.empty() ? import_cache::default_root()
                                             : std::filesystem::path(opts.import_cache);
+  kblaster::cli::interrupt_stop ctrl_c("kblaster import", "the exporter or the harness in flight is stopped");
+  o.stop = ctrl_c.token();
   try {
     const auto r = import_kernelbench(o, [](const std::string& line) { std::cerr << "kblaster import: " << line << "\n"; });
     const auto& m = r.manifest;
@@ -87,9 +92,17 @@ int run_import(const import_options& opts) {
               << "\n  torch.compile: " << timing_text(m.value("compile", nlohmann::json::object())) << "\n";
     for (const auto& in : m.at("inputs"))
       if (in.contains("note")) std::cout << "  note: " << in.value("name", "") << ": " << in["note"].get<std::string>() << "\n";
-    if (!opts.no_probe) probe_imported(opts, r.task);
+    if (!opts.no_probe) probe_imported(opts, r.task, o.stop);
+    if (ctrl_c.interrupted()) {
+      std::cerr << "kblaster import: interrupted: the task is imported whole, its reference not probed\n";
+      return 130;
+    }
     return 0;
   } catch (const import_error& e) {
+    if (ctrl_c.interrupted()) {
+      std::cerr << "kblaster import: interrupted: nothing was imported\n";
+      return 130;
+    }
     std::cerr << "kblaster import: " << e.what() << "\n";
     return 1;
   }

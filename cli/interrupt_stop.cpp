@@ -1,6 +1,7 @@
 #include "cli/interrupt_stop.h"
 
 #include "support/child_process.h"
+#include "support/stop_wait.h"
 
 #include <chrono>
 #include <csignal>
@@ -12,16 +13,16 @@ namespace {
 std::atomic<bool> signalled{false};
 }  // namespace
 
-interrupt_stop::interrupt_stop(std::string command) : command_(std::move(command)) {
+interrupt_stop::interrupt_stop(std::string command, std::string stopping)
+    : command_(std::move(command)), stopping_(std::move(stopping)) {
   signalled = false;
   std::signal(SIGINT, [](int) {
     if (signalled.exchange(true)) std::_Exit(130);
   });
   watcher_ = std::jthread([this](std::stop_token st) {
-    while (!st.stop_requested() && !signalled) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (!signalled) return;
-    std::cerr << "\n" << command_ << ": stopping: the evaluation in flight is abandoned and nothing half-done is "
-              << "recorded (Ctrl-C again exits at once)\n";
+    // A signal handler may only set a flag, which nothing can wake a waiter for: looked at every 50 ms.
+    if (!support::wait_until([] { return signalled.load(); }, st, std::chrono::milliseconds(50))) return;
+    std::cerr << "\n" << command_ << ": stopping: " << stopping_ << " (Ctrl-C again exits at once)\n";
     source_.request_stop();
     // Then nothing is left running and nothing starts: a child being started as the stop came
     // (a compiler call between two checks of the stop) would otherwise outlive it. The stop came

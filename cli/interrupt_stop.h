@@ -14,8 +14,10 @@ namespace kblaster::cli {
 /// Installs the SIGINT handler for its lifetime's command (one per process at a time).
 class interrupt_stop {
  public:
-  /// `command` names the command in the message printed at the first Ctrl-C.
-  explicit interrupt_stop(std::string command);
+  /// `command` names the command in the message printed at the first Ctrl-C, and `stopping`
+  /// says what the stop does to the work in flight.
+  explicit interrupt_stop(std::string command,
+                          std::string stopping = "the evaluation in flight is abandoned and nothing half-done is recorded");
   ~interrupt_stop();
   interrupt_stop(const interrupt_stop&) = delete;
   interrupt_stop& operator=(const interrupt_stop&) = delete;
@@ -25,7 +27,7 @@ class interrupt_stop {
   bool interrupted() const;
 
  private:
-  std::string command_;
+  std::string command_, stopping_;
   std::stop_source source_;
   std::jthread watcher_;  // turns the signal flag into a stop request (a handler may only set a flag)
 };

@@ -4,19 +4,24 @@
 // kernels' share of the GPU time over all their launches, then one section per kernel.
 #include "cli/command_registry.h"
 #include "cli/command_words.h"
+#include "cli/interrupt_stop.h"
 #include "engine/state/profile_pipeline.h"
 #include "engine/state/program_profile_pipeline.h"
 #include "support/run_process.h"
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace {
+
+namespace fs = std::filesystem;
 
 struct profile_options {
   std::string file;
@@ -78,6 +83,42 @@ std::optional<std::string> optional_path(const std::string& path) {
   return path.empty() ? std::nullopt : std::optional<std::string>(path);
 }
 
+// What a stopped profile may leave half written: ncu's reports named after `base` (one per kernel,
+// "BASE.KERNEL.ncu-rep", and the pages exported beside each), in base's folder. Those the run
+// made are removed when it was stopped; files there before it are the user's and stay.
+class report_files_of_run {
+ public:
+  explicit report_files_of_run(const fs::path& base)
+      : folder_(base.parent_path().empty() ? fs::path(".") : base.parent_path()), prefix_(base.filename().string() + ".") {
+    before_ = names();
+  }
+  void remove_new() const {
+    std::error_code ec;
+    for (const auto& name : names())
+      if (!before_.count(name)) fs::remove_all(folder_ / name, ec);
+  }
+
+ private:
+  std::set<std::string> names() const {
+    std::set<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(folder_, ec))
+      if (const auto name = e.path().filename().string(); name.starts_with(prefix_)) out.insert(name);
+    return out;
+  }
+  fs::path folder_;
+  std::string prefix_;
+  std::set<std::string> before_;
+};
+
+// A stopped profile prints nothing of what it had: it says so, leaves no report of its own, and
+// ends with the shell's status for an interrupt.
+int interrupted(const report_files_of_run& reports) {
+  reports.remove_new();
+  std::cerr << "kblaster profile: interrupted: nothing was profiled\n";
+  return 130;
+}
+
 // --run PROGRAM [--build CMD]: the user's build, then the program it made, profiled as it is.
 int run_user_program(const profile_options& opts, const kblaster::engine::build_profile_options& b) {
   using namespace kblaster;
@@ -86,16 +127,20 @@ int run_user_program(const profile_options& opts, const kblaster::engine::build_
     std::cerr << "kblaster profile: ncu (Nsight Compute) not found; without it use --static\n";
     return 1;
   }
+  auto program = cli::command_words(opts.run_line);
+  program.insert(program.end(), opts.program_args.begin(), opts.program_args.end());
+  const report_files_of_run reports(b.ncu.report_base.empty() ? fs::path(program.front()).stem() : fs::path(b.ncu.report_base));
   if (const auto build = cli::command_words(opts.build_line); !build.empty()) {
-    const auto built = support::run_process(build, std::chrono::minutes(30));
+    const auto built = support::run_process(build, std::chrono::minutes(30), std::nullopt, b.stop);
+    if (built.cancelled) return interrupted(reports);
     if (!built.ok()) {
       std::cerr << built.out << built.err << "kblaster profile: the build (" << opts.build_line << ") failed\n";
       return 1;
     }
   }
-  auto program = cli::command_words(opts.run_line);
-  program.insert(program.end(), opts.program_args.begin(), opts.program_args.end());
-  return print(engine::profile_built_program(*ncu, program, b), opts.json);
+  const auto outcome = engine::profile_built_program(*ncu, program, b);
+  if (b.stop.stop_requested()) return interrupted(reports);
+  return print(outcome, opts.json);
 }
 
 int run_profile(const profile_options& opts) {
@@ -120,8 +165,13 @@ int run_profile(const profile_options& opts) {
   b.ncu.report_base = opts.report;
   b.ncu.timeout = std::chrono::seconds(opts.timeout_s);
   b.timeline = !opts.no_timeline;
+  kblaster::cli::interrupt_stop ctrl_c("kblaster profile", "the compiler, ncu or the program in flight is stopped");
+  b.stop = ctrl_c.token();
   if (!opts.run_line.empty()) return run_user_program(opts, b);
-  return print(opts.static_only ? analyze_static(opts.file, b) : profile_live(opts.file, b), opts.json);
+  const report_files_of_run reports(opts.report.empty() ? fs::path(opts.file).stem() : fs::path(opts.report));
+  const auto outcome = opts.static_only ? analyze_static(opts.file, b) : profile_live(opts.file, b);
+  if (b.stop.stop_requested()) return interrupted(reports);
+  return print(outcome, opts.json);
 }
 
 const bool registered = kblaster::cli::register_command([](CLI::App& root) {

@@ -1,11 +1,11 @@
 // Polls the client's pid: signal 0 tells whether it exists without touching it.
 #include "server/client_process_watch.h"
 
+#include "support/stop_wait.h"
+
 #include <signal.h>
 
 #include <cerrno>
-#include <condition_variable>
-#include <mutex>
 
 namespace kblaster::server {
 
@@ -13,16 +13,7 @@ bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno 
 
 client_process_watch::client_process_watch(pid_t pid, std::function<void()> gone, std::chrono::milliseconds interval)
     : pid_(pid), thread_([pid, gone = std::move(gone), interval](std::stop_token stop) {
-        std::mutex m;
-        std::condition_variable_any cv;
-        std::unique_lock lock(m);
-        while (!stop.stop_requested()) {
-          if (!process_alive(pid)) {
-            gone();
-            return;
-          }
-          cv.wait_for(lock, stop, interval, [] { return false; });
-        }
+        if (support::wait_until([pid] { return !process_alive(pid); }, stop, interval)) gone();
       }) {}
 
 }  // namespace kblaster::server

@@ -1,6 +1,7 @@
 #include "support/device_lock.h"
 
 #include "support/files.h"
+#include "support/stop_wait.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,7 +10,6 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
 namespace kblaster::support {
 namespace fs = std::filesystem;
@@ -40,16 +40,16 @@ std::string device_lock::gpu(const std::string& visible) {
 
 namespace {
 
-// Takes `fd`'s flock, polling so that a stop is heard within a few milliseconds; false when
-// stopped first. `busy` is called on every poll that finds the lock taken.
+// Takes `fd`'s flock, looked at every 5 ms (another process's unlock signals nothing here);
+// false when stopped first. `busy` is called on every poll that finds the lock taken.
 bool lock_polled(int fd, const fs::path& path, std::stop_token stop, const std::function<void()>& busy) {
-  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  const auto taken = [&] {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
     if (errno != EWOULDBLOCK && errno != EINTR) throw file_error("cannot lock " + path.string() + ": " + std::strerror(errno));
-    if (stop.stop_requested()) return false;
-    busy();
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
+    if (!stop.stop_requested()) busy();
+    return false;
+  };
+  return wait_until(taken, stop, std::chrono::milliseconds(5));
 }
 
 unique_fd open_lock_file(const fs::path& path) {

@@ -7,6 +7,7 @@
 #include "engine/source/program_entry.h"
 #include "support/time.h"
 #include "support/hash.h"
+#include "support/stop_wait.h"
 
 #include "engine/toolchain/nvcc_driver.h"
 #include "support/files.h"
@@ -15,7 +16,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 namespace fs = std::filesystem;
 
@@ -25,18 +25,6 @@ namespace {
 
 // Enough for a workspace's worth of files and versions; results are small (no raw pages).
 constexpr std::size_t cache_capacity = 64;
-
-// Sleeps up to `d`, in slices so that a newer save or a stop is noticed within ~10 ms.
-template <class Stale>
-bool wait_unless(std::chrono::milliseconds d, const Stale& stale) {
-  const auto until = std::chrono::steady_clock::now() + d;
-  while (std::chrono::steady_clock::now() < until) {
-    if (stale()) return false;
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(std::chrono::milliseconds(10),
-                                                                                until - std::chrono::steady_clock::now()));
-  }
-  return !stale();
-}
 
 // The text is compiled from a private copy (the editor's buffer may differ from the disk, and
 // the file may not exist at all), named like the original so that messages read naturally.
@@ -275,7 +263,11 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
   } left{*this, path, mine};
   std::stop_callback forward(stop, [&mine] { mine.request_stop(); });
   const auto stale = [&] { return mine.stop_requested() || superseded(path, generation); };
-  if (!wait_unless(options.debounce, stale)) return nullptr;
+  // The debounce: a newer save is looked for every 10 ms, a stop heard at once.
+  if (support::wait_until(stale, mine.get_token(), support::wait_clock::now() + options.debounce,
+                          std::chrono::milliseconds(10)) ||
+      stale())
+    return nullptr;
 
   const auto started = std::chrono::steady_clock::now();
   auto result = std::make_shared<file_analysis>();

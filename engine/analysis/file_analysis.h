@@ -131,7 +131,7 @@ class file_analyzer {
   /// or stopped; a cached result for the same text and options returns at once.
   /// With a `ticket` from reserve(), it returns nullptr at once when a newer one was reserved.
   std::shared_ptr<const file_analysis> analyze(const std::string& path, const std::string& text,
-                                               const file_analysis_options& options, std::stop_token stop = {},
+                                               const file_analysis_options& options, std::stop_token stop,
                                                std::optional<std::uint64_t> ticket = std::nullopt);
   /// Takes the next place in `path`'s order where requests still arrive in order (the server's
   /// message strand), before the work moves to a thread pool that may run it late: an older

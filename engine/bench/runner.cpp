@@ -422,6 +422,16 @@ void prepare_shared_kb(const bench_options& o) {
   prepare_kb(o, o.kb.empty() ? o.out / "kb.sqlite" : o.kb, false);
 }
 
+bench_hooks session_hooks(optimize::optimize_session& session, std::stop_token stop) {
+  bench_hooks hooks;
+  hooks.optimize = [&session](const task_spec& task, const optimize::loop_options& loop, optimize::run_environment& env) {
+    return session.run(task, loop, env);
+  };
+  hooks.probe = [&session, stop](const task_spec& task) { return session.probe_reference(task, stop); };
+  hooks.stop = std::move(stop);
+  return hooks;
+}
+
 bench_summary run_bench(const bench_options& o, const bench_hooks& hooks) {
   const auto mine = problems_of_shard(o);
   result_store store(o.out);

@@ -12,6 +12,7 @@
 #include "engine/evaluate/reference_probe.h"
 #include "engine/task/kernelbench_import.h"
 #include "engine/optimize/optimize.h"
+#include "engine/optimize/service.h"
 
 #include <nlohmann/json.hpp>
 
@@ -80,6 +81,11 @@ struct bench_hooks {
   std::function<void(const std::string&)> log;  ///< one line per event; may be empty
   std::stop_token stop;
 };
+
+/// The hooks of a bench whose problems run over the optimize service: each problem's loop in
+/// `session` (its evaluators, one warm harness, and its model), each reference probed by the
+/// session's harness; `stop` ends both. The import and the rest stay as bench_hooks has them.
+bench_hooks session_hooks(optimize::optimize_session& session, std::stop_token stop);
 
 /// What a bench call did.
 struct bench_summary {

@@ -76,7 +76,7 @@ profile_outcome profile_captured_launches(const captured_profile_options& o, std
       evaluator = std::make_unique<optimize::harness_evaluator>(std::vector<task_spec>{task}, options);
     }
     else
-      evaluator->add_task(task);
+      evaluator->add_task(task, stop);
     if (o.progress) o.progress("profiling " + kernel + " from its capture, alone under ncu");
     optimize::evaluation_request ask;
     ask.time = false;  // ncu's duration is the kernel's own; the harness's timing adds the launcher's copies

@@ -33,6 +33,6 @@ std::string captured_profile_origin(const capture_result& captured, bool reused)
 /// launch, its time in the program). A kernel that cannot be captured or profiled gets its reason
 /// in `not_profiled`, never an error of the whole: the file's other kernels still count.
 /// Throws optimize::evaluation_error when the harness cannot run here at all.
-profile_outcome profile_captured_launches(const captured_profile_options& options, std::stop_token stop = {});
+profile_outcome profile_captured_launches(const captured_profile_options& options, std::stop_token stop);
 
 }  // namespace kblaster::engine

@@ -23,7 +23,7 @@ namespace kblaster::engine {
 /// is `request`'s own). Throws capture_error naming the shape that cannot be captured, or one
 /// whose launch is not the same kernel with the same memory layout.
 std::vector<capture_result> capture_shapes(const capture_request& request, const capture_result& first,
-                                           const std::function<void(const std::string&)>& progress, std::stop_token stop = {});
+                                           const std::function<void(const std::string&)>& progress, std::stop_token stop);
 
 /// The candidate of `other`'s task made from `rewritten`, a candidate of `first`'s: the
 /// rewrite's code above the launcher, then `other`'s launcher with every line the rewrite left

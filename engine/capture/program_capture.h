@@ -86,7 +86,7 @@ std::string capture_blocker(const capture_request& request);
 /// built or run), the build's log, a crash or a hang with the program's output, or the agent's
 /// refusal.
 capture_result capture_program(const capture_request& request, const std::function<void(const std::string&)>& progress,
-                               std::stop_token stop = {});
+                               std::stop_token stop);
 
 /// The files a program's arguments name (its data), which it reads beside its own folder.
 std::vector<std::filesystem::path> paths_named_by(const std::vector<std::string>& args, const std::string& cwd);

@@ -43,6 +43,6 @@ struct program_rewrite {
 program_rewrite rewrite_program(const capture_request& request, const capture_result& captured,
                                 const std::vector<capture_result>& shapes, const std::string& program_text,
                                 const std::string& best_source, const std::string& out_dir,
-                                const std::function<void(const std::string&)>& progress, std::stop_token stop = {});
+                                const std::function<void(const std::string&)>& progress, std::stop_token stop);
 
 }  // namespace kblaster::engine

@@ -63,7 +63,7 @@ class harness_client {
   /// plus the time the request's own timing policy may take. Starts a harness when none runs.
   /// A stop requested on `stop` abandons the request: the harness is killed (the next request
   /// starts a fresh one) and the reply's error is "cancelled".
-  harness_reply request(nlohmann::json request, std::stop_token stop = {});
+  harness_reply request(nlohmann::json request, std::stop_token stop);
   /// The running child's pid, or -1.
   pid_t pid() const;
   /// The running child's scratch folder (the only one it may write), or empty. A request that

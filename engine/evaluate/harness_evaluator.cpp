@@ -180,12 +180,12 @@ harness_evaluator::harness_evaluator(std::vector<task_spec> tasks, harness_evalu
     }
   }
   for (auto& s : slots_) free_.push_back(s.get());
-  for (const auto& t : tasks) add_task(t);
+  for (const auto& t : tasks) add_task(t, builds_stop_.get_token());
 }
 
 harness_evaluator::~harness_evaluator() { builds_stop_.request_stop(); }
 
-void harness_evaluator::add_task(const task_spec& task) {
+void harness_evaluator::add_task(const task_spec& task, std::stop_token stop) {
   auto entry = std::make_shared<task_entry>();
   entry->spec = task;
   if (task.reference.kind == reference_kind::kernel) {
@@ -193,8 +193,9 @@ void harness_evaluator::add_task(const task_spec& task) {
     if (src.empty())
       throw evaluation_error("task '" + task.name + "': its reference is a kernel but names no " +
                              (device_ == "cpu" ? "cpu_kernel (host C++) for the CPU path" : "CUDA source"));
-    const auto b = device_ == "cpu" ? build_host_candidate(src, (work_dir_ / "build").string())
-                                    : build_candidate(src, task.arch, *nvcc_);
+    const auto b = device_ == "cpu" ? build_host_candidate(src, (work_dir_ / "build").string(), true, stop)
+                                    : build_candidate(src, task.arch, *nvcc_, true, stop);
+    if (b.cancelled) throw evaluation_error("task '" + task.name + "': stopped while its reference kernel was being built");
     if (!b.ok) throw evaluation_error("task '" + task.name + "': the reference kernel " + src + " does not build:\n" + b.log);
     entry->reference_library = b.library;
   }

@@ -92,8 +92,9 @@ class harness_evaluator final : public evaluator {
   harness_evaluator(const harness_evaluator&) = delete;
   harness_evaluator& operator=(const harness_evaluator&) = delete;
 
-  /// Adds (or replaces) a task; builds its reference kernel when it has one. Throws evaluation_error.
-  void add_task(const task_spec& task);
+  /// Adds (or replaces) a task; builds its reference kernel when it has one, which `stop` kills.
+  /// Throws evaluation_error (a reference that does not build, or a build stopped).
+  void add_task(const task_spec& task, std::stop_token stop);
   /// Throws evaluation_error for an unknown task or a harness that cannot start.
   evaluation evaluate(const std::string& task_name, const std::string& source,
                       const evaluation_request& request) override;
@@ -101,7 +102,7 @@ class harness_evaluator final : public evaluator {
   /// The task's reference probed for degeneracy (reference_probe.h) on one of this evaluator's
   /// harnesses. Throws evaluation_error for an unknown task; a harness that fails gives a probe
   /// with its error.
-  reference_probe probe_reference(const std::string& task_name, std::stop_token stop = {});
+  reference_probe probe_reference(const std::string& task_name, std::stop_token stop);
   /// "live: kblaster-harness on 2 x NVIDIA H100 80GB HBM3 (sm_90)" or "live: kblaster-harness on the CPU".
   std::string describe() const override;
   int parallelism() const override { return static_cast<int>(slots_.size()); }

@@ -98,6 +98,7 @@ void harness_evaluator::profile(const task_entry& task, const fs::path& dir, con
   };
   bool counters = scope == profile_scope::state_counters;
   ncu_options n = options_for(scope);
+  n.stop = stop;  // ncu's report exports stop with the profile
   auto command = prepare_ncu_command(ncu_, n, {});
   // The harness starts the next profile's runner under ncu as this profile ends, while the GPU
   // serves the next candidates (harness/profile_runner.h): that profile pays only ncu's passes

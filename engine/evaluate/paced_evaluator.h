@@ -4,11 +4,10 @@
 #pragma once
 
 #include "engine/evaluate/evaluator.h"
+#include "support/stop_wait.h"
 
+#include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
 namespace kblaster::engine::optimize {
 
@@ -21,10 +20,7 @@ class paced_evaluator final : public evaluator {
     auto e = inner_.evaluate(task, source, r);
     const auto wait = std::chrono::milliseconds(static_cast<long long>(1000 * factor_ * e.gpu_seconds));
     // The pause ends early at a stop: a replay is as quick to cancel as a live run.
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lock(m);
-    cv.wait_for(lock, r.stop, std::min(wait, cap_), [] { return false; });
+    support::sleep_unless_stopped(std::min(wait, cap_), r.stop);
     return e;
   }
   void prepare(const std::string& task, const std::string& source) override { inner_.prepare(task, source); }

@@ -20,11 +20,8 @@ profile_claims& profile_claims::process() {
 
 std::optional<profile_claims::guard> profile_claims::claim(const std::string& key, std::stop_token stop) {
   std::unique_lock lock(mutex_);
-  // Woken by a release; the slice lets a stop be heard without a callback on the token.
-  while (held_.count(key)) {
-    if (stop.stop_requested()) return std::nullopt;
-    released_.wait_for(lock, std::chrono::milliseconds(50));
-  }
+  // Woken by a release, or by the stop at once.
+  if (!released_.wait(lock, stop, [&] { return !held_.count(key); })) return std::nullopt;
   held_.insert(key);
   return guard(this, key);
 }

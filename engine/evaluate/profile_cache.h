@@ -48,7 +48,7 @@ class profile_claims {
 
  private:
   std::mutex mutex_;
-  std::condition_variable released_;
+  std::condition_variable_any released_;  // any: its wait ends at a stop too
   std::set<std::string> held_;
 };
 

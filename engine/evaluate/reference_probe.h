@@ -66,6 +66,6 @@ nlohmann::json to_json(const reference_probe& p);
 /// Sends "probe_reference" for `task` through `client` and reads the reply; a harness that fails
 /// or answers an error gives a probe with `error` set. Never throws for the task's sake.
 reference_probe probe_reference(harness_client& client, const task_spec& task,
-                                const std::string& reference_library = {}, std::stop_token stop = {});
+                                const std::string& reference_library, std::stop_token stop);
 
 }  // namespace kblaster::engine

@@ -4,12 +4,12 @@
 #include "engine/llm/batch_requests.h"
 #include "engine/llm/batch_results.h"
 #include "support/files.h"
+#include "support/stop_wait.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <sstream>
 
 namespace kblaster::engine::llm {
@@ -32,13 +32,9 @@ int requests_index(const std::string& name) {
 
 bool await_answers(deferred_backend& backend, const hand_over_report& handed, double poll_seconds, std::stop_token stop) {
   if (handed.written == 0 && handed.awaiting == 0) return !stop.stop_requested();
-  while (!stop.stop_requested()) {
-    if (backend.poll()) return true;
-    // In steps of 100 ms, so that Ctrl-C is heard at once.
-    for (int i = 0; i < static_cast<int>(poll_seconds * 10) && !stop.stop_requested(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
+  // Ctrl-C ends the pause between two looks at once.
+  const auto every = std::chrono::duration_cast<support::wait_clock::duration>(std::chrono::duration<double>(poll_seconds));
+  return !stop.stop_requested() && support::wait_until([&backend] { return backend.poll(); }, stop, every);
 }
 
 std::optional<deferred_spec> parse_deferred(const std::string& spec) {

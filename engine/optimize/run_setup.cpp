@@ -52,13 +52,13 @@ evaluator_stack::evaluator_stack(const evaluator_settings& s, std::vector<task_s
   }
 }
 
-void evaluator_stack::add_task(const task_spec& task) {
-  if (live_) live_->add_task(task);
+void evaluator_stack::add_task(const task_spec& task, std::stop_token stop) {
+  if (live_) live_->add_task(task, stop);
 }
 
 std::optional<reference_probe> evaluator_stack::probe_reference(const task_spec& task, std::stop_token stop) {
   if (!live_) return std::nullopt;
-  live_->add_task(task);
+  live_->add_task(task, stop);
   return live_->probe_reference(task.name, stop);
 }
 

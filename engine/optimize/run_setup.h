@@ -54,11 +54,11 @@ class evaluator_stack {
   evaluator& top() { return *top_; }
   /// True when results are served from recordings, not measured now.
   bool replayed() const { return replayed_; }
-  /// Makes a task known to the live evaluator (a replay needs none).
-  void add_task(const task_spec& task);
+  /// Makes a task known to the live evaluator (a replay needs none); `stop` kills its reference's build.
+  void add_task(const task_spec& task, std::stop_token stop);
   /// The task's reference probed for degeneracy by the live evaluator's harness (reference_probe.h);
   /// nullopt when results are replayed (no harness runs). Adds the task first.
-  std::optional<reference_probe> probe_reference(const task_spec& task, std::stop_token stop = {});
+  std::optional<reference_probe> probe_reference(const task_spec& task, std::stop_token stop);
 
  private:
   std::unique_ptr<evaluator> base_, paced_, recorder_, resumed_;

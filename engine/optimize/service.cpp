@@ -87,20 +87,22 @@ fs::path run_folder_of(const optimize_request& request, const optimize_outcome& 
 // The loop, and for a deferred model the rounds after it: hand the questions over, and when
 // asked, wait for the answers and resume (the journal keeps everything done).
 optimize_result run_loop(const optimize_request& request, optimize_outcome& out, run_environment& env,
-                         const model_choice& model, const service_events& events) {
+                         optimize_session& session, const service_events& events) {
   try {
-    auto r = run_optimization(out.task, request.loop, env);
-    while (r.stop_reason == stop_kind::waiting && model.deferred) {
-      const auto handed = model.deferred->hand_over();
-      out.waiting_for = handed.description;
-      tell(events, "waiting for the model: " + out.waiting_for +
-                       (request.wait_for_model ? "; looking for the answers every " + support::seconds_text(request.poll_seconds)
-                                               : "; then ask again: the run resumes where it stopped"));
-      if (!request.wait_for_model) break;
-      if (!llm::await_answers(*model.deferred, handed, request.poll_seconds, env.stop)) break;
-      tell(events, "answers arrived in the batch folder: resuming");
-      r = run_optimization(out.task, request.loop, env);
-    }
+    optimize_result r;
+    session.run_rounds(
+        {request.wait_for_model, request.poll_seconds}, env.stop,
+        [&] {
+          r = run_optimization(out.task, request.loop, env);
+          return r.stop_reason == stop_kind::waiting;
+        },
+        [&](const llm::hand_over_report& handed) {
+          out.waiting_for = handed.description;
+          tell(events, "waiting for the model: " + out.waiting_for +
+                           (request.wait_for_model ? "; looking for the answers every " + support::seconds_text(request.poll_seconds)
+                                                   : "; then ask again: the run resumes where it stopped"));
+        },
+        [&] { tell(events, "answers arrived in the batch folder: resuming"); });
     return r;
   } catch (const std::invalid_argument& e) {
     throw optimize_refusal(optimize_refusal_kind::bad_option, e.what());
@@ -148,28 +150,21 @@ optimize_outcome optimize_file(const optimize_request& request, const service_ev
     throw optimize_refusal(kind, fs::path(request.file).filename().string() + ": " + role.why_neither());
   }
 
-  std::unique_ptr<evaluator_stack> evaluators;
+  auto settings = request.evaluator;
+  if (!settings.on_device_wait) settings.on_device_wait = [&events](const std::string& line) { tell(events, line); };
+  std::vector<task_spec> tasks{out.task};
   try {
-    auto settings = request.evaluator;
-    if (!settings.on_device_wait) settings.on_device_wait = [&events](const std::string& line) { tell(events, line); };
-    evaluators = std::make_unique<evaluator_stack>(settings, std::vector<task_spec>{out.task});
-    for (const auto& s : out.shapes) evaluators->add_task(load_task(s.task.dir));
-  } catch (const no_gpu_error& e) {
-    throw optimize_refusal(optimize_refusal_kind::no_gpu, e.what());
+    for (const auto& s : out.shapes) tasks.push_back(load_task(s.task.dir));
   } catch (const std::exception& e) {
-    throw optimize_refusal(optimize_refusal_kind::no_evaluator, std::string("cannot evaluate candidates: ") + e.what());
+    throw optimize_refusal(optimize_refusal_kind::no_evaluator, std::string("cannot evaluate candidates: ") + e.what(), e.what());
   }
-  model_choice model;
-  try {
-    model = choose_model(request.model);
-  } catch (const std::exception& e) {
-    throw optimize_refusal(optimize_refusal_kind::model, std::string("the model cannot be used: ") + e.what(), e.what());
-  }
-  out.replayed = evaluators->replayed();
+  optimize_session session(settings, request.model, std::move(tasks));
+  const auto& model = session.model();
+  out.replayed = session.evaluators()->replayed();
   out.model_note = model.note;
 
   run_environment env;
-  env.eval = &evaluators->top();
+  env.eval = &session.evaluators()->top();
   // A program captured at several shapes: every candidate is verified on each of them.
   std::optional<shape_checking_evaluator> shape_checked;
   if (out.is_program() && !out.shapes.empty()) {
@@ -196,13 +191,53 @@ optimize_outcome optimize_file(const optimize_request& request, const service_ev
   tell(events, "evaluator: " + out.evaluator_note);
   tell(events, "KB " + kb::sql::redact(env.kb_path.string()) + ", run directory " + env.out_dir.string());
 
-  out.result = run_loop(request, out, env, model, events);
+  out.result = run_loop(request, out, env, session, events);
   const auto& why = out.result.stop_reason;
   const bool ended = why != stop_kind::error && why != stop_kind::waiting && why != stop_kind::cancelled;
   if (out.is_program() && out.improved() && ended && !stop.stop_requested() &&
       (!events.input_unchanged || events.input_unchanged()))
     carry_back(request, out, text, events, stop);
   return out;
+}
+
+optimize_session::optimize_session(const std::optional<evaluator_settings>& evaluator, const model_settings& model,
+                                   std::vector<task_spec> tasks) {
+  if (evaluator) try {
+      evaluators_ = std::make_unique<evaluator_stack>(*evaluator, std::move(tasks));
+    } catch (const no_gpu_error& e) {
+      throw optimize_refusal(optimize_refusal_kind::no_gpu, e.what());
+    } catch (const std::exception& e) {
+      throw optimize_refusal(optimize_refusal_kind::no_evaluator, std::string("cannot evaluate candidates: ") + e.what(),
+                             e.what());
+    }
+  try {
+    model_ = choose_model(model);
+  } catch (const std::exception& e) {
+    throw optimize_refusal(optimize_refusal_kind::model, std::string("the model cannot be used: ") + e.what(), e.what());
+  }
+}
+
+optimize_result optimize_session::run(const task_spec& task, const loop_options& loop, run_environment env) {
+  if (!evaluators_) throw std::logic_error("an optimize session without evaluators runs no loop");
+  evaluators_->add_task(task, env.stop);
+  env.eval = &evaluators_->top();
+  env.model = model_.client.get();
+  return run_optimization(task, loop, env);
+}
+
+std::optional<reference_probe> optimize_session::probe_reference(const task_spec& task, std::stop_token stop) {
+  return evaluators_ ? evaluators_->probe_reference(task, stop) : std::nullopt;
+}
+
+void optimize_session::run_rounds(const model_rounds& rounds, std::stop_token stop, const std::function<bool()>& round,
+                                  const std::function<void(const llm::hand_over_report&)>& handed_over,
+                                  const std::function<void()>& resumed) {
+  while (round() && model_.deferred) {
+    const auto handed = model_.deferred->hand_over();
+    if (handed_over) handed_over(handed);
+    if (!rounds.wait || !llm::await_answers(*model_.deferred, handed, rounds.poll_seconds, stop)) return;
+    if (resumed) resumed();
+  }
 }
 
 std::vector<std::string> describe_rewrite(const program_rewrite& r, const capture_result& captured) {

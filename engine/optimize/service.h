@@ -16,6 +16,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <stop_token>
@@ -110,6 +111,47 @@ struct optimize_outcome {
 /// Runs the use case. Throws optimize_refusal; a failing candidate is never an exception, and a
 /// cancelled run returns with stop_kind::cancelled (the same request resumes it).
 optimize_outcome optimize_file(const optimize_request& request, const service_events& events, std::stop_token stop);
+
+/// How a deferred model's rounds go on once a round waits for its answers.
+struct model_rounds {
+  bool wait = false;        ///< poll for the answers and run again; false: the round's hand-over ends it
+  double poll_seconds = 30;
+};
+
+/// The evaluators and the model that one or more runs share, set up once: Optimize's one run, or
+/// every problem of a bench (one warm harness; one deferred model, whose questions from all the
+/// problems of a round go over together). Not thread-safe: one run at a time.
+class optimize_session {
+ public:
+  /// The evaluators first (none when `evaluator` is nullopt: outcomes served whole, a bench's
+  /// recorded ones), then the model. Throws optimize_refusal: no_gpu, no_evaluator, model.
+  optimize_session(const std::optional<evaluator_settings>& evaluator, const model_settings& model,
+                   std::vector<task_spec> tasks);
+
+  /// The loop on `task` with the session's evaluators and model (the task made known to them
+  /// first); `env` brings the rest: input, KB, run folder, progress, stop.
+  optimize_result run(const task_spec& task, const loop_options& loop, run_environment env);
+  /// The task's reference probed for degeneracy (run_setup.h); nullopt without a live harness.
+  std::optional<reference_probe> probe_reference(const task_spec& task, std::stop_token stop);
+
+  /// The deferred model's rounds, the one place they are written: `round` runs (a loop, a bench)
+  /// and says whether it stopped waiting for answers; then the questions are handed over
+  /// (`handed_over` hears where they went) and, with `rounds.wait`, once answers arrived
+  /// (`resumed` hears it) `round` runs again, resuming where it stopped. It ends at a round that
+  /// does not wait, without `wait` at the first hand-over, or at the stop. A model whose
+  /// answers come at once runs one round.
+  void run_rounds(const model_rounds& rounds, std::stop_token stop, const std::function<bool()>& round,
+                  const std::function<void(const llm::hand_over_report&)>& handed_over,
+                  const std::function<void()>& resumed = {});
+
+  /// Null without evaluators.
+  evaluator_stack* evaluators() { return evaluators_.get(); }
+  const model_choice& model() const { return model_; }
+
+ private:
+  std::unique_ptr<evaluator_stack> evaluators_;
+  model_choice model_;
+};
 
 /// What a checked rewrite means for the user, one sentence each, in the order to show them.
 std::vector<std::string> describe_rewrite(const program_rewrite& rewrite, const capture_result& captured);

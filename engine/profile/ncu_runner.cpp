@@ -236,6 +236,7 @@ ncu_command prepare_ncu_command(const std::string& ncu_path, const ncu_options& 
       out.missing_sections += (out.missing_sections.empty() ? "" : ", ") + s;
   out.argv = build_ncu_command(ncu_path, asked, program);
   out.report_path = options.report_base + ".ncu-rep";
+  out.stop = options.stop;
   return out;
 }
 
@@ -291,10 +292,10 @@ void read_ncu_report(const std::string& ncu_path, const ncu_command& command, co
   // the CPU, with the GPU already free.
   const auto export_started = std::chrono::steady_clock::now();
   const auto page = [&](std::vector<std::string> args, std::string* into) {
-    return std::async(std::launch::async, [&ncu_path, &out, args = std::move(args), into] {
+    return std::async(std::launch::async, [&ncu_path, &command, &out, args = std::move(args), into] {
       std::vector<std::string> c = {ncu_path, "-i", out.report_path, "--csv"};
       c.insert(c.end(), args.begin(), args.end());
-      const auto p = support::run_process(c, std::chrono::seconds(300));
+      const auto p = support::run_process(c, std::chrono::seconds(300), std::nullopt, command.stop);
       if (!p.ok()) return "exporting " + args[1] + " failed: " + p.err;
       *into = p.out;
       return std::string();

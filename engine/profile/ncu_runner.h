@@ -117,6 +117,7 @@ struct ncu_command {
   std::vector<std::string> argv;
   std::string missing_sections;  // "WorkloadDistribution", or empty
   std::string report_path;       // options.report_base + ".ncu-rep"
+  std::stop_token stop;          // options.stop: the report's exports stop with the profile
 };
 ncu_command prepare_ncu_command(const std::string& ncu_path, const ncu_options& options,
                                 const std::vector<std::string>& program);

@@ -3,6 +3,7 @@
 
 #include "support/files.h"
 #include "support/hash.h"
+#include "support/stop_wait.h"
 #include "support/time.h"
 
 #include <fcntl.h>
@@ -13,7 +14,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -132,12 +132,14 @@ std::optional<import_cache::build_lock> import_cache::lock_for_build(const std::
   if (!fd) return std::nullopt;
   // Polled rather than blocking, so that a builder stuck past the exporter's own timeout cannot
   // hold every other process forever.
-  const auto until = std::chrono::steady_clock::now() + patience;
-  while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR) return std::nullopt;
-    if (std::chrono::steady_clock::now() >= until || stop.stop_requested()) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  bool failed = false;
+  const auto taken = [&] {
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return true;
+    failed = errno != EWOULDBLOCK && errno != EINTR;
+    return failed;
+  };
+  if (!support::wait_until(taken, stop, support::wait_clock::now() + patience, std::chrono::milliseconds(100)) || failed)
+    return std::nullopt;
   return build_lock(std::move(fd));
 }
 

@@ -60,7 +60,7 @@ class import_cache {
   /// or the lock file cannot be made (then the caller builds anyway, and publish() settles who
   /// keeps theirs).
   std::optional<build_lock> lock_for_build(const std::string& key, std::chrono::seconds patience,
-                                           std::stop_token stop = {}) const;
+                                           std::stop_token stop) const;
 
   /// A new empty folder to build an entry in, on the entries' file system (so that publish renames).
   std::filesystem::path new_staging_dir() const;

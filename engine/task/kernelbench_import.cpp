@@ -164,7 +164,8 @@ void run_exporter(const kernelbench_import_options& opts, const std::string& pyt
   else argv.push_back("--no-timing");
   say("exporting " + problem.filename().string() + " with " + python + " on " + opts.device +
       (opts.timing_seconds > 0 ? " (TorchScript, eager and torch.compile timings) ..." : " (TorchScript) ..."));
-  const auto r = support::run_process(argv, opts.timeout);
+  const auto r = support::run_process(argv, opts.timeout, std::nullopt, opts.stop);
+  if (r.cancelled) throw import_error("stopped: the exporter was killed");
   if (r.failed_to_start) throw import_error("cannot run " + python + ": " + r.err);
   if (r.timed_out)
     throw import_error("the exporter did not finish within " + std::to_string(opts.timeout.count()) + " s on " +
@@ -223,7 +224,7 @@ exported_files export_through_cache(const kernelbench_import_options& opts, cons
     std::string note;
     if (auto entry = cache.find(*inputs, note)) return {*entry, true, 0, false};
     if (!note.empty()) say(note + ": importing it again");
-    lock = cache.lock_for_build(inputs->key(), std::chrono::seconds(0));
+    lock = cache.lock_for_build(inputs->key(), std::chrono::seconds(0), opts.stop);
     if (!lock) {
       say("waiting for another kblaster importing the same problem ...");
       lock = cache.lock_for_build(inputs->key(), opts.timeout + std::chrono::seconds(60), opts.stop);
@@ -254,6 +255,18 @@ exported_files export_through_cache(const kernelbench_import_options& opts, cons
   }
 }
 
+// The outermost folder of `dir` that does not exist yet: what creating `dir` makes. Empty when
+// `dir` exists.
+fs::path outermost_missing_folder(const fs::path& dir) {
+  std::error_code ec;
+  fs::path missing;
+  for (fs::path at = dir; !at.empty() && !fs::exists(at, ec); at = at.parent_path()) {
+    missing = at;
+    if (at == at.parent_path()) break;
+  }
+  return missing;
+}
+
 }  // namespace
 
 kernelbench_import_result import_kernelbench(const kernelbench_import_options& opts, const progress_fn& progress) {
@@ -274,11 +287,19 @@ kernelbench_import_result import_kernelbench(const kernelbench_import_options& o
                        " (it lives in the source tree's tools/, or PREFIX/share/kblaster/; or set "
                        "KBLASTER_KERNELBENCH_EXPORTER)");
   const fs::path out = fs::absolute(opts.out_dir);
+  const fs::path made = outermost_missing_folder(out);
   fs::create_directories(out, ec);
   if (ec) throw import_error("cannot create " + out.string() + ": " + ec.message());
 
-  const auto files = opts.cache_dir.empty() ? export_uncached(opts, python, exporter, out, say)
-                                            : export_through_cache(opts, python, exporter, out, say);
+  exported_files files;
+  try {
+    files = opts.cache_dir.empty() ? export_uncached(opts, python, exporter, out, say)
+                                   : export_through_cache(opts, python, exporter, out, say);
+  } catch (const import_error&) {
+    // A stopped import leaves nothing: not even the task folder it made for the exporter's files.
+    if (!made.empty() && opts.stop.stop_requested()) fs::remove_all(made, ec);
+    throw;
+  }
   nlohmann::json manifest;
   try {
     copy_import_files(files.dir, out);

@@ -34,7 +34,7 @@ struct kernelbench_import_options {
   /// The import cache's folder (import_cache.h): an import of the same problem bytes with the same
   /// PyTorch, device and exporter is served from it without running the exporter. Empty: no cache.
   std::filesystem::path cache_dir;
-  std::stop_token stop;            // ends a wait for another process's import of the same problem
+  std::stop_token stop;            // kills the exporter, or ends a wait for another process's import of the same problem
 };
 
 /// The written task and what the exporter measured.
@@ -48,7 +48,7 @@ struct kernelbench_import_result {
 
 /// Runs the exporter, or takes what it wrote from the cache, and writes OUT_DIR/{task.json, model.pt,
 /// kernel.cu}. `progress` gets one line per step. Throws import_error (python or torch missing, the
-/// problem raising, no Model, timeout, a stop while waiting for another import).
+/// problem raising, no Model, timeout, a stop); a stopped import leaves no task folder it made.
 kernelbench_import_result import_kernelbench(const kernelbench_import_options& opts,
                                              const std::function<void(const std::string&)>& progress = {});
 

@@ -33,10 +33,10 @@ std::string dlpack_include_dir();
 /// with $CXX or g++ into the same cache directory. Never throws for compiler errors.
 /// A stop kills the compiler (and what it started) and the build comes back cancelled.
 candidate_build build_candidate(const std::string& source, const std::string& arch, nvcc_driver& nvcc,
-                                bool use_cache = true, std::stop_token stop = {});
+                                bool use_cache, std::stop_token stop);
 
 /// Builds a host source without an nvcc (CPU-only machines). Never throws for compiler errors.
-candidate_build build_host_candidate(const std::string& source, const std::string& cache_dir, bool use_cache = true,
-                                     std::stop_token stop = {});
+candidate_build build_host_candidate(const std::string& source, const std::string& cache_dir, bool use_cache,
+                                     std::stop_token stop);
 
 }  // namespace kblaster::engine

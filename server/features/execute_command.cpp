@@ -10,8 +10,7 @@
 #include "server/features/workspace_trust.h"
 #include "server/lsp_server.h"
 #include "server/work_done_progress.h"
-
-#include <thread>
+#include "support/stop_wait.h"
 
 namespace kblaster::server {
 
@@ -44,13 +43,9 @@ json self_test(const json& arguments, request_context& ctx) {
 
   work_done_progress progress(ctx, "KernelBlaster self-test", "starting");
   for (int step = 1; step <= steps; ++step) {
-    // Sleep in slices so that a cancel is noticed within ~5 ms.
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(step_ms);
-    do {
-      ctx.check_cancelled();
-      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-          std::chrono::milliseconds(5), until - std::chrono::steady_clock::now()));
-    } while (std::chrono::steady_clock::now() < until);
+    // A cancel ends the step's pause at once.
+    ctx.check_cancelled();
+    support::sleep_unless_stopped(std::chrono::milliseconds(step_ms), ctx.stop_token());
     ctx.check_cancelled();
     progress.report("step " + std::to_string(step) + " of " + std::to_string(steps), step * 100 / steps);
   }

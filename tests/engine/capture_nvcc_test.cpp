@@ -37,7 +37,7 @@ TEST_CASE("the launcher of every recorded capture compiles with the program's ke
     const auto capture = read_capture((work / name).string());
     const auto task = write_capture_task(capture, kblaster::support::read_file(programs / (std::string(name) + ".cu")),
                                          std::string("launch of ") + name);
-    const auto built = build_candidate(task.kernel_path, "sm_90", driver, false);
+    const auto built = build_candidate(task.kernel_path, "sm_90", driver, false, {});
     INFO(built.log);
     CHECK(built.ok);
     std::cout << name << ": the launcher builds (" << built.seconds << " s)\n";
@@ -57,7 +57,7 @@ TEST_CASE("the launcher of every recorded capture compiles with the program's ke
                                        "struct step_args { const float* in; float* out; int nx, ny; };\n"
                                        "__global__ void grid_step(step_args a) { a.out[0] = a.in[0] + a.nx; }\n",
                                        "launch 0 of grid.cu");
-  const auto built = build_candidate(task.kernel_path, "sm_90", driver, false);
+  const auto built = build_candidate(task.kernel_path, "sm_90", driver, false, {});
   INFO(built.log);
   CHECK(built.ok);
   fs::remove_all(work);

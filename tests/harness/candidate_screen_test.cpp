@@ -32,10 +32,10 @@ fs::path cache() {
 }
 
 engine::candidate_build build(const fs::path& source) {
-  if (engine::is_host_source(source.string())) return engine::build_host_candidate(source.string(), cache().string());
+  if (engine::is_host_source(source.string())) return engine::build_host_candidate(source.string(), cache().string(), true, {});
   static const auto nvcc_path = engine::find_nvcc();
   static engine::nvcc_driver nvcc(nvcc_path.value_or("nvcc"), cache().string());
-  return engine::build_candidate(source.string(), "sm_90", nvcc);
+  return engine::build_candidate(source.string(), "sm_90", nvcc, true, {});
 }
 
 std::optional<harness::screening_refusal> screen(const fs::path& source) {

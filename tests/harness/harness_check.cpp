@@ -63,13 +63,13 @@ struct checker {
   std::string ext() const { return opt.device == "cpu" ? ".cpp" : ".cu"; }
 
   candidate_build build(const std::string& src, bool use_cache = true) {
-    if (is_host_source(src)) return build_host_candidate(src, opt.cache, use_cache);
+    if (is_host_source(src)) return build_host_candidate(src, opt.cache, use_cache, {});
     if (!nvcc) {
       const auto path = find_nvcc();
       if (!path) return {false, false, "", "nvcc not found", {}, 0};
       nvcc = std::make_unique<nvcc_driver>(*path, opt.cache, 4);
     }
-    return build_candidate(src, "", *nvcc, use_cache);
+    return build_candidate(src, "", *nvcc, use_cache, {});
   }
 
   // `screening` off: for candidates that test what stands behind the static screening.
@@ -81,7 +81,7 @@ struct checker {
     nlohmann::json req{{"op", "evaluate"}, {"task", to_json(task)}, {"candidate", library},
                        {"timing", timing}, {"screening", screening}};
     if (!reference_library.empty()) req["reference_library"] = reference_library;
-    return client->request(req).to_json();
+    return client->request(req, {}).to_json();
   }
 
   void record(const std::string& section, const std::string& name, bool ok, const std::string& detail,
@@ -349,11 +349,11 @@ struct checker {
       nlohmann::json req{{"op", "profile"}, {"task", to_json(task)}, {"candidate", library}, {"ncu", command},
                          {"deadline_ms", 30000}};
       if (!next.empty()) req["next_ncu"] = next;
-      return client->request(req).to_json();
+      return client->request(req, {}).to_json();
     };
     // The report goes where the running harness may write: its scratch folder.
     auto report_base = [&](const std::string& name) {
-      client->request({{"op", "ping"}});
+      client->request({{"op", "ping"}}, {});
       return (client->scratch() / name).string();
     };
     const auto base = report_base("check-profile");
@@ -416,11 +416,11 @@ struct checker {
                              {"ncu", std::vector<std::string>{slow.string(), "-o", slow_base}},
                              {"report_later", true}, {"deadline_ms", 30000}};
     const auto l0 = std::chrono::steady_clock::now();
-    const auto later = client->request(later_req).to_json();
+    const auto later = client->request(later_req, {}).to_json();
     const double replied_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - l0).count();
     const bool report_absent = !fs::exists(slow_base + ".ncu-rep");
     const auto l1 = std::chrono::steady_clock::now();
-    const auto delivered = client->request({{"op", "profile_report"}}).to_json();
+    const auto delivered = client->request({{"op", "profile_report"}}, {}).to_json();
     const double delivered_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - l1).count();
     const auto later_ncu = delivered.value("ncu", nlohmann::json::object());
     const bool later_ok = later.value("verdict", "") == "pass" && later.value("report", "") == "pending" &&
@@ -438,10 +438,10 @@ struct checker {
     // nothing pending is an error, not a hang.
     const auto base_unasked = report_base("check-profile-unasked");
     later_req["ncu"] = std::vector<std::string>{slow.string(), "-o", base_unasked};
-    const auto unasked = client->request(later_req).to_json();
+    const auto unasked = client->request(later_req, {}).to_json();
     const auto next_eval = evaluate(task, good.library);
     const bool unasked_written = fs::exists(base_unasked + ".ncu-rep");
-    const auto stray = client->request({{"op", "profile_report"}}).to_json();
+    const auto stray = client->request({{"op", "profile_report"}}, {}).to_json();
     const bool unasked_ok = unasked.value("report", "") == "pending" && next_eval.value("verdict", "") == "pass" &&
                             unasked_written && stray.value("verdict", "") == "error" &&
                             stray.value("reason", "").find("no profile is waiting") != std::string::npos;
@@ -461,7 +461,7 @@ struct checker {
       stay_req["deadline_ms"] = 3000;
       stay_req["screening"] = false;  // close() is refused by the screening: this tests the layer behind it
       const auto s0 = std::chrono::steady_clock::now();
-      const auto stayed = client->request(stay_req).to_json();
+      const auto stayed = client->request(stay_req, {}).to_json();
       const double stay_secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
       const int left_running = processes_mapping(stays.library);
       const auto after_stay = evaluate(task, good.library);
@@ -604,7 +604,7 @@ struct checker {
     for (const auto& e : fs::directory_iterator(fs::path(opt.root) / "tests/harness/escape")) {
       if (e.path().extension() != ".cpp") continue;
       const auto f = e.path();
-      const auto b = build_host_candidate(f.string(), opt.cache, true);
+      const auto b = build_host_candidate(f.string(), opt.cache, true, {});
       if (!b.ok) {
         record("escape", f.filename().string(), false, "does not build: " + b.log.substr(0, 300), {});
         continue;

@@ -38,7 +38,7 @@ nlohmann::json randn(const std::string& name, std::vector<std::int64_t> shape) {
 
 // What the CLI would print, shown in the test's output.
 reference_probe probe(harness_client& client, const task_spec& task) {
-  auto p = probe_reference(client, task);
+  auto p = probe_reference(client, task, {}, {});
   std::cout << task.name << ": " << to_json(p).dump() << "\n";
   for (const auto& f : p.findings()) std::cout << "  warning: degenerate task: " << f << "\n";
   return p;

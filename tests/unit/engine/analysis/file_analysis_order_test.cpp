@@ -24,6 +24,6 @@ TEST_CASE("an analysis with an older ticket than the newest reserved returns nul
   CHECK(analyzer.analyze("/w/b.cu", "__global__ void k() {}", o, {}, analyzer.reserve("/w/b.cu")) != nullptr);
   // Without a ticket a call takes the next place itself, superseding reserved ones.
   const auto reserved = analyzer.reserve("/w/a.cu");
-  CHECK(analyzer.analyze("/w/a.cu", "__global__ void k2() {}", o) != nullptr);
+  CHECK(analyzer.analyze("/w/a.cu", "__global__ void k2() {}", o, {}) != nullptr);
   CHECK(analyzer.analyze("/w/a.cu", "__global__ void k2() {}", o, {}, reserved) == nullptr);
 }

@@ -51,7 +51,7 @@ TEST_CASE("why there is no live profile is typed, the machine's reasons first") 
   analysis_capabilities no_gpu;
   no_gpu.ncu = "/opt/ncu";
   file_analyzer without_gpu(no_gpu);
-  auto a = without_gpu.analyze("/w/a.cu", "__global__ void k() {}", quick());
+  auto a = without_gpu.analyze("/w/a.cu", "__global__ void k() {}", quick(), {});
   REQUIRE(a);
   CHECK(a->skipped == live_skip::no_gpu);
   CHECK(a->live_skipped == "no GPU on this machine");
@@ -61,7 +61,7 @@ TEST_CASE("why there is no live profile is typed, the machine's reasons first") 
   file_analyzer without_ncu(no_ncu);
   auto options = quick();
   options.live_refusal = "the workspace is not trusted";  // the machine's limit is said first
-  a = without_ncu.analyze("/w/a.cu", "__global__ void k() {}", options);
+  a = without_ncu.analyze("/w/a.cu", "__global__ void k() {}", options, {});
   REQUIRE(a);
   CHECK(a->skipped == live_skip::no_ncu);
   CHECK_FALSE(a->live_refused);
@@ -70,12 +70,12 @@ TEST_CASE("why there is no live profile is typed, the machine's reasons first") 
   both.gpu_arch = "sm_90";
   both.ncu = "/opt/ncu";
   file_analyzer able(both);
-  a = able.analyze("/w/a.cu", "__global__ void k() {}", options);
+  a = able.analyze("/w/a.cu", "__global__ void k() {}", options, {});
   REQUIRE(a);
   CHECK(a->skipped == live_skip::refused);
   CHECK(a->live_refused);
   options.profile_live = false;
-  a = able.analyze("/w/a.cu", "__global__ void k() {}", options);
+  a = able.analyze("/w/a.cu", "__global__ void k() {}", options, {});
   REQUIRE(a);
   CHECK(a->skipped == live_skip::off);
 }

@@ -48,7 +48,7 @@ TEST_CASE("a recorded capture is replayed by its name: nothing built, nothing ru
   SUBCASE("missing: a clear error naming the recording it looked for") {
     fs::create_directories(request.replay_root);
     try {
-      capture_program(request, {});
+      capture_program(request, {}, {});
       FAIL("a capture came back without a recording");
     } catch (const capture_error& e) {
       const std::string what = e.what();
@@ -61,7 +61,7 @@ TEST_CASE("a recorded capture is replayed by its name: nothing built, nothing ru
     fs::copy(kblaster::test::capture_fixtures / "row_reduce", fs::path(request.replay_root) / recording_name(request, program),
              fs::copy_options::recursive);
     std::string heard;
-    const auto r = capture_program(request, [&](const std::string& line) { heard += line + "\n"; });
+    const auto r = capture_program(request, [&](const std::string& line) { heard += line + "\n"; }, {});
     CHECK(r.replayed);
     CHECK_FALSE(r.cached);
     CHECK(r.build_seconds == 0);

@@ -59,7 +59,7 @@ struct workspace {
 
 std::string capture_error_of(const capture_request& r) {
   try {
-    capture_program(r, {});
+    capture_program(r, {}, {});
   } catch (const capture_error& e) {
     return e.what();
   }
@@ -84,7 +84,7 @@ TEST_CASE("without the driver a capture builds and runs nothing, and says what i
   // run: the markers would have appeared had the check not stopped them.
   auto r = w.request(true);
   r.driver_library = "libc.so.6";
-  CHECK_THROWS_AS(capture_program(r, {}), capture_error);  // the program captures nothing
+  CHECK_THROWS_AS(capture_program(r, {}, {}), capture_error);  // the program captures nothing
   CHECK(fs::exists(w.dir / "build-ran"));
   CHECK(fs::exists(w.dir / "program-ran"));
 }
@@ -114,7 +114,7 @@ TEST_CASE("a recorded capture replays without the driver") {
   fs::copy(kblaster::test::capture_fixtures / "row_reduce", fs::path(r.replay_root) / recording_name(r, program),
            fs::copy_options::recursive);
   CHECK(capture_blocker(r).empty());
-  const auto replayed = capture_program(r, {});
+  const auto replayed = capture_program(r, {}, {});
   CHECK(replayed.replayed);
   CHECK_FALSE(w.anything_ran());
 }
@@ -126,7 +126,7 @@ TEST_CASE("the editor's capture on save profiles nothing without the driver, and
   o.base.driver_library = no_driver;
   o.kernels = {"row_sum", "other_kernel"};
   o.evaluator.harness = "/nonexistent/kblaster-harness";  // an evaluator made would throw: none may be
-  const auto out = profile_captured_launches(o);
+  const auto out = profile_captured_launches(o, {});
   CHECK(out.kernels.empty());
   REQUIRE(out.not_profiled.size() == 2);
   for (const auto& [kernel, why] : out.not_profiled) {

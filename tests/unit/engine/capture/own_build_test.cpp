@@ -62,7 +62,7 @@ TEST_CASE("a kernel's file without main runs as a program only when the program 
 
   project p;
   try {
-    capture_program(p.request({}, {}), {});
+    capture_program(p.request({}, {}), {}, {});
     FAIL("a file without main was captured");
   } catch (const capture_error& e) {
     CHECK(std::string(e.what()).find("does not define main(): name the program your own build makes (--run PROGRAM") !=
@@ -73,7 +73,7 @@ TEST_CASE("a kernel's file without main runs as a program only when the program 
 TEST_CASE("the user's build runs first, and its failure is the error, with its output") {
   project p;
   try {
-    capture_program(p.request({"sh", "-c", "echo 'saxpy_kernels.cu(3): error: expected a ;'; exit 2"}, {"./split_app"}), {});
+    capture_program(p.request({"sh", "-c", "echo 'saxpy_kernels.cu(3): error: expected a ;'; exit 2"}, {"./split_app"}), {}, {});
     FAIL("a failed build went unnoticed");
   } catch (const capture_error& e) {
     const std::string what = e.what();
@@ -84,7 +84,7 @@ TEST_CASE("the user's build runs first, and its failure is the error, with its o
   // A build that works, then the program named runs (here it cannot launch anything: no GPU).
   std::string heard;
   CHECK_THROWS_AS(capture_program(p.request({"sh", "-c", "printf x >> builds"}, {"sh", "-c", "echo ran > ran"}),
-                                  [&](const std::string& line) { heard += line + "\n"; }),
+                                  [&](const std::string& line) { heard += line + "\n"; }, {}),
                   capture_error);
   CHECK(p.builds() == 1);
   CHECK(fs::exists(p.dir / "ran"));
@@ -116,14 +116,14 @@ TEST_CASE("checking a rewrite in a program built by its own build puts the file 
     // Without the driver: refused before the user's file is edited or their build runs.
     auto no_driver = request;
     no_driver.driver_library = "libkblaster-test-no-such-driver.so.1";
-    CHECK_THROWS_WITH_AS(rewrite_program(no_driver, captured, {}, program, rewritten, (p.dir / "out").string(), {}),
+    CHECK_THROWS_WITH_AS(rewrite_program(no_driver, captured, {}, program, rewritten, (p.dir / "out").string(), {}, {}),
                          doctest::Contains("no NVIDIA driver on this machine"), capture_error);
     CHECK(kblaster::support::read_file(p.kernels) == program);
     CHECK(p.builds() == 0);
   }
   std::string heard;
   CHECK_THROWS_AS(rewrite_program(request, captured, {}, program, rewritten, (p.dir / "out").string(),
-                                  [&](const std::string& line) { heard += line + "\n"; }),
+                                  [&](const std::string& line) { heard += line + "\n"; }, {}),
                   capture_error);  // the edited program cannot be captured here (no GPU)
   CHECK(kblaster::support::read_file(p.kernels) == program);  // put back
   CHECK(p.builds() == 2);                                      // built with the edit, then again without it
@@ -170,7 +170,7 @@ TEST_CASE("a capture waits for the GPU another kblaster measurement holds, says 
   // Once the GPU is free the same capture runs the program at once.
   held.reset();
   try {
-    capture_program(request, {});
+    capture_program(request, {}, {});
   } catch (const capture_error&) {
     // No driver here: the agent captures nothing; what matters is that the program ran.
   }

@@ -23,7 +23,7 @@ harness_options fake(int watchdog_ms = 10'000) {
 }
 
 harness_reply ask(harness_client& c, const std::string& how) {
-  return c.request({{"op", "verify"}, {"candidate", how}, {"task", nlohmann::json::object()}});
+  return c.request({{"op", "verify"}, {"candidate", how}, {"task", nlohmann::json::object()}}, {});
 }
 
 }  // namespace
