@@ -16,6 +16,7 @@
 #include "harness/profile_runner.h"
 #include "harness/reference.h"
 #include "harness/runner_process.h"
+#include "harness/runner_timing.h"
 #include "harness/timing.h"
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,16 @@ class timed_batch;
 
 /// Speedups above this are flagged for review rather than trusted.
 constexpr double review_speedup = 10.0;
+
+/// The reference's figure a candidate's timing is set against (judge_time.cpp): none for a
+/// candidate that stopped clearly slower; `failure` set when the reference could not be timed.
+struct reference_figure {
+  std::optional<timing_stats> stats;
+  std::string how;           // where the figure comes from, as the reply's method says it
+  bool given = false;        // the request's own figure (timing_policy::reference_ms)
+  bool own_batches = false;  // a PyTorch reference on the GPU, in batches sized for its own speed
+  nlohmann::json failure;    // null, or the reply to give instead
+};
 
 /// The judge: state kept across requests (the device, the references, the next runner, already
 /// starting) and the handling of each.
@@ -69,8 +80,8 @@ class judge {
   // throttle and the samples either converged or ran to the policy's cap (a PyTorch reference's
   // samples often scatter too much to converge, and a second more of them would say no more: the
   // H100 trace of vector_add timed its reference for the whole second of every candidate), and
-  // for ten minutes at most, so that a GPU whose clocks moved is timed
-  // afresh; the reply says which figure was reused.
+  // for timing_rules::reference_reuse (ten minutes) at most, so that a GPU whose clocks moved is
+  // timed afresh; the reply says which figure was reused.
   struct reference_timing {
     timing_stats stats;
     std::string how;
@@ -82,35 +93,45 @@ class judge {
 
   std::unique_ptr<runner_process> take_runner();
   reference_model& reference(const engine::task_spec& task, const std::string& kernel_library);
+
+  /// A candidate or probe request as read before anything runs: its task, its seeds, its deadline.
+  struct task_request {
+    engine::task_spec task;
+    std::uint64_t seed_base = 0;
+    deadline until;
+  };
+  /// Checks the request's op and fields (throws std::invalid_argument) and reads its task.
+  task_request read_task_request(const nlohmann::json& req, const std::string& op,
+                                 std::chrono::steady_clock::time_point received);
+  /// Every op but ping and profile_report, into `reply`; `runner` is the request's candidate
+  /// runner once it has one, `candidate_request` set once the candidate passed its screening.
+  void serve(const nlohmann::json& req, const std::string& op, std::chrono::steady_clock::time_point received,
+             std::unique_ptr<runner_process>& runner, bool& candidate_request, nlohmann::json& reply);
+  /// The candidate's runner up with its library loaded; null when so, else the failing reply.
+  nlohmann::json start_candidate(runner_process& runner, const std::string& path, deadline until);
+
   nlohmann::json verify(const engine::task_spec& task, runner_process& runner, reference_model& ref,
                         std::uint64_t seed_base, deadline until);
   /// Times the candidate in `runner`, ends the runner, then times the reference the same way.
   nlohmann::json time(const engine::task_spec& task, std::unique_ptr<runner_process>& runner, reference_model& ref,
                       const std::string& reference_library, std::uint64_t seed, const nlohmann::json& policy,
                       deadline until);
-  /// What timing the library loaded in a runner gave, per call.
-  struct runner_timing {
-    timing_stats stats;        // samples: per call, the runner's events over a batch (host: the judge's clock)
-    int calls = 1;             // calls per (full) batch
-    double judge_ms = 0;       // the judge's own figure per call (its host clock)
-    double exchange_ms = 0;    // an empty exchange's host time over its events (one per batch)
-    bool exchange_measured = false;  // exchange_ms taken (not where full less half batches cancel it)
-    double empty_cpu_ms = 0;   // the runner's CPU time in an empty exchange
-    double cpu_per_call_ms = 0;
-    double runner_mean_ms = 0;  // the runner's event time over every timed call, per call
-    int second_look_batches = 0;  // batches more, taken when the judge's figure was over half its margin
-    int threads_before = -1;
-    runner::reply last;        // the last batch's reply
+  /// A kernel reference's runner, started with the candidate's timing (null for any other
+  /// reference), and why it did not start.
+  struct reference_runner {
+    runner_process* process = nullptr;
+    std::string start_error;
   };
-  /// Maps `batch` into `runner` and times the library it loaded there in batches of `calls` (0:
-  /// as many as batch_target_ms asks, from the warm-up); `check(slot)` runs after each batch on a
-  /// slot chosen then. Throws sample_failed.
-  runner_timing time_in_runner(runner_process& runner, timed_batch& batch, std::uint64_t seed,
-                               const timing_policy& policy, int calls, const std::function<void(int)>& check,
-                               deadline until);
-  /// Slot s of a timed batch against the reference: inputs intact, outputs right. Null when so,
-  /// else the failing reply.
-  nlohmann::json check_slot(const engine::task_spec& task, timed_batch& batch, reference_model& ref, int s);
+  /// The reference's figure for a candidate timed as `cand`: the request's, one kept from an
+  /// earlier candidate, or timed now in `batch` (reference_timings_ keeps it).
+  reference_figure reference_figure_for(const engine::task_spec& task, reference_model& ref,
+                                        const reference_runner& kernel_runner, timed_batch& batch, std::uint64_t seed,
+                                        const timing_policy& policy, const runner_timing& cand,
+                                        const std::string& reference_library, deadline until);
+  /// A kernel reference timed in its own runner in batches of `calls`, into `out`.
+  void time_kernel_reference(const reference_runner& kernel_runner, timed_batch& batch, std::uint64_t seed,
+                             const timing_policy& policy, int calls, const std::string& reference_library,
+                             deadline until, reference_figure& out);
   /// One call of the candidate at `path` inside the NVTX range, by a runner started under
   /// `ncu_argv` (which profiles it and writes the report it was told to); ncu's exit and log come
   /// back with the reply. No verdict: a profile describes a candidate already judged. The runner

@@ -2,6 +2,7 @@
 #include "harness/timed_batch.h"
 
 #include "harness/tensors.h"
+#include "harness/timing.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -28,10 +29,10 @@ std::size_t timed_batch::slot_bytes(const std::vector<torch::Tensor>& args, cons
 
 int slots_that_fit(const device_context& dev, const std::vector<torch::Tensor>& args,
                    const std::vector<torch::Tensor>& like_outputs) {
-  std::size_t budget = std::size_t{256} << 20;
+  std::size_t budget = timing_rules::cpu_memory_bytes;
   if (dev.is_cuda()) {
     dev.release_cached_memory();
-    budget = std::min<std::size_t>(dev.free_bytes() / 4, std::size_t{12} << 30);
+    budget = std::min<std::size_t>(dev.free_bytes() / timing_rules::gpu_memory_divisor, timing_rules::gpu_memory_cap_bytes);
   }
   const auto fit = budget / timed_batch::slot_bytes(args, like_outputs);
   return static_cast<int>(std::clamp<std::size_t>(fit, 1, runner::max_batch_calls));

@@ -38,21 +38,6 @@ double median_se_of(const std::vector<double>& v) {
 
 }  // namespace
 
-timing_policy policy_from_json(const nlohmann::json& j) {
-  timing_policy p;
-  if (!j.is_object()) return p;
-  p.warmup = std::clamp(j.value("warmup", p.warmup), 0, 1000);
-  p.warmup_seconds = std::clamp(j.value("warmup_seconds", p.warmup_seconds), 0.0, 600.0);
-  p.min_samples = std::clamp(j.value("min_samples", p.min_samples), 3, 100000);
-  p.max_samples = std::clamp(j.value("max_samples", p.max_samples), p.min_samples, 1000000);
-  p.max_seconds = std::clamp(j.value("max_seconds", p.max_seconds), 0.01, 600.0);
-  p.rsd_target = std::clamp(j.value("rsd_target", p.rsd_target), 1e-5, 1.0);
-  p.median_se_target = std::clamp(j.value("median_se_target", p.median_se_target), 0.0, 1.0);
-  p.min_samples_for_se = std::clamp(j.value("min_samples_for_se", p.min_samples_for_se), 3, 100000);
-  p.slower_than_ms = std::clamp(j.value("slower_than_ms", p.slower_than_ms), 0.0, 1e7);
-  return p;
-}
-
 nlohmann::json timing_stats::to_json() const {
   nlohmann::json j{{"samples", samples},     {"median_ms", median_ms}, {"q1_ms", q1_ms},
                    {"q3_ms", q3_ms},         {"iqr_ms", iqr_ms},       {"mean_ms", mean_ms},
@@ -96,13 +81,15 @@ timing_stats measure_samples(device_context& dev, const std::function<timed_samp
       break;
     }
     // Sorting for the quantiles every tenth sample keeps the check cheap at thousands of samples.
-    if (n >= std::max(policy.min_samples, policy.min_samples_for_se) && n % 10 == 0 &&
+    if (n >= std::max(policy.min_samples, policy.min_samples_for_se) && n % timing_rules::median_se_every == 0 &&
         median_se_of(samples) < policy.median_se_target) {
       st.converged = true;
       break;
     }
     if (n >= policy.max_samples) break;
-    if (std::chrono::duration<double>(clock::now() - started).count() > policy.max_seconds && n >= 3) break;
+    if (std::chrono::duration<double>(clock::now() - started).count() > policy.max_seconds &&
+        n >= timing_rules::min_samples_at_cap)
+      break;
   }
   st.sm_clock_end_mhz = dev.sm_clock_mhz(&throttled_end);
 
@@ -125,7 +112,7 @@ timing_stats measure_samples(device_context& dev, const std::function<timed_samp
     const std::vector<double> last(samples.end() - static_cast<long>(third), samples.end());
     st.drift = quantile(last, 0.5) / quantile(first, 0.5) - 1;
   }
-  st.throttled = throttled_start || throttled_end || st.drift > 0.05;
+  st.throttled = throttled_start || throttled_end || st.drift > timing_rules::throttle_drift;
   std::string note;
   if (!dev.is_cuda()) note = "CPU: no cache flush between samples (timed the same way otherwise)";
   if (st.stopped_slower)

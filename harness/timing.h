@@ -1,13 +1,8 @@
-// Cold timing in the manner of nvbench: before every sample the L2 is flushed (GPU) and the
-// device is idle; a sample is the CUDA-event time on the legacy default stream, which waits for
-// the work of every blocking stream (host time on the CPU); the host time of each sample, device
-// synchronisation included, is reported beside it so that work hidden on non-blocking streams
-// shows. Warm-up first, then samples until the median is known well enough (its relative
-// standard error, estimated from the interquartile range, under the target: a few dozen samples
-// for a kernel whose samples scatter by a few percent), or the samples themselves scatter less
-// than the RSD target, or a cap is reached; median and interquartile range.
+// One measurement: the warm-up, the sampling loop and its statistics, under the timing policy
+// (engine/task/timing_policy.h, where the policy and the reasons for it are written once).
 #pragma once
 
+#include "engine/task/timing_policy.h"
 #include "harness/device.h"
 
 #include <nlohmann/json.hpp>
@@ -17,32 +12,8 @@
 
 namespace kblaster::harness {
 
-/// The stopping policy of one measurement.
-struct timing_policy {
-  int warmup = 3;              // calls before sampling, at most
-  /// Warm-up ends after its first call once this much time has gone into it: a kernel of a
-  /// second (a naive KernelBench GEMM) is warm after one call, and two more would cost seconds.
-  double warmup_seconds = 0.05;
-  int min_samples = 10;        //
-  int max_samples = 5000;      //
-  double max_seconds = 2.0;    // cap on sampling time, per measured function [s]
-  double rsd_target = 0.005;   // stop when stddev/mean of the samples is under this
-  /// Stop when the median's relative standard error (1.253 x IQR/1.349 / sqrt(n) / median, from
-  /// at least `min_samples_for_se` samples) is under this: the loop compares medians 1 % apart,
-  /// and a 25 us kernel scattering by 3 % reaches it in ~160 samples instead of running to the cap.
-  double median_se_target = 0.003;
-  int min_samples_for_se = 30;
-  /// The time the loop needs a candidate to beat (its current version's median), 0 for none. A
-  /// candidate whose fastest sample is `slower_margin` over it after `min_samples_slower` samples
-  /// stops there: that it does not beat the bound is all the loop reads of it, and a slow
-  /// candidate's samples are the longest ones (a naive GEMM's are a second each).
-  double slower_than_ms = 0;
-  double slower_margin = 0.25;
-  int min_samples_slower = 2;
-};
-
-/// Reads a policy from a request's "timing" object (missing fields keep their defaults).
-timing_policy policy_from_json(const nlohmann::json& j);
+using engine::timing_policy;
+namespace timing_rules = engine::timing_rules;
 
 /// The outcome of one measurement.
 struct timing_stats {

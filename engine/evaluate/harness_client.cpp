@@ -1,6 +1,7 @@
 // Child-process management for kblaster-harness: pipes, a stderr drain thread, deadlines, and
 // reading how the child died.
 #include "engine/evaluate/harness_client.h"
+#include "engine/task/timing_policy.h"
 
 #include "support/files.h"
 #include "support/hash.h"
@@ -60,7 +61,7 @@ struct harness_client::child {
 
   // Reads one line from stdout before `deadline`; false on EOF or timeout (timed_out says which).
   bool read_line(std::string& line, std::chrono::steady_clock::time_point deadline, bool& timed_out,
-                 std::stop_token stop = {}) {
+                 std::stop_token stop) {
     timed_out = false;
     char buf[65536];
     while (true) {
@@ -323,9 +324,9 @@ harness_reply harness_client::request(nlohmann::json req, std::stop_token stop) 
   // Timing may legitimately run for its cap twice (candidate and reference) plus warm-ups.
   double budget_s = 0;
   if (op == "time" || op == "evaluate") {
-    double cap = 2.0;
+    double cap = timing_policy{}.max_seconds;
     if (req.contains("timing") && req["timing"].is_object()) cap = req["timing"].value("max_seconds", cap);
-    budget_s = 3 * cap;
+    budget_s = timing_budget_seconds(cap);
   }
   // A profile waits for ncu as long as the engine allows it (its own deadline_ms).
   if (op == "profile") budget_s = req.value("deadline_ms", 0.0) / 1000;

@@ -180,12 +180,12 @@ harness_evaluator::harness_evaluator(std::vector<task_spec> tasks, harness_evalu
     }
   }
   for (auto& s : slots_) free_.push_back(s.get());
-  for (const auto& t : tasks) add_task(t, builds_stop_.get_token());
+  for (const auto& t : tasks) add_task(t);
 }
 
 harness_evaluator::~harness_evaluator() { builds_stop_.request_stop(); }
 
-void harness_evaluator::add_task(const task_spec& task, std::stop_token stop) {
+void harness_evaluator::add_task(const task_spec& task) {
   auto entry = std::make_shared<task_entry>();
   entry->spec = task;
   if (task.reference.kind == reference_kind::kernel) {
@@ -193,9 +193,8 @@ void harness_evaluator::add_task(const task_spec& task, std::stop_token stop) {
     if (src.empty())
       throw evaluation_error("task '" + task.name + "': its reference is a kernel but names no " +
                              (device_ == "cpu" ? "cpu_kernel (host C++) for the CPU path" : "CUDA source"));
-    const auto b = device_ == "cpu" ? build_host_candidate(src, (work_dir_ / "build").string(), true, stop)
-                                    : build_candidate(src, task.arch, *nvcc_, true, stop);
-    if (b.cancelled) throw evaluation_error("task '" + task.name + "': stopped while its reference kernel was being built");
+    const auto b = device_ == "cpu" ? build_host_candidate(src, (work_dir_ / "build").string())
+                                    : build_candidate(src, task.arch, *nvcc_);
     if (!b.ok) throw evaluation_error("task '" + task.name + "': the reference kernel " + src + " does not build:\n" + b.log);
     entry->reference_library = b.library;
   }
@@ -467,81 +466,53 @@ harness_reply harness_evaluator::ask_judge(slot& s, const nlohmann::json& reques
   }
 }
 
-evaluation harness_evaluator::measure(const task_entry& task, const std::string& source, const std::string& hash,
-                                      const evaluation_request& request, std::shared_future<evaluation> prior) {
-  std::optional<evaluation> before;
-  if (prior.valid()) {
-    try {
-      before = prior.get();
-    } catch (const std::exception&) {
-      // That measurement failed as a whole; this one starts from nothing.
-    }
-    if (before && cancelled(*before)) before.reset();
-    if (before && !before->correct) return *before;  // never profile a candidate that failed
-  }
-  evaluation e = before.value_or(evaluation{});
-  e.code_hash = hash;
-  e.arch = device_ == "cpu" ? "cpu" : task.spec.arch.empty() ? arch_ : task.spec.arch;
+namespace {
 
-  const auto wait_start = clock_type::now();
-  const auto pending = build_of(task, source, hash);
-  // A stop while the compiler runs ends the wait and the compilers: an evaluator serves one run,
-  // and a stopped run builds nothing more (its children must be gone within a second).
-  const auto cancelled_build = [&] {
-    e.verdict = "error";
-    e.check = "cancelled";
-    e.reason = "cancelled while the candidate was being built";
-    return e;
-  };
-  while (pending.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
-    if (request.stop.stop_requested()) {
-      builds_stop_.request_stop();
-      return cancelled_build();
-    }
-  const auto built = pending.get();
-  if (!built.error.empty()) throw evaluation_error(built.error);
-  if (built.build.cancelled) return cancelled_build();
-  const auto& b = built.build;
-  if (!before) {
-    e.build_seconds = built.seconds;
-    e.phases.build = built.seconds;
-    e.phases.build_wait = seconds_since(wait_start);
+/// The same candidate measured before with less of a profile, when that measurement stands: not
+/// failed as a whole, not cancelled.
+std::optional<evaluation> earlier_measurement(std::shared_future<evaluation> prior) {
+  if (!prior.valid()) return std::nullopt;
+  try {
+    auto before = prior.get();
+    if (cancelled(before)) return std::nullopt;
+    return before;
+  } catch (const std::exception&) {
+    return std::nullopt;  // that measurement failed as a whole; this one starts from nothing
   }
-  if (!b.ok) {
-    e.verdict = "fail";
-    e.check = "compile";
-    e.reason = "does not compile: " + first_error(b);
-    e.compile_log = b.log;
-    return e;
-  }
-  e.compile_ok = true;
+}
 
-  lease held(*this);
-  slot& s = held.get();
-  if (before) {
-    if (request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.scope,
-                                      request.next_scope.value_or(request.scope), request.stop);
-    return e;
-  }
-  nlohmann::json timing{{"max_seconds", options_.max_seconds}};
+evaluation cancelled_while_built(evaluation e) {
+  e.verdict = "error";
+  e.check = "cancelled";
+  e.reason = "cancelled while the candidate was being built";
+  return e;
+}
+
+evaluation compile_failure(evaluation e, const candidate_build& b) {
+  e.verdict = "fail";
+  e.check = "compile";
+  e.reason = "does not compile: " + first_error(b);
+  e.compile_log = b.log;
+  return e;
+}
+
+/// The judge's request for a built candidate: verify, and time it against the reference when asked.
+nlohmann::json judge_request(const task_spec& task, const std::string& reference_library, const std::string& library,
+                             const evaluation_request& request, double max_seconds) {
+  nlohmann::json timing{{"max_seconds", max_seconds}};
   if (request.beat_ms && *request.beat_ms > 0) timing["slower_than_ms"] = *request.beat_ms;
   if (request.reference_ms && *request.reference_ms > 0) timing["reference_ms"] = *request.reference_ms;
   nlohmann::json req{{"op", request.time ? "evaluate" : "verify"},
-                     {"task", to_json(task.spec)},
-                     {"candidate", b.library},
+                     {"task", to_json(task)},
+                     {"candidate", library},
                      {"timing", timing}};
-  if (!task.reference_library.empty()) req["reference_library"] = task.reference_library;
-  double took = 0;
-  const auto reply = ask_judge(s, req, e, request.stop, took);
-  e.gpu_seconds += took;
-  {
-    std::lock_guard lock(pool_mutex_);
-    e.gpu_name = s.device_name;
-  }
-  e.harness = reply.to_json();
-  e.harness.erase("id");
-  // The judge's own division of the request; what it does not account for (the exchange, a
-  // runner that did not start) is the runner's.
+  if (!reference_library.empty()) req["reference_library"] = reference_library;
+  return req;
+}
+
+/// The judge's division of the request's `took` seconds; what it does not account for (the
+/// exchange, a runner that did not start) is the runner's. Takes "seconds" out of the raw reply.
+void read_phases(evaluation& e, double took) {
   const auto phases = e.harness.value("seconds", nlohmann::json::object());
   e.harness.erase("seconds");
   auto phase = [&](const char* name) { return phases.contains(name) && phases[name].is_number() ? phases[name].get<double>() : 0.0; };
@@ -549,6 +520,10 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
   e.phases.verify = phase("verify");
   e.phases.time = phase("time");
   e.phases.runner = std::max(0.0, took - e.phases.reference - e.phases.verify - e.phases.time);
+}
+
+/// The verdict and the figures of the judge's reply (already in e.harness).
+void read_verdict(evaluation& e) {
   e.verdict = e.harness.value("verdict", "error");
   e.check = e.harness.value("check", "");
   e.reason = e.harness.value("reason", "");
@@ -563,19 +538,81 @@ evaluation harness_evaluator::measure(const task_entry& task, const std::string&
     }
     if (t.contains("reference")) e.reference_ms = t["reference"].value("median_ms", 0.0);
   }
-  if (e.correct && e.reason.empty()) {
-    e.reason = "correct on " + std::to_string(task.spec.seeds) + " seeds";
-    const bool given = e.harness.contains("timing") && e.harness["timing"].contains("reference") &&
-                       e.harness["timing"]["reference"].value("given", false);
-    if (e.runtime_ms && e.reference_ms)
-      e.reason += "; " + ms_text(*e.runtime_ms) + " against the reference's " + ms_text(*e.reference_ms) +
-                  (given ? " (a figure the request gave, not timed again)" : "");
-    else if (e.runtime_ms && e.timed_until_slower && request.beat_ms)
-      e.reason += "; " + ms_text(*e.runtime_ms) + ", timed only until clearly slower than the " + ms_text(*request.beat_ms) +
-                  " it had to beat";
+}
+
+/// A correct candidate's reason when the judge gave none: its seeds and its figures.
+std::string correct_reason(const evaluation& e, const task_spec& task, const evaluation_request& request) {
+  std::string reason = "correct on " + std::to_string(task.seeds) + " seeds";
+  const bool given = e.harness.contains("timing") && e.harness["timing"].contains("reference") &&
+                     e.harness["timing"]["reference"].value("given", false);
+  if (e.runtime_ms && e.reference_ms)
+    reason += "; " + ms_text(*e.runtime_ms) + " against the reference's " + ms_text(*e.reference_ms) +
+              (given ? " (a figure the request gave, not timed again)" : "");
+  else if (e.runtime_ms && e.timed_until_slower && request.beat_ms)
+    reason += "; " + ms_text(*e.runtime_ms) + ", timed only until clearly slower than the " + ms_text(*request.beat_ms) +
+              " it had to beat";
+  return reason;
+}
+
+}  // namespace
+
+bool harness_evaluator::await_build(const std::shared_future<timed_build>& pending, std::stop_token stop) {
+  if (pending.wait_for(std::chrono::seconds(0)) == std::future_status::ready) return true;
+  // A stop while the compiler runs stops every build, and with it the compilers, at once: an
+  // evaluator serves one run, and a stopped run builds nothing more.
+  const std::stop_callback stop_builds(stop, [this] { builds_stop_.request_stop(); });
+  pending.wait();
+  return !stop.stop_requested();
+}
+
+void harness_evaluator::verify_and_time(const task_entry& task, const candidate_build& b,
+                                        const evaluation_request& request, slot& s, evaluation& e) {
+  double took = 0;
+  const auto reply =
+      ask_judge(s, judge_request(task.spec, task.reference_library, b.library, request, options_.max_seconds), e,
+                request.stop, took);
+  e.gpu_seconds += took;
+  {
+    std::lock_guard lock(pool_mutex_);
+    e.gpu_name = s.device_name;
   }
-  if (e.correct && request.profile) profile(task, built.dir, built.path.string(), b.library, s, e, request.scope,
-                                      request.next_scope.value_or(request.scope), request.stop);
+  e.harness = reply.to_json();
+  e.harness.erase("id");
+  read_phases(e, took);
+  read_verdict(e);
+  if (e.correct && e.reason.empty()) e.reason = correct_reason(e, task.spec, request);
+}
+
+evaluation harness_evaluator::measure(const task_entry& task, const std::string& source, const std::string& hash,
+                                      const evaluation_request& request, std::shared_future<evaluation> prior) {
+  const auto before = earlier_measurement(std::move(prior));
+  if (before && !before->correct) return *before;  // never profile a candidate that failed
+  evaluation e = before.value_or(evaluation{});
+  e.code_hash = hash;
+  e.arch = device_ == "cpu" ? "cpu" : task.spec.arch.empty() ? arch_ : task.spec.arch;
+
+  const auto wait_start = clock_type::now();
+  const auto pending = build_of(task, source, hash);
+  if (!await_build(pending, request.stop)) return cancelled_while_built(std::move(e));
+  const auto built = pending.get();
+  if (!built.error.empty()) throw evaluation_error(built.error);
+  if (built.build.cancelled) return cancelled_while_built(std::move(e));
+  const auto& b = built.build;
+  if (!before) {
+    e.build_seconds = built.seconds;
+    e.phases.build = built.seconds;
+    e.phases.build_wait = seconds_since(wait_start);
+  }
+  if (!b.ok) return compile_failure(std::move(e), b);
+  e.compile_ok = true;
+
+  lease held(*this);
+  slot& s = held.get();
+  // Verified (and timed) before: only the profile runs now.
+  if (!before) verify_and_time(task, b, request, s, e);
+  if (e.correct && request.profile)
+    profile(task, built.dir, built.path.string(), b.library, s, e, request.scope, request.next_scope.value_or(request.scope),
+            request.stop);
   return e;
 }
 

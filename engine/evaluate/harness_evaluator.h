@@ -11,6 +11,7 @@
 #include "support/device_lock.h"
 #include "engine/evaluate/reference_probe.h"
 #include "engine/task/task.h"
+#include "engine/task/timing_policy.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -25,6 +26,7 @@
 #include <vector>
 
 namespace kblaster::engine {
+struct candidate_build;
 class harness_client;
 struct harness_reply;
 class nvcc_driver;
@@ -40,7 +42,7 @@ struct harness_evaluator_options {
   std::string harness;              ///< kblaster-harness; empty: find_harness()
   std::filesystem::path work_dir;   ///< sources, builds, ncu reports; empty: $XDG_CACHE_HOME/kblaster/evaluations
   std::chrono::milliseconds watchdog{10'000};  ///< a request's own work, beyond the timing budget
-  double max_seconds = 2;           ///< timing cap per side (candidate, reference)
+  double max_seconds = timing_policy{}.max_seconds;  ///< timing cap per side (candidate, reference)
   const state_namer* matcher = nullptr;  ///< names profiled states; null: the signature namer
   std::string ncu;                  ///< ncu path; empty: find_ncu(); "none": never (static profiles)
   std::chrono::seconds profile_timeout{300};  ///< one ncu run
@@ -92,9 +94,8 @@ class harness_evaluator final : public evaluator {
   harness_evaluator(const harness_evaluator&) = delete;
   harness_evaluator& operator=(const harness_evaluator&) = delete;
 
-  /// Adds (or replaces) a task; builds its reference kernel when it has one, which `stop` kills.
-  /// Throws evaluation_error (a reference that does not build, or a build stopped).
-  void add_task(const task_spec& task, std::stop_token stop);
+  /// Adds (or replaces) a task; builds its reference kernel when it has one. Throws evaluation_error.
+  void add_task(const task_spec& task);
   /// Throws evaluation_error for an unknown task or a harness that cannot start.
   evaluation evaluate(const std::string& task_name, const std::string& source,
                       const evaluation_request& request) override;
@@ -150,6 +151,12 @@ class harness_evaluator final : public evaluator {
   /// its profile), only the profile added to it.
   evaluation measure(const task_entry& task, const std::string& source, const std::string& hash,
                      const evaluation_request& request, std::shared_future<evaluation> prior);
+  /// Waits for the candidate's build. A stop meanwhile stops every build of this evaluator (its
+  /// compilers killed) and gives false; true when the build came back on its own.
+  bool await_build(const std::shared_future<timed_build>& pending, std::stop_token stop);
+  /// The judge's verdict on the built candidate `b` (verified, and timed when asked) read into `e`.
+  void verify_and_time(const task_entry& task, const candidate_build& b, const evaluation_request& request, slot& s,
+                       evaluation& e);
   /// The slot's GPU held for one request (`held`: go ahead; false only when `stop` came while
   /// waiting). Nothing is held on the CPU path or with lock_device off.
   struct device_hold {
@@ -165,6 +172,8 @@ class harness_evaluator final : public evaluator {
   /// seconds. A failed judge is retried (options_.judge_retries) on a fresh harness, the failed
   /// tries' seconds counted as harness_start; then evaluation_error. Any other reply is returned.
   harness_reply ask_judge(slot& s, const nlohmann::json& request, evaluation& e, std::stop_token stop, double& took);
+  /// One candidate's ncu profile through the warm harness (harness_evaluator_profile.cpp).
+  class ncu_profile;
   void profile(const task_entry& task, const std::filesystem::path& dir, const std::string& source_path,
                const std::string& library, slot& s, evaluation& e, profile_scope scope, profile_scope next_scope,
                std::stop_token stop);
