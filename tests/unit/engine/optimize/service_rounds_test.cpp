@@ -13,20 +13,20 @@ using namespace kblaster::engine::optimize;
 using llm_test::temp_dir;
 
 // A files:DIR model (answers arrive later), no evaluator: the rounds alone.
-optimize_session deferred_session(const temp_dir& dir) {
+optimize_session session_with_deferred_model(const temp_dir& dir) {
   model_settings m;
   m.deferred = "files:" + (dir / "batch").string();
   m.config_file = dir / "no-config.json";
   return optimize_session(std::nullopt, m, {});
 }
 
-struct round_counts {
+struct rounds_seen {
   int rounds = 0, handed = 0, resumed = 0;
 };
 
 // Runs rounds that wait `waiting` times, then one that does not.
-round_counts run(optimize_session& session, const model_rounds& how, std::stop_token stop, int waiting) {
-  round_counts c;
+rounds_seen count_rounds(optimize_session& session, const model_rounds& how, std::stop_token stop, int waiting) {
+  rounds_seen c;
   session.run_rounds(
       how, stop, [&] { return ++c.rounds <= waiting; }, [&](const llm::hand_over_report&) { ++c.handed; },
       [&] { ++c.resumed; });
@@ -37,10 +37,10 @@ round_counts run(optimize_session& session, const model_rounds& how, std::stop_t
 
 TEST_CASE("run_rounds: with wait, rounds run again once answers are in, until one does not wait") {
   temp_dir dir;
-  auto session = deferred_session(dir);
+  auto session = session_with_deferred_model(dir);
   REQUIRE(session.model().deferred != nullptr);
   CHECK(session.evaluators() == nullptr);
-  const auto c = run(session, {.wait = true, .poll_seconds = 0.01}, std::stop_source().get_token(), 2);
+  const auto c = count_rounds(session, {.wait = true, .poll_seconds = 0.01}, std::stop_source().get_token(), 2);
   CHECK(c.rounds == 3);
   CHECK(c.handed == 2);
   CHECK(c.resumed == 2);
@@ -48,8 +48,8 @@ TEST_CASE("run_rounds: with wait, rounds run again once answers are in, until on
 
 TEST_CASE("run_rounds: without wait, the first hand-over ends them") {
   temp_dir dir;
-  auto session = deferred_session(dir);
-  const auto c = run(session, {.wait = false, .poll_seconds = 0.01}, std::stop_source().get_token(), 2);
+  auto session = session_with_deferred_model(dir);
+  const auto c = count_rounds(session, {.wait = false, .poll_seconds = 0.01}, std::stop_source().get_token(), 2);
   CHECK(c.rounds == 1);
   CHECK(c.handed == 1);
   CHECK(c.resumed == 0);
@@ -57,22 +57,21 @@ TEST_CASE("run_rounds: without wait, the first hand-over ends them") {
 
 TEST_CASE("run_rounds: a stop ends the wait for answers") {
   temp_dir dir;
-  auto session = deferred_session(dir);
+  auto session = session_with_deferred_model(dir);
   std::stop_source stopped;
   stopped.request_stop();
-  const auto c = run(session, {.wait = true, .poll_seconds = 3600}, stopped.get_token(), 2);
+  const auto c = count_rounds(session, {.wait = true, .poll_seconds = 3600}, stopped.get_token(), 2);
   CHECK(c.rounds == 1);
   CHECK(c.handed == 1);
   CHECK(c.resumed == 0);
 }
 
 TEST_CASE("run_rounds: a model that answers at once (or none) runs one round") {
-  temp_dir dir;
   model_settings none;
   none.disabled = true;
   optimize_session session(std::nullopt, none, {});
   CHECK(session.model().deferred == nullptr);
-  const auto c = run(session, {.wait = true, .poll_seconds = 0.01}, std::stop_source().get_token(), 2);
+  const auto c = count_rounds(session, {.wait = true, .poll_seconds = 0.01}, std::stop_source().get_token(), 2);
   CHECK(c.rounds == 1);
   CHECK(c.handed == 0);
 }
