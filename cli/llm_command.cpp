@@ -4,6 +4,7 @@
 #include "cli/command_registry.h"
 #include "engine/llm/llm_client.h"
 #include "engine/llm/loopback_server.h"
+#include "support/stop_wait.h"
 
 #include <nlohmann/json.hpp>
 
@@ -95,7 +96,8 @@ int run_serve(const llm_options& o) {
               << " on " << server.base_url() << " (Ctrl-C stops)\n";
     std::signal(SIGINT, [](int) { stop_serving = true; });
     std::signal(SIGTERM, [](int) { stop_serving = true; });
-    while (!stop_serving && server.answers_left() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // A signal handler sets only a flag, and the server counts its answers: both looked at every 100 ms.
+    kblaster::support::wait_until([&server] { return stop_serving || server.answers_left() == 0; }, {}, std::chrono::milliseconds(100));
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the last answer go out
     return 0;
   } catch (const std::exception& e) {
