@@ -28,8 +28,14 @@
 //   07 at the end the editor holds the run's best.cu and the Problems panel the final
 //      diagnostic (speedup, report), on the kernel's name in the new text;
 //   n1 a kernel with no task and no main(): its lens says to create a task or set the program;
-//      clicked: [Create a Task] [Set the Program to Run]; n2 Create a Task: the task opens with
-//      what to write; n3 on another such kernel, Set the Program to Run: the program asked for,
+//      clicked: [Create a Task] [Set the Program to Run]; n2 Create a Task: the task opens, and the
+//      daemon's message says what was written where ([Show kb_forward] [Optimize add_one]);
+//   c1 Create a Task from the Quick Fix menu on a namespaced in-place kernel,
+//      ops::scale_half(__half* x, float s, int n): ops.task.json saved (x in and out, s = 0.5 from
+//      the launch in the file, n the tensors' length), the message, [Show kb_forward] showing the
+//      unsaved stub calling ops::scale_half; c2 Optimize on it with the recorded results: the task
+//      is read, and the run says what stopped it (no recording of this kernel), never "done";
+//   n3 on another such kernel, Set the Program to Run: the program asked for,
 //      kblaster.run.command written to the folder's settings, Optimize retried, and the next
 //      cause said (no GPU here); n4 its profile lens: "not profiled" said with why;
 //   g1 no GPU (scale_half, a program now): the GPU named first, Remote-SSH said, with [Replay the
@@ -39,7 +45,9 @@
 //      settings to its real result (a diff opened, "replayed from a recording made on an NVIDIA
 //      H100 ..., not measured here"); g4 a Claude model with no key: the refusal names the provider,
 //      the variable and the daemon's environment once, with [Use anthropic] [Open Model Settings],
-//      which lists all eight kblaster.llm.* settings;
+//      which lists all eight kblaster.llm.* settings; m1 a model answering from a loopback HTTP
+//      server (kblaster.llm.endpoint on 127.0.0.1, the answer book's answers): Optimize on the
+//      example's kernel asks it, and ends "done: N.NNx faster, replayed ..." with the GPU results;
 //   b1 a trusted workspace setting kblaster.path to /bin/false: one error naming the path and
 //      the setting, with [Choose kblaster Executable], no restart loop; b2 the setting removed:
 //      the daemon is back.
@@ -173,6 +181,44 @@ function workspaceSettings(workspace, taskName) {
     'kblaster.optimize.replayPace': 0.25,
     'kblaster.trace.server': 'verbose',  // the LSP traffic in the output channel, kept as kblaster-output.log
   };
+}
+
+/** A model on a loopback HTTP server (OpenAI's chat completions), answering from the answer book
+ *  `book` as kblaster's own replay does (the first entry of the asking agent's role whose `match`
+ *  strings all occur in the request, each once unless `reuse`): the recorded run's answers, so
+ *  that its candidates are the recorded ones. `requests` counts what it was asked. */
+function startLoopbackModel(book) {
+  const http = require('http');
+  const entries = fs.readFileSync(book, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l)).filter((e) => e.response);
+  const used = new Set();
+  const model = { requests: [], url: '' };
+  model.server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      const role = req.headers['x-kblaster-agent-role'] || '';
+      let request = {};
+      try { request = JSON.parse(body); } catch (e) { /* answered below as a miss */ }
+      const text = (request.messages || []).map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+      const i = entries.findIndex((e, k) => (!used.has(k) || e.reuse) && (!e.role || e.role === role) && (e.match || []).every((m) => text.includes(m)));
+      model.requests.push({ path: req.url, role, answered: i >= 0 });
+      if (i < 0) {
+        res.writeHead(400, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: `the loopback model has no answer for this ${role} request` } }));
+        return;
+      }
+      used.add(i);
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ id: 'chatcmpl-e2e', object: 'chat.completion', model: request.model || 'loopback',
+        choices: [{ index: 0, message: { role: 'assistant', content: entries[i].response.text }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: Math.ceil(text.length / 4), completion_tokens: Math.ceil(entries[i].response.text.length / 4),
+                 total_tokens: Math.ceil((text.length + entries[i].response.text.length) / 4) } }));
+    });
+  });
+  return new Promise((resolve) => model.server.listen(0, '127.0.0.1', () => {
+    model.url = `http://127.0.0.1:${model.server.address().port}/v1`;
+    resolve(model);
+  }));
 }
 
 /** The user's settings: the daemon (VS Code reads a workspace's kblaster.path only once the
@@ -379,6 +425,13 @@ async function main() {
     fs.writeFileSync(path.join(dirs.workspace, dir, base), `__global__ void ${base.replace('.cu', '')}(float* x, int n) {\n`
       + `  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) ${body};\n}\n`);
   }
+  // An in-place kernel in a namespace, launched with a literal scale from a host function: the
+  // kernel of issue 52's "Create a Task" (c1, c2).
+  fs.mkdirSync(path.join(dirs.workspace, 'nsops'), { recursive: true });
+  const opsFile = path.join(dirs.workspace, 'nsops', 'ops.cu');
+  fs.writeFileSync(opsFile, '#include <cuda_fp16.h>\n\nnamespace ops {\n__global__ void scale_half(__half* x, float s, int n) {\n'
+    + '  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] = __float2half(__half2float(x[i]) * s);\n}\n}  // namespace ops\n\n'
+    + 'void halve(__half* x, int n) {\n  ops::scale_half<<<(n + 255) / 256, 256>>>(x, 0.5f, n);\n}\n');
   writeJson(path.join(dirs.userData, 'User', 'settings.json'), userSettings);
   // code-server's config and logs, and the daemon's log ($XDG_STATE_HOME/kblaster), stay in tmp.
   const env = { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'config'), XDG_DATA_HOME: path.join(tmp, 'data'),
@@ -401,6 +454,7 @@ async function main() {
     if (channel) fs.copyFileSync(channel, path.join(args.out, 'kblaster-output.log'));
     if (context) await Promise.race([context.close().catch(() => {}), sleep(10000)]);
     if (server) await stopProcessGroup(server.child);
+    if (loopbackModel) loopbackModel.server.close();
     if (shots.length) console.log(`screenshots:\n${shots.map((s) => `  ${s}`).join('\n')}`);
     if (args.keep) console.log(`kept ${tmp}`);
     else fs.rmSync(tmp, { recursive: true, force: true });
@@ -822,12 +876,78 @@ async function main() {
     await page.waitForSelector('.tabs-container .tab.active[aria-label^="add_one.task.json"]', { timeout: 30000 }).catch(async () => {
       throw new CheckFailed(`FAIL [Create a Task] opens add_one.task.json\n     seen: ${await workbenchState(page)}`);
     });
-    const created = await toastMatching('the note on the task just created', /^Task created: write add_one's reference/, t0);
-    await shot('n2-task-created', 'the task created by [Create a Task], open, with what is left to write');
+    const created = await toastMatching('the note on the task just created', /^Created add_one\.task\.json beside add_one\.cu: /, t0);
+    log(`notification: ${created.message} [${created.buttons.join(', ')}]`);
+    await shot('n2-task-created', `the task created by [Create a Task], open: ${created.message}`);
     const taskText = await editorText(page);
-    check(/"kernel": "add_one\.cu"/.test(taskText) && created.buttons.includes('Optimize add_one'),
-      'Create a Task: add_one.task.json open (its kernel add_one.cu), "Task created: write ..." with [Optimize add_one]',
+    check(/"kernel": "add_one\.cu"/.test(taskText) && /Added kb_forward at the end of add_one\.cu \(line \d+\), unsaved: review it and save the file/.test(created.message)
+      && created.buttons.join('|') === 'Show kb_forward|Optimize add_one',
+      'Create a Task: add_one.task.json open (its kernel add_one.cu); the daemon\'s message says what was written where, with [Show kb_forward] [Optimize add_one]',
       `${short(taskText, 200)} / ${JSON.stringify(created)}`);
+    await clearToasts();
+
+    // -- c1: Create a Task from the Quick Fix menu on a namespaced in-place kernel,
+    // ops::scale_half(__half* x, float s, int n): x is an input and an output that starts from it,
+    // s takes the launch's 0.5, n the tensors' length; the task is saved and opened, and the
+    // daemon's message says what was written where, the kb_forward stub unsaved for review, with
+    // [Show kb_forward], which shows the stub calling ops::scale_half by its qualified name.
+    await openFile('ops.cu');
+    const opsBox = await waitFor('scale_half on line 4 rendered', () => wordBox(page, 4, 'scale_half'), 15000);
+    await page.mouse.click(opsBox.x, opsBox.y);
+    await page.keyboard.press('Control+.');
+    const createItem = page.locator('.action-widget .monaco-list-row', { hasText: 'Create a task for scale_half' });
+    await createItem.first().waitFor({ state: 'visible', timeout: 30000 }).catch(async () => {
+      throw new CheckFailed(`FAIL the Quick Fix menu offers "Create a task for scale_half"\n     seen: ${JSON.stringify(
+        await page.$$eval('.action-widget .monaco-list-row', (els) => els.map((e) => e.innerText)).catch(() => []))}`);
+    });
+    for (let i = 0; i < 10 && !(await createItem.first().evaluate((e) => e.classList.contains('focused'))); i++) await page.keyboard.press('ArrowDown');
+    t0 = Date.now();
+    await page.keyboard.press('Enter');
+    const opsCreated = await toastMatching('the message on the task created for scale_half', /^Created ops\.task\.json beside ops\.cu: /, t0, 30000);
+    log(`notification: ${opsCreated.message} [${opsCreated.buttons.join(', ')}]`);
+    const opsTaskFile = path.join(dirs.workspace, 'nsops', 'ops.task.json');
+    const opsTask = await waitFor('ops.task.json saved', () => {
+      try {
+        return JSON.parse(fs.readFileSync(opsTaskFile, 'utf8'));
+      } catch (e) {
+        return null;
+      }
+    }, 15000, () => (fs.existsSync(opsTaskFile) ? fs.readFileSync(opsTaskFile, 'utf8') : '(no file)'));
+    const scalarsOf = Object.fromEntries((opsTask.scalars || []).map((v) => [v.name, v.value]));
+    check(/^Created ops\.task\.json beside ops\.cu: inputs x; outputs x \(in place\)\. Added kb_forward at the end of ops\.cu \(line \d+\), unsaved: review it and save the file/.test(opsCreated.message)
+      && opsCreated.buttons.join('|') === 'Show kb_forward|Optimize scale_half',
+      'Create a Task on ops::scale_half: "Created ops.task.json beside ops.cu: inputs x; outputs x (in place). Added kb_forward ... unsaved" with [Show kb_forward] [Optimize scale_half]',
+      JSON.stringify(opsCreated));
+    check(opsTask.inputs.length === 1 && opsTask.inputs[0].name === 'x' && opsTask.inputs[0].dtype === 'float16'
+      && opsTask.outputs.length === 1 && opsTask.outputs[0].initial_from === 0 && scalarsOf.s === 0.5 && scalarsOf.n === 'elements',
+      'ops.task.json on disk: x in and out (in place), s = 0.5 from the launch, n the tensors\' length', JSON.stringify(opsTask));
+    await shot('c1-task-created', `Create a Task on ops::scale_half: ${opsCreated.message}`);
+    await clickToast(/Created ops\.task\.json beside/, 'Show kb_forward');
+    await page.waitForSelector('.tabs-container .tab.active[aria-label^="ops.cu"]', { timeout: 15000 });
+    const opsText = await editorText(page);
+    check(/extern "C" int kb_forward\(/.test(opsText) && /ops::scale_half<<<grid, block, 0, stream>>>\(/.test(opsText)
+      && await page.$('.tabs-container .tab.active.dirty') !== null,
+      '[Show kb_forward]: ops.cu with the stub, calling ops::scale_half by its qualified name, unsaved for review', short(opsText.slice(-600), 600));
+    await shot('c1-stub-shown', '[Show kb_forward]: the stub in ops.cu, unsaved, for review');
+    await page.keyboard.press('Control+s');
+    await waitFor('ops.cu saved with its stub', () => /int kb_forward\(/.test(fs.readFileSync(opsFile, 'utf8')), 15000, () => 'not saved');
+    await clearToasts();
+
+    // -- c2: Optimize on it, with the workspace's recorded results (vector_add's): the task is
+    // read (no "'inputs' must be a non-empty array"), and what stops it is said: the recording
+    // holds no run of this kernel. Never "done".
+    await waitFor('ops.cu\'s Optimize lens', async () => (await lensTexts(page)).flat().includes('Optimize'), 60000, lensNow);
+    t0 = Date.now();
+    await clickLens('Optimize');
+    const opsEnd = await toastMatching('the end of Optimize on scale_half', /^KernelBlaster: optimize scale_half (done|stopped)|^Optimize scale_half|The task of scale_half/, t0, 120000);
+    log(`notification: ${opsEnd.message} [${opsEnd.buttons.join(', ')}]`);
+    // (The replayed results are read before the run starts: a recording without this task is
+    // said then, as the reason Optimize cannot measure it.)
+    check(/^(KernelBlaster: optimize scale_half stopped before any result|Optimize scale_half): .*replay: no recording of task 'ops'/.test(opsEnd.message)
+      && !/inputs|non-empty|done/.test(opsEnd.message),
+      'Optimize on the new task runs it against the recorded results and says what stopped it (no recording of this kernel), not "done"',
+      JSON.stringify(opsEnd));
+    await shot('c2-optimize-created-task', `Optimize on the task just created: ${opsEnd.message}`);
     await clearToasts();
 
     // -- n3: [Set the Program to Run] on another such kernel: asked for the program, the setting
@@ -995,6 +1115,39 @@ async function main() {
     writeJson(settingsFile, withModel);  // the model as before (the answer book removed: nothing runs it again)
     await clearToasts();
 
+    // -- m1: a model answering from a loopback HTTP server (kblaster.llm.endpoint on 127.0.0.1: no
+    // key needed), serving the answer book's answers: Optimize on the kernel as it was (a fresh
+    // KB) asks it, and with the recorded GPU results ends where the recorded run did: "done".
+    const loopback = await startLoopbackModel(args.answerBook);
+    loopbackModel = loopback;
+    writeJson(settingsFile, { ...withModel, 'kblaster.llm.provider': 'openai', 'kblaster.llm.endpoint': loopback.url,
+                              'kblaster.llm.model': 'loopback-model', 'kblaster.knowledgeBase': path.join(dirs.workspace, 'kb-loopback.sqlite') });
+    fs.writeFileSync(kernelFile, original);
+    await page.locator('.tabs-container .tab', { hasText: kernelBase }).first().click();
+    await page.waitForSelector(`.tabs-container .tab.active[aria-label^="${kernelBase}"]`, { timeout: 15000 });
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 10000 });
+    await page.keyboard.type('File: Revert File');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Revert File' }).first().waitFor({ timeout: 10000 });
+    await page.keyboard.press('Enter');
+    await waitFor(`${kernelBase} back to the example's kernel`, async () => (await editorText(page)) === original, 15000,
+      async () => `${(await editorText(page)).length} chars`);
+    await sleep(1500);  // the settings reach the daemon (a notification) before the command (a request)
+    await waitFor(`${kernel}'s Optimize lens`, async () => (await lensTexts(page)).flat().includes('Optimize'), 60000, lensNow);
+    t0 = Date.now();
+    await clickLens('Optimize');
+    const loopbackEnd = await toastMatching('the end of Optimize with the loopback model',
+      new RegExp(`^KernelBlaster: optimize ${kernel} (done|stopped)|^The model|^Optimize ${kernel}`), t0, 300000);
+    log(`notification: ${loopbackEnd.message} [${loopbackEnd.buttons.join(', ')}]; the loopback model was asked ${
+      loopback.requests.length} times (${loopback.requests.filter((r) => r.answered).length} answered; roles ${[...new Set(loopback.requests.map((r) => r.role))].join(', ')})`);
+    check(loopback.requests.length > 0 && loopback.requests.every((r) => r.path === '/v1/chat/completions'),
+      'the model on the loopback server was asked (POST /v1/chat/completions)', JSON.stringify(loopback.requests));
+    check(new RegExp(`^KernelBlaster: optimize ${kernel} done: \\d+\\.\\d\\dx faster, replayed from a recording`).test(loopbackEnd.message),
+      'Optimize with the loopback model and the recorded GPU results: "done: N.NNx faster, replayed ..."', JSON.stringify(loopbackEnd));
+    await shot('m1-loopback-model', `Optimize with a model on a loopback server: ${loopbackEnd.message}`);
+    writeJson(settingsFile, withModel);
+    await clearToasts();
+
     // -- b1: a trusted workspace sets kblaster.path to a program that is not the daemon: one
     // error naming it and the setting, with [Choose kblaster Executable]; no restart loop.
     const settingsBefore = fs.readFileSync(settingsFile, 'utf8');
@@ -1047,7 +1200,7 @@ async function main() {
 }
 
 // What cleanup() stops, also when the session is cut short (deadline, SIGTERM, SIGINT).
-let server, context;
+let server, context, loopbackModel;
 let cleanup = async () => {};
 const bail = (why) => {
   console.log(`FAIL ${why}`);
