@@ -93,7 +93,7 @@ std::vector<torch::Tensor> reference_model::run(const std::vector<torch::Tensor>
 }
 
 void reference_model::run_for_timing(const std::vector<torch::Tensor>& inputs) {
-  // A kernel reference is timed in a runner of its own, as a candidate (judge.cpp), never here.
+  // A kernel reference is timed in a runner of its own, as a candidate (judge_time.cpp), never here.
   if (kernel_) throw std::logic_error("a kernel reference is timed in a runner, not in the judge");
   torch::NoGradGuard no_grad;
   std::vector<c10::IValue> stack(inputs.begin(), inputs.end());

@@ -41,7 +41,7 @@ int slots_that_fit(const device_context& dev, const std::vector<torch::Tensor>& 
 int calls_per_batch(double call_ms, double batch_ms, int slots) {
   if (!(call_ms > 0) || call_ms >= batch_ms) return 1;
   // A power of two: candidates of about the same speed get batches of the same size, so that the
-  // reference timed for one (in batches of that size) serves the next (judge.cpp).
+  // reference timed for one (in batches of that size) serves the next (judge_time.cpp).
   int calls = 1;
   while (calls * call_ms < batch_ms && calls < slots) calls *= 2;
   return std::clamp(calls, 1, std::max(slots, 1));

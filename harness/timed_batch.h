@@ -89,7 +89,7 @@ class timed_batch {
 };
 
 /// Slots for a batch of calls on these tensors within the judge's memory budget for timing
-/// (a quarter of the device's free memory, at most 12 GiB; on the CPU 256 MiB), at most
+/// (timing_rules: a quarter of the device's free memory, at most 12 GiB; on the CPU 256 MiB), at most
 /// runner::max_batch_calls, at least 1.
 int slots_that_fit(const device_context& dev, const std::vector<torch::Tensor>& args,
                    const std::vector<torch::Tensor>& like_outputs);

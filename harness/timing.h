@@ -44,7 +44,7 @@ struct timed_sample {
 void warm_up(const timing_policy& policy, const std::function<void()>& call);
 
 /// The sampling loop and its statistics, for a caller that takes each sample itself (the judge
-/// timing batches of calls, harness/judge.cpp): no warm-up, `sample` is called until the policy stops.
+/// timing batches of calls, harness/runner_timing.cpp): no warm-up, `sample` is called until the policy stops.
 timing_stats measure_samples(device_context& dev, const std::function<timed_sample()>& sample, const timing_policy& policy);
 
 }  // namespace kblaster::harness

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -358,49 +359,186 @@ int connect_to(const std::string& path) {
   return fd;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+/// The runner's command line.
+struct runner_args {
   bool want_cuda = false;
-  long judge = -1;
-  std::string connect;
+  long judge = -1;       // the judge's pid, when given: a runner whose parent is not it exits
+  std::string connect;   // the judge's socket to connect to (under ncu), else fd `sock`
+};
+
+/// Reads the command line (a socket given by --fd goes into `sock`); nullopt after the usage.
+std::optional<runner_args> parse_args(int argc, char** argv) {
+  runner_args a;
   for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--device" && i + 1 < argc) want_cuda = std::string(argv[++i]) == "cuda";
-    else if (a == "--fd" && i + 1 < argc) sock = std::atoi(argv[++i]);
-    else if (a == "--judge" && i + 1 < argc) judge = std::atol(argv[++i]);
-    else if (a == "--connect" && i + 1 < argc) connect = argv[++i];
+    const std::string arg = argv[i];
+    if (arg == "--device" && i + 1 < argc) a.want_cuda = std::string(argv[++i]) == "cuda";
+    else if (arg == "--fd" && i + 1 < argc) sock = std::atoi(argv[++i]);
+    else if (arg == "--judge" && i + 1 < argc) a.judge = std::atol(argv[++i]);
+    else if (arg == "--connect" && i + 1 < argc) a.connect = argv[++i];
     else {
       std::fprintf(stderr,
                    "usage: kblaster-runner --device cpu|cuda [--fd N | --connect SOCKET] [--judge PID] (started by "
                    "kblaster-harness)\n");
-      return 2;
+      return std::nullopt;
     }
   }
-  // Dies with its parent (the judge, or the ncu the judge started it under); if the judge is
-  // already gone, at once.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (judge > 0 && ::getppid() != judge) return 1;
-  if (!connect.empty() && (sock = connect_to(connect)) < 0) {
-    std::fprintf(stderr, "kblaster-runner: cannot connect to %s: %s\n", connect.c_str(), std::strerror(errno));
-    return 1;
-  }
-  device dev;
-  if (const auto err = dev.init(want_cuda); !err.empty()) {
-    send_reply(failure(status::cuda_error, "runner start-up: " + err));
-    return 1;
-  }
-  const auto filter = install_seccomp_filter();
-  send_reply(failure(status::ok, filter.empty() ? "seccomp filter active" : "no seccomp filter: " + filter));
+  return a;
+}
 
+/// What the runner holds between requests: its device, the candidate, the shared arena and the
+/// views last built over it, with the payload they were built from (reused while it repeats).
+struct runner_state {
+  device dev;
   kb_forward_fn forward = nullptr;
   arena shared;
-  // The views last built, with the payload they were built from (reused while it repeats).
   struct built_views {
     std::vector<char> payload;
     std::vector<views> slots;
     bool valid = false;
   } built;
+};
+
+/// op::load: the candidate's library opened and its kb_forward found; one per runner.
+void load_candidate(runner_state& st, const std::vector<char>& payload) {
+  if (st.forward || payload.empty() || payload.size() > max_path) {
+    send_reply(failure(status::bad_request, "one candidate per runner"));
+    return;
+  }
+  const std::string path(payload.data(), strnlen(payload.data(), payload.size()));
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    send_reply(failure(status::load_failed, std::string("cannot load the candidate: ") + dlerror()));
+    return;
+  }
+  st.forward = reinterpret_cast<kb_forward_fn>(dlsym(handle, "kb_forward"));
+  send_reply(st.forward ? reply{} : failure(status::load_failed,
+                                            "the candidate has no extern \"C\" kb_forward (see docs/harness.md, \"Candidate ABI\")"));
+}
+
+/// op::map: the judge's arena mapped (the views built over the last one are gone with it).
+void map_memory(runner_state& st, const request_header& h, int fd) {
+  st.built = {};  // views point into the arena they were built over
+  const auto err = st.shared.map(h, fd, st.dev.cuda);
+  send_reply(err.empty() ? reply{} : failure(status::map_failed, err));
+}
+
+/// The views of a batch of `calls` from its payload (slot 0's descriptors, then each tensor's
+/// distance between slots). The views of a batch are built once and kept while the judge asks for
+/// the same batch (its full and half batches, its empty exchanges): built per exchange, they cost
+/// the judge's clock a few hundred nanoseconds a call outside the runner's events, 3-9 % of an
+/// honest 8 us call on an H200. Empty, or what is wrong with the payload.
+std::string build_views(runner_state& st, const std::vector<char>& payload, std::size_t per_call, std::size_t calls) {
+  auto& built = st.built;
+  if (built.valid && built.payload == payload && built.slots.size() >= calls) return {};
+  std::vector<tensor_desc> first(per_call);
+  std::vector<std::uint64_t> stride(per_call, 0);
+  if (per_call) std::memcpy(first.data(), payload.data(), per_call * sizeof(tensor_desc));
+  if (calls > 1) std::memcpy(stride.data(), payload.data() + per_call * sizeof(tensor_desc), per_call * sizeof(std::uint64_t));
+  built = {};
+  std::string bad;
+  built.slots.resize(calls);
+  for (std::size_t c = 0; c < calls && bad.empty(); ++c) {
+    auto descs = first;
+    for (std::size_t i = 0; i < per_call; ++i) {
+      if (stride[i] > st.shared.bytes) bad = "a slot stride outside the arena";
+      descs[i].offset += c * stride[i];  // bounded: calls <= 1024, stride <= the arena's bytes
+    }
+    if (bad.empty()) bad = built.slots[c].build(descs, st.shared, st.dev.cuda);
+  }
+  if (!bad.empty()) {
+    built = {};
+    return bad;
+  }
+  built.payload = payload;
+  built.valid = true;
+  return {};
+}
+
+/// kb_forward once per slot of the batch, until one fails: into `r`'s rc, result and calls_made.
+void call_slots(runner_state& st, const request_header& h, std::size_t calls, reply& r) {
+  for (std::size_t c = 0; c < calls; ++c) {
+    auto& v = st.built.slots[c];
+    try {
+      r.rc = st.forward(v.tensors.data(), static_cast<int>(h.n_in), v.tensors.data() + h.n_in, static_cast<int>(h.n_out),
+                        st.dev.candidate_stream());
+    } catch (const std::bad_alloc& e) {
+      r = failure(status::out_of_memory, std::string("kb_forward threw std::bad_alloc: ") + e.what());
+    } catch (const std::exception& e) {
+      r = failure(status::exception, std::string("kb_forward threw: ") + e.what());
+    } catch (...) {
+      r = failure(status::exception, "kb_forward threw a non-standard exception");
+    }
+    if (r.result != status::ok || r.rc != 0) break;
+    ++r.calls_made;
+  }
+}
+
+/// A two-phase call: the reply once the candidate's stream is done, then, at the judge's
+/// op::finish, a second once the whole device is. False when the judge sent anything else.
+bool finish_two_phase(runner_state& st, reply& r) {
+  st.dev.sync_stream(r);
+  send_reply(r);
+  request_header fin;
+  if (!read_exact(&fin, sizeof(fin)) || fin.magic != protocol_magic || fin.kind != op::finish) return false;
+  const int made = r.calls_made;
+  r = reply{};
+  r.calls_made = made;
+  st.dev.sync_device(r);
+  return true;
+}
+
+/// op::call (a call, a batch of calls, or the profiled call) or op::noop (an empty exchange).
+/// False when the runner must exit (the judge broke the two-phase protocol).
+bool serve_call(runner_state& st, const request_header& h, const std::vector<char>& payload) {
+  const std::size_t per_call = std::size_t{h.n_in} + h.n_out;
+  const std::size_t calls = h.calls;
+  const bool profiled = h.kind == op::call && (h.flags & flag_profile);
+  // A batch is a plain timed call repeated: never two-phase or profiled.
+  const bool batch_ok = calls >= 1 && calls <= max_batch_calls && (calls == 1 || h.flags == 0);
+  const std::size_t want = per_call * (sizeof(tensor_desc) + (calls > 1 ? sizeof(std::uint64_t) : 0));
+  if ((h.kind == op::call && !st.forward) || !st.shared.base || per_call > max_tensors || !batch_ok || payload.size() != want) {
+    send_reply(failure(status::bad_request, "call before load and map, or a malformed descriptor list"));
+    return true;
+  }
+  if (const auto bad = build_views(st, payload, per_call, calls); !bad.empty()) {
+    send_reply(failure(status::bad_request, bad));
+    return true;
+  }
+  auto& slots = st.built.slots;
+  reply r;
+  profile_copies copies;
+  if (profiled) st.built.valid = false;  // its views are moved to the copies below
+  if (profiled)
+    if (const auto err = copies.make(slots[0].tensors, st.dev.cuda); !err.empty()) {
+      send_reply(failure(status::cuda_error, err));
+      return true;
+    }
+  st.dev.timer_start();
+  if (h.kind == op::noop) st.dev.touch(h.spin_ns);
+  if (profiled) range_push();
+  if (h.kind == op::call) call_slots(st, h, calls, r);
+  if (profiled) {
+    st.dev.sync_device(r);  // the range holds the candidate's whole work
+    range_pop();
+  }
+  if (h.flags & flag_two_phase) {
+    if (!finish_two_phase(st, r)) return false;
+  } else {
+    st.dev.timer_stop(r);
+  }
+  r.descriptor_changed = -1;  // a profiled call ran on copies
+  if (!profiled)
+    for (std::size_t c = 0; c < calls && r.descriptor_changed < 0; ++c)
+      if (const int i = slots[c].changed(); i >= 0) {
+        r.descriptor_changed = static_cast<int>(c * per_call) + i;
+        st.built.valid = false;  // rebuilt from the judge's descriptors next time
+      }
+  send_reply(r);
+  return true;
+}
+
+/// The judge's requests, one at a time, until it quits or goes: the exit status.
+int serve(runner_state& st) {
   for (;;) {
     request_header h;
     int fd = -1;
@@ -410,124 +548,36 @@ int main(int argc, char** argv) {
       return 1;
     switch (h.kind) {
       case op::quit: return 0;
-      case op::load: {
-        if (forward || payload.empty() || payload.size() > max_path) {
-          send_reply(failure(status::bad_request, "one candidate per runner"));
-          break;
-        }
-        const std::string path(payload.data(), strnlen(payload.data(), payload.size()));
-        void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!handle) {
-          send_reply(failure(status::load_failed, std::string("cannot load the candidate: ") + dlerror()));
-          break;
-        }
-        forward = reinterpret_cast<kb_forward_fn>(dlsym(handle, "kb_forward"));
-        send_reply(forward ? reply{} : failure(status::load_failed,
-                                               "the candidate has no extern \"C\" kb_forward (see docs/harness.md, \"Candidate ABI\")"));
-        break;
-      }
-      case op::map: {
-        built = {};  // views point into the arena they were built over
-        const auto err = shared.map(h, fd, dev.cuda);
-        send_reply(err.empty() ? reply{} : failure(status::map_failed, err));
-        break;
-      }
+      case op::load: load_candidate(st, payload); break;
+      case op::map: map_memory(st, h, fd); break;
       case op::noop:
-      case op::call: {
-        const std::size_t per_call = std::size_t{h.n_in} + h.n_out;
-        const std::size_t calls = h.calls;
-        const bool profiled = h.kind == op::call && (h.flags & flag_profile);
-        // A batch is a plain timed call repeated: never two-phase or profiled.
-        const bool batch_ok = calls >= 1 && calls <= max_batch_calls && (calls == 1 || h.flags == 0);
-        const std::size_t want = per_call * (sizeof(tensor_desc) + (calls > 1 ? sizeof(std::uint64_t) : 0));
-        if ((h.kind == op::call && !forward) || !shared.base || per_call > max_tensors || !batch_ok || payload.size() != want) {
-          send_reply(failure(status::bad_request, "call before load and map, or a malformed descriptor list"));
-          break;
-        }
-        std::vector<tensor_desc> first(per_call);
-        std::vector<std::uint64_t> stride(per_call, 0);
-        if (per_call) std::memcpy(first.data(), payload.data(), per_call * sizeof(tensor_desc));
-        if (calls > 1) std::memcpy(stride.data(), payload.data() + per_call * sizeof(tensor_desc), per_call * sizeof(std::uint64_t));
-        // The views of a batch are built once and kept while the judge asks for the same batch
-        // (its full and half batches, its empty exchanges): built per exchange, they cost the
-        // judge's clock a few hundred nanoseconds a call outside the runner's events, 3-9 % of
-        // an honest 8 us call on an H200.
-        if (!(built.valid && built.payload == payload && built.slots.size() >= calls)) {
-          built = {};
-          std::string bad;
-          built.slots.resize(calls);
-          for (std::size_t c = 0; c < calls && bad.empty(); ++c) {
-            auto descs = first;
-            for (std::size_t i = 0; i < per_call; ++i) {
-              if (stride[i] > shared.bytes) bad = "a slot stride outside the arena";
-              descs[i].offset += c * stride[i];  // bounded: calls <= 1024, stride <= the arena's bytes
-            }
-            if (bad.empty()) bad = built.slots[c].build(descs, shared, dev.cuda);
-          }
-          if (!bad.empty()) {
-            built = {};
-            send_reply(failure(status::bad_request, bad));
-            break;
-          }
-          built.payload = payload;
-          built.valid = true;
-        }
-        auto& slots = built.slots;
-        reply r;
-        profile_copies copies;
-        if (profiled) built.valid = false;  // its views are moved to the copies below
-        if (profiled)
-          if (const auto err = copies.make(slots[0].tensors, dev.cuda); !err.empty()) {
-            send_reply(failure(status::cuda_error, err));
-            break;
-          }
-        dev.timer_start();
-        if (h.kind == op::noop) dev.touch(h.spin_ns);
-        if (profiled) range_push();
-        if (h.kind == op::call) {
-          for (std::size_t c = 0; c < calls; ++c) {
-            auto& v = slots[c];
-            try {
-              r.rc = forward(v.tensors.data(), static_cast<int>(h.n_in), v.tensors.data() + h.n_in,
-                             static_cast<int>(h.n_out), dev.candidate_stream());
-            } catch (const std::bad_alloc& e) {
-              r = failure(status::out_of_memory, std::string("kb_forward threw std::bad_alloc: ") + e.what());
-            } catch (const std::exception& e) {
-              r = failure(status::exception, std::string("kb_forward threw: ") + e.what());
-            } catch (...) {
-              r = failure(status::exception, "kb_forward threw a non-standard exception");
-            }
-            if (r.result != status::ok || r.rc != 0) break;
-            ++r.calls_made;
-          }
-        }
-        if (profiled) {
-          dev.sync_device(r);  // the range holds the candidate's whole work
-          range_pop();
-        }
-        if (h.flags & flag_two_phase) {
-          dev.sync_stream(r);
-          send_reply(r);
-          request_header fin;
-          if (!read_exact(&fin, sizeof(fin)) || fin.magic != protocol_magic || fin.kind != op::finish) return 1;
-          const int made = r.calls_made;
-          r = reply{};
-          r.calls_made = made;
-          dev.sync_device(r);
-        } else {
-          dev.timer_stop(r);
-        }
-        r.descriptor_changed = -1;  // a profiled call ran on copies
-        if (!profiled)
-          for (std::size_t c = 0; c < calls && r.descriptor_changed < 0; ++c)
-            if (const int i = slots[c].changed(); i >= 0) {
-              r.descriptor_changed = static_cast<int>(c * per_call) + i;
-              built.valid = false;  // rebuilt from the judge's descriptors next time
-            }
-        send_reply(r);
+      case op::call:
+        if (!serve_call(st, h, payload)) return 1;
         break;
-      }
       default: send_reply(failure(status::bad_request, "unknown request")); break;
     }
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto args = parse_args(argc, argv);
+  if (!args) return 2;
+  // Dies with its parent (the judge, or the ncu the judge started it under); if the judge is
+  // already gone, at once.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (args->judge > 0 && ::getppid() != args->judge) return 1;
+  if (!args->connect.empty() && (sock = connect_to(args->connect)) < 0) {
+    std::fprintf(stderr, "kblaster-runner: cannot connect to %s: %s\n", args->connect.c_str(), std::strerror(errno));
+    return 1;
+  }
+  runner_state st;
+  if (const auto err = st.dev.init(args->want_cuda); !err.empty()) {
+    send_reply(failure(status::cuda_error, "runner start-up: " + err));
+    return 1;
+  }
+  const auto filter = install_seccomp_filter();
+  send_reply(failure(status::ok, filter.empty() ? "seccomp filter active" : "no seccomp filter: " + filter));
+  return serve(st);
 }
