@@ -4,6 +4,7 @@
 // warning when the task is degenerate (its reference probed by the harness: reference_probe.h).
 // The work is engine/evaluate/evaluate_service's; Ctrl-C stops the compiler or harness in flight.
 #include "cli/command_registry.h"
+#include "support/text.h"
 #include "cli/interrupt_stop.h"
 #include "engine/evaluate/evaluate_service.h"
 
@@ -41,12 +42,8 @@ void progress_done() {
   if (::isatty(STDERR_FILENO)) std::cerr << "\r\033[K" << std::flush;
 }
 
-std::string ms(double v) {
-  std::ostringstream s;
-  if (v >= 1) s << std::fixed << std::setprecision(3) << v << " ms";
-  else s << std::fixed << std::setprecision(2) << v * 1000 << " us";
-  return s.str();
-}
+// A harness time: milliseconds from one, else microseconds.
+std::string ms(double v) { return v >= 1 ? kblaster::support::ms_text(v, 3) : kblaster::support::us_text(v * 1000, 2); }
 
 void print_human(const nlohmann::json& r) {
   const std::string verdict = r.value("verdict", "error");

@@ -56,11 +56,11 @@ void probe_imported(const import_options& opts, const kblaster::engine::task_spe
 
 std::string timing_text(const nlohmann::json& t) {
   if (t.value("status", "") != "measured") return t.value("status", "unknown") + ": " + t.value("reason", "");
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(4) << t.value("median_ms", 0.0) << " ms median, " << t.value("mean_ms", 0.0)
-    << " ms mean over " << t.value("samples", 0) << " calls";
-  if (t.contains("compile_seconds")) s << std::setprecision(1) << " (compiled in " << t["compile_seconds"].get<double>() << " s)";
-  return s.str();
+  std::string s = kblaster::support::ms_text(t.value("median_ms", 0.0), 4) + " median, " +
+                  kblaster::support::ms_text(t.value("mean_ms", 0.0), 4) + " mean over " + std::to_string(t.value("samples", 0)) + " calls";
+  if (t.contains("compile_seconds"))
+    s += " (compiled in " + kblaster::support::seconds_text(t["compile_seconds"].get<double>(), 1) + ")";
+  return s;
 }
 
 int run_import(const import_options& opts) {

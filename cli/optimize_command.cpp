@@ -66,7 +66,7 @@ class progress_line {
     std::ostringstream s;
     const int pct = e.steps_total > 0 ? 100 * e.steps_done / e.steps_total : 0;
     s << "kblaster optimize: [" << std::setw(3) << pct << "%] " << e.message << " | " << kblaster::support::count_text(e.candidates, "candidate")
-      << " | best " << std::fixed << std::setprecision(2) << e.best_speedup << "x";
+      << " | best " << kblaster::support::times_text(e.best_speedup, 2);
     if (tty_) std::cerr << "\r\033[K" << s.str() << std::flush;
     else std::cerr << s.str() << "\n";
     if (e.phase == "done" && tty_) std::cerr << "\n";

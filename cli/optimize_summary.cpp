@@ -1,7 +1,6 @@
 #include "cli/optimize_summary.h"
 #include "support/text.h"
 
-#include <iomanip>
 #include <iostream>
 
 namespace kblaster::cli {
@@ -16,14 +15,15 @@ int print_optimize_summary(const engine::optimize::optimize_outcome& o, std::ost
     out << name << ": interrupted before the input kernel was measured; run the same command again.\n";
     return 0;
   }
-  out << name << ": " << std::fixed << std::setprecision(2) << r.best_speedup << "x over the input";
-  if (r.input_ms && r.best_ms) out << " (" << std::setprecision(4) << *r.input_ms << " ms -> " << *r.best_ms << " ms)";
+  out << name << ": " << kblaster::support::times_text(r.best_speedup, 2) << " over the input";
+  if (r.input_ms && r.best_ms)
+    out << " (" << kblaster::support::ms_text(*r.input_ms, 4) << " -> " << kblaster::support::ms_text(*r.best_ms, 4) << ")";
   // A capture's reference is the input kernel itself: no second comparison worth printing.
   if (r.reference_ms && r.best_ms && !o.is_program())
-    out << ", " << std::setprecision(2) << *r.reference_ms / *r.best_ms << "x over the reference";
+    out << ", " << kblaster::support::times_text(*r.reference_ms / *r.best_ms, 2) << " over the reference";
   out << "\n  " << kblaster::support::count_text(r.candidates, "candidate") << ", "
       << kblaster::support::count_text(static_cast<long long>(r.attempt_ids.size()), "attempt") << " recorded in the KB, " << r.tokens
-      << " tokens, " << std::setprecision(1) << r.gpu_seconds << " GPU s; stopped: " << r.stop_reason.to_string() << "\n";
+      << " tokens, " << kblaster::support::fixed_text(r.gpu_seconds, 1) << " GPU s; stopped: " << r.stop_reason.to_string() << "\n";
   if (o.replayed) out << "  (a REPLAY: GPU results came from " << o.evaluator_note << ")\n";
   out << "  best kernel: " << (o.out_dir / ("best" + fs::path(o.task.kernel).extension().string())).string()
       << "\n  diff:        " << (o.out_dir / "best.diff").string() << "\n  report:      " << (o.out_dir / "report.md").string()

@@ -2,6 +2,7 @@
 // sql::transaction, so the whole batch is one revertible entry of the update log
 // (`kblaster kb history --revert ID` undoes it).
 #include "engine/agents/kb_edit.h"
+#include "support/text.h"
 #include "support/time.h"
 
 #include "engine/agents/json_schema.h"
@@ -11,7 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <set>
 
 namespace kblaster::engine::agents {
@@ -169,13 +169,12 @@ kb_edit_result apply_kb_edits(const json& edits, kb::knowledge_base& kb, const k
       }
       const double f = op["factor"].get<double>();
       const double scaled = std::exp(std::log(std::max(prior, 1e-6)) * f);
-      char tag[64];
-      std::snprintf(tag, sizeof tag, " [confidence x%.2f: ", f);
+      const std::string tag = " [confidence x" + support::fixed_text(f, 2) + ": ";
       log.track("optimizations", key, [&] {
         auto& s = db.cached(
             "UPDATE optimizations SET prior_speedup = ?, note = trim(note || ? || ? || ']') "
             "WHERE state_id = ? AND technique_id = ?");
-        s.bind(1, scaled).bind(2, std::string(tag)).bind(3, op["reason"].get<std::string>());
+        s.bind(1, scaled).bind(2, tag).bind(3, op["reason"].get<std::string>());
         s.bind(4, sid).bind(5, tid).run();
       });
     } else if (kind == "deprecate_technique") {

@@ -1,10 +1,10 @@
 // learning_report: the learning curve in Markdown and in HTML (see the header).
 #include "engine/bench/learning_report.h"
+#include "support/text.h"
 
 #include "engine/bench/report_html.h"
 #include "engine/bench/report_markdown.h"
 
-#include <cstdio>
 #include <sstream>
 #include <stdexcept>
 
@@ -47,12 +47,6 @@ data.summary.tasks.forEach(t => {
        ', geometric mean over seeds', t.curves, t.target);
 });
 )JS";
-
-std::string decimal_text(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 std::string join(const std::vector<std::string>& items, const std::string& sep = ", ") {
   std::string out;
@@ -102,8 +96,8 @@ std::string totals_table(const learning_summary& s) {
   std::ostringstream o;
   o << "| arm | runs counted | reached 90 % | mean attempts | median attempts |\n| --- | ---: | ---: | ---: | ---: |\n";
   for (const auto& a : s.arm_totals)
-    o << "| " << a.arm << " | " << a.runs << " | " << a.reached << " | " << decimal_text(a.mean_attempts, 2) << " | "
-      << decimal_text(a.median_attempts, 1) << " |\n";
+    o << "| " << a.arm << " | " << a.runs << " | " << a.reached << " | " << support::fixed_text(a.mean_attempts, 2) << " | "
+      << support::fixed_text(a.median_attempts, 1) << " |\n";
   return o.str();
 }
 
@@ -156,10 +150,10 @@ std::string arch_table(const learning_context& c) {
 std::string goal_sentence(const learning_summary& s, const std::string& bold = "**") {
   if (!s.warm_over_cold) return "The warm and cold arms have no counted runs to compare.";
   const bool met = *s.warm_over_cold <= 0.5;
-  std::string out = "Warm / cold mean attempts to 90 % of the best: " + bold + decimal_text(*s.warm_over_cold, 2) + bold +
+  std::string out = "Warm / cold mean attempts to 90 % of the best: " + bold + support::fixed_text(*s.warm_over_cold, 2) + bold +
                     " (the goal: at most 0.5): " + (met ? "met." : "not met.");
   if (s.seed_over_cold)
-    out += " Seed / cold: " + bold + decimal_text(*s.seed_over_cold, 2) + bold + " (the seed KB should be no worse: at most 1): " +
+    out += " Seed / cold: " + bold + support::fixed_text(*s.seed_over_cold, 2) + bold + " (the seed KB should be no worse: at most 1): " +
            (*s.seed_over_cold <= 1.0 ? "met." : "not met.");
   return out;
 }

@@ -15,23 +15,13 @@
 namespace kblaster::engine {
 namespace fs = std::filesystem;
 
-namespace {
-
-// "0.0079 ms", "0.331 ms": four significant digits at most, as the CLI prints program times.
-std::string ms_text(double ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, ms < 0.1 ? "%.4f ms" : "%.3f ms", ms);
-  return buf;
-}
-
-}  // namespace
-
 std::string captured_profile_origin(const capture_result& captured, bool reused) {
   const auto& c = captured.capture;
   return captured.provenance + " (grid " + dims_text(c.grid) + ", block " + dims_text(c.block) + "), captured" +
          origin_note(captured) + " and replayed alone under ncu" +
          (reused ? " (ncu's pages kept from an earlier profile of this kernel on the same captured data)" : "") + "; " +
-         ms_text(c.time_ms) + " in the program";
+         // "0.0079 ms", "0.331 ms": four decimals below a tenth of a millisecond, else three.
+         support::ms_text(c.time_ms, c.time_ms < 0.1 ? 4 : 3) + " in the program";
 }
 
 profile_outcome profile_captured_launches(const captured_profile_options& o, std::stop_token stop) {

@@ -1,9 +1,9 @@
 // Reading a capture folder. Its JSON comes from an agent inside someone else's program and its
 // files may have been edited or truncated since: every field is checked before it is trusted.
 #include "engine/capture/kernel_capture.h"
+#include "support/text.h"
 #include "support/files.h"
 
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -81,8 +81,7 @@ std::uint64_t kernel_capture::total_bytes() const {
 }
 
 std::string kernel_capture::timing_note() const {
-  char lone[64];
-  std::snprintf(lone, sizeof lone, "%.4f ms", lone_launch_ms);
+  const std::string lone = support::ms_text(lone_launch_ms, 4);
   if (batch_calls > 0)
     return " (a call among " + std::to_string(batch_calls) + " back to back on fresh memory, as the harness times; " + lone +
            " launched alone)";

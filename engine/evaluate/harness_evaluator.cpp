@@ -1,6 +1,7 @@
 // The live evaluator: work directory, builds, the per-GPU harness pool, the in-memory cache and
 // the turn of a harness reply into an evaluation. Profiling lives in harness_evaluator_profile.cpp.
 #include "engine/evaluate/harness_evaluator.h"
+#include "support/text.h"
 #include "support/device_lock.h"
 #include "support/files.h"
 
@@ -71,12 +72,6 @@ std::string first_error(const candidate_build& b) {
       return fs::path(d.file).filename().string() + (d.line > 0 ? ":" + std::to_string(d.line) : "") + ": " + d.message;
   const auto lines = split(b.log, '\n');
   return lines.empty() ? std::string("the compiler failed without a message") : lines.front();
-}
-
-std::string ms_text(double v) {
-  std::ostringstream s;
-  s << std::setprecision(4) << v << " ms";
-  return s.str();
 }
 
 }  // namespace
@@ -546,11 +541,11 @@ std::string correct_reason(const evaluation& e, const task_spec& task, const eva
   const bool given = e.harness.contains("timing") && e.harness["timing"].contains("reference") &&
                      e.harness["timing"]["reference"].value("given", false);
   if (e.runtime_ms && e.reference_ms)
-    reason += "; " + ms_text(*e.runtime_ms) + " against the reference's " + ms_text(*e.reference_ms) +
-              (given ? " (a figure the request gave, not timed again)" : "");
+    reason += "; " + support::significant_text(*e.runtime_ms, 4) + " ms against the reference's " +
+              support::significant_text(*e.reference_ms, 4) + " ms" + (given ? " (a figure the request gave, not timed again)" : "");
   else if (e.runtime_ms && e.timed_until_slower && request.beat_ms)
-    reason += "; " + ms_text(*e.runtime_ms) + ", timed only until clearly slower than the " + ms_text(*request.beat_ms) +
-              " it had to beat";
+    reason += "; " + support::significant_text(*e.runtime_ms, 4) + " ms, timed only until clearly slower than the " +
+              support::significant_text(*request.beat_ms, 4) + " ms it had to beat";
   return reason;
 }
 

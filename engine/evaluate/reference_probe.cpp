@@ -1,22 +1,12 @@
 // The reference probe's request, its one reader, and the sentences it is reported in.
 #include "engine/evaluate/reference_probe.h"
+#include "support/text.h"
 
 #include "engine/evaluate/harness_client.h"
 
-#include <sstream>
 #include <stdexcept>
 
 namespace kblaster::engine {
-namespace {
-
-std::string number(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
-}  // namespace
-
 bool reference_probe::constant_output() const {
   for (const auto& o : outputs)
     if (o.constant) return true;
@@ -47,11 +37,12 @@ std::vector<std::string> reference_probe::findings() const {
   for (const auto& o : outputs) {
     if (!o.constant) continue;
     if (o.value)
-      out.push_back("the reference's " + o.label + " is always " + number(*o.value) + " (every element, " + on +
-                    "): a kernel that writes " + number(*o.value) + " passes verification without computing anything");
+      out.push_back("the reference's " + o.label + " is always " + support::significant_text(*o.value, 6) +
+                    " (every element, " + on + "): a kernel that writes " + support::significant_text(*o.value, 6) +
+                    " passes verification without computing anything");
     else
       out.push_back("the reference's " + o.label + " is the same " + on +
-                    ", within its tolerance (largest difference " + number(o.spread) +
+                    ", within its tolerance (largest difference " + support::significant_text(o.spread, 6) +
                     "): a kernel that writes a stored copy passes verification");
   }
   for (const auto& i : inputs)

@@ -1,9 +1,8 @@
 // Summaries of per-candidate seconds (see candidate_cost.h).
 #include "engine/optimize/candidate_cost.h"
+#include "support/text.h"
 
 #include <algorithm>
-#include <iomanip>
-#include <sstream>
 
 namespace kblaster::engine::optimize {
 namespace {
@@ -21,12 +20,6 @@ double median_by(const std::vector<phase_seconds>& phases, F f) {
   v.reserve(phases.size());
   for (const auto& p : phases) v.push_back(f(p));
   return median_of(std::move(v));
-}
-
-std::string secs(double v) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(2) << v << " s";
-  return s.str();
 }
 
 }  // namespace
@@ -65,15 +58,19 @@ nlohmann::json to_json(const cost_summary& c) {
 std::string describe_costs(const cost_summary& c, const std::string& noun) {
   if (c.candidates == 0) return "no " + noun + " evaluated";
   const auto& m = c.median;
-  return "median " + secs(c.median_device) + " of device time per " + noun + " (runner " + secs(m.runner) + ", verify " +
-         secs(m.verify) + ", time " + secs(m.time) + ", profile " + secs(m.profile) + "; build " + secs(m.build) +
-         ", of which waited " + secs(m.build_wait) + "), mean " + secs(c.mean_device) + ", " + std::to_string(c.profiled) +
+  using support::seconds_text;
+  return "median " + seconds_text(c.median_device, 2) + " of device time per " + noun + " (runner " +
+         seconds_text(m.runner, 2) + ", verify " + seconds_text(m.verify, 2) + ", time " + seconds_text(m.time, 2) +
+         ", profile " + seconds_text(m.profile, 2) + "; build " + seconds_text(m.build, 2) + ", of which waited " +
+         seconds_text(m.build_wait, 2) + "), mean " + seconds_text(c.mean_device, 2) + ", " + std::to_string(c.profiled) +
          " of " + std::to_string(c.candidates) + " profiled";
 }
 
 std::string describe_input_cost(const phase_seconds& p, bool profile_reused) {
-  std::string s = secs(p.device()) + " of device time, once (harness start " + secs(p.harness_start) + ", verify " +
-                  secs(p.verify) + ", time " + secs(p.time) + " with the reference's, profile " + secs(p.profile);
+  using support::seconds_text;
+  std::string s = seconds_text(p.device(), 2) + " of device time, once (harness start " + seconds_text(p.harness_start, 2) +
+                  ", verify " + seconds_text(p.verify, 2) + ", time " + seconds_text(p.time, 2) +
+                  " with the reference's, profile " + seconds_text(p.profile, 2);
   if (profile_reused) s += ": ncu's pages kept from an earlier profile of this kernel on the same data";
   return s + ")";
 }

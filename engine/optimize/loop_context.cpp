@@ -1,8 +1,8 @@
 // The shared state of a run: evaluation cache, accounting, budgets, stop flag, progress.
 #include "engine/optimize/loop_context.h"
+#include "support/text.h"
 
 #include <cmath>
-#include <iomanip>
 #include <sstream>
 
 namespace kblaster::engine::optimize {
@@ -218,10 +218,8 @@ void loop_context::step_profiling(int iteration, int trajectory, int step, doubl
   e.iteration = iteration;
   e.trajectory = trajectory;
   e.step = step;
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(2) << speedup;
   // Not "under ncu": a replayed run, or pages kept from an earlier profile, runs no ncu.
-  e.message = step_position(options, iteration, trajectory, step) + ": profiling its new best (" + s.str() +
+  e.message = step_position(options, iteration, trajectory, step) + ": profiling its new best (" + support::fixed_text(speedup, 2) +
               "x over the step's start) for the state it reached";
   emit(std::move(e));
 }

@@ -5,20 +5,14 @@
 #include "engine/llm/llm_client.h"
 #include "engine/optimize/candidate_cost.h"
 
-#include <iomanip>
 #include <sstream>
 
 namespace kblaster::engine::optimize {
 namespace {
 using json = nlohmann::json;
 
-std::string num(double v, int digits = 2) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
-
-std::string ms_text(const json& v) { return v.is_number() ? num(v.get<double>(), 4) + " ms" : "-"; }
+// A table cell: the runtime in ms, or "-" where none was measured.
+std::string ms_cell(const json& v) { return v.is_number() ? support::ms_text(v.get<double>(), 4) : "-"; }
 
 json candidate_summary(const candidate_record& c) {
   const auto& e = c.eval;
@@ -156,16 +150,17 @@ std::string render_run_report(const json& rep) {
   md << "| evaluator | " << rep.value("evaluator", "") << " |\n";
   md << "| model | " << (rep["model"].is_string() ? rep["model"].get<std::string>() : "none (mechanical tier only)") << " |\n";
   md << "| GPU / arch | " << rep.value("gpu", "") << " / " << rep.value("arch", "") << " |\n";
-  md << "| input | " << ms_text(in["runtime_ms"]) << " |\n";
-  md << "| reference (" << in.value("reference", "PyTorch") << ") | " << ms_text(in["reference_ms"]) << " |\n";
-  md << "| best | " << ms_text(best["runtime_ms"]) << ", **" << num(best.value("speedup_over_input", 1.0)) << "x** over the input";
+  md << "| input | " << ms_cell(in["runtime_ms"]) << " |\n";
+  md << "| reference (" << in.value("reference", "PyTorch") << ") | " << ms_cell(in["reference_ms"]) << " |\n";
+  md << "| best | " << ms_cell(best["runtime_ms"]) << ", **" << support::times_text(best.value("speedup_over_input", 1.0), 2)
+     << "** over the input";
   if (best.contains("speedup_over_reference"))
-    md << ", " << num(best["speedup_over_reference"].get<double>()) << "x over " << in.value("reference", "the reference");
+    md << ", " << support::times_text(best["speedup_over_reference"].get<double>(), 2) << " over " << in.value("reference", "the reference");
   md << " |\n";
   md << "| candidates / attempts / correct | " << tot.value("candidates", 0) << " / " << tot.value("attempts", 0) << " / "
      << tot.value("correct_attempts", 0) << " |\n";
   md << "| tokens | " << tot.value("tokens", 0) << " |\n";
-  md << "| GPU time | " << num(tot.value("gpu_seconds", 0.0), 1) << " s |\n";
+  md << "| GPU time | " << support::seconds_text(tot.value("gpu_seconds", 0.0), 1) << " |\n";
   if (rep.contains("cost_per_candidate")) md << "| per candidate after the input | " << rep["cost_per_candidate"].value("text", "") << " |\n";
   if (rep.contains("input_cost")) md << "| the input kernel | " << rep["input_cost"].value("text", "") << " |\n";
   md << "| stopped because | " << rep.value("stop_reason", "") << " |\n\n";
@@ -183,7 +178,7 @@ std::string render_run_report(const json& rep) {
           continue;
         }
         md << "**" << s.value("technique", "") << "** (" << s.value("tier", "") << ", " << s.value("reason", "");
-        if (s.contains("predicted_speedup")) md << ", predicted " << num(s["predicted_speedup"].get<double>()) << "x";
+        if (s.contains("predicted_speedup")) md << ", predicted " << support::times_text(s["predicted_speedup"].get<double>(), 2);
         md << ")";
         if (s.contains("note")) md << " - " << s["note"].get<std::string>();
         md << "\n";
@@ -195,9 +190,9 @@ std::string render_run_report(const json& rep) {
             if (c.contains("reason")) md << ": " << support::first_line(c["reason"].get<std::string>());
           }
           else {
-            md << ms_text(c["runtime_ms"]);
+            md << ms_cell(c["runtime_ms"]);
             if (c.value("timed_until_slower", false)) md << " (timed until clearly slower)";
-            if (c.contains("measured_speedup")) md << ", measured " << num(c["measured_speedup"].get<double>()) << "x";
+            if (c.contains("measured_speedup")) md << ", measured " << support::times_text(c["measured_speedup"].get<double>(), 2);
             if (!c.value("state_after", "").empty()) md << " -> `" << c.value("state_after", "") << "`";
           }
           md << "\n";

@@ -32,10 +32,9 @@ bool same_file(const fs::path& a, const fs::path& b) {
 
 std::string capture_line(const capture_result& r) {
   const auto& c = r.capture;
-  char ms[32];
-  std::snprintf(ms, sizeof ms, "%.4f ms", c.time_ms);
   return "captured " + r.provenance + origin_note(r) + ": " + c.name + ", grid " + dims_text(c.grid) + " x block " +
-         dims_text(c.block) + ", " + ms + " in the program" + c.timing_note() + ", " + std::to_string(c.total_bytes()) + " bytes of memory";
+         dims_text(c.block) + ", " + support::ms_text(c.time_ms, 4) + " in the program" + c.timing_note() + ", " +
+         std::to_string(c.total_bytes()) + " bytes of memory";
 }
 
 // A program's kernel becomes the run's task: its launch captured at every shape it runs with.
@@ -260,8 +259,8 @@ std::vector<std::string> describe_rewrite(const program_rewrite& r, const captur
   if (r.launch_sites > 0)
     lines.push_back("the rewrite's launch <<<" + r.edit.rewritten_launch + ">>> was carried to " + std::to_string(r.launch_sites) +
                     " call site(s) of " + std::to_string(r.edit.call_sites.size()) + " in your program, in its own terms");
-  char times[96];
-  std::snprintf(times, sizeof times, "%.4f ms in the program, was %.4f ms", r.recaptured_ms, captured.capture.time_ms);
+  const std::string times =
+      support::ms_text(r.recaptured_ms, 4) + " in the program, was " + support::ms_text(captured.capture.time_ms, 4);
   lines.push_back(std::string(r.replayed ? "the edited program's recorded re-capture (replayed: nothing was built or run) "
                                            "has the same outputs ("
                                          : "the edited program builds, runs and re-captures to the same outputs (") +

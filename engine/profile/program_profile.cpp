@@ -75,14 +75,18 @@ std::string headroom_text(const std::optional<double>& h) {
 std::string share_text(double pct) { return pct < 1 && pct > 0 ? "<1%" : support::fixed_text(std::round(pct), 0) + "%"; }
 
 // "0.22 ms", "1520.33 ms" reads worse than "1.52 s": the program's figures in ms up to a second.
-std::string program_ms(double us) { return us >= 1e6 ? support::fixed_text(us / 1e6, 2) + " s" : support::fixed_text(us / 1000, 2) + " ms"; }
+std::string program_ms(double us) { return us >= 1e6 ? support::seconds_text(us / 1e6, 2) : support::ms_text(us / 1000, 2); }
+
+// A duration in microseconds in the unit it reaches: s or ms with two decimals, else us with
+// `us_digits`.
+std::string scaled_duration(double us, int us_digits) {
+  if (us >= 1e6) return support::seconds_text(us / 1e6, 2);
+  if (us >= 1000) return support::ms_text(us / 1000, 2);
+  return support::us_text(us, us_digits);
+}
 
 // The table's columns: a tenth of a microsecond below a millisecond, then ms or s.
-std::string table_duration(double us) {
-  if (us >= 1e6) return support::fixed_text(us / 1e6, 2) + " s";
-  if (us >= 1000) return support::fixed_text(us / 1000, 2) + " ms";
-  return support::fixed_text(us, 1) + " us";
-}
+std::string table_duration(double us) { return scaled_duration(us, 1); }
 
 }  // namespace
 
@@ -170,11 +174,7 @@ std::vector<ncu_pass> plan_ncu_passes(const program_timeline& timeline, const st
   return out;
 }
 
-std::string duration_text(double us) {
-  if (us >= 1e6) return support::fixed_text(us / 1e6, 2) + " s";
-  if (us >= 1000) return support::fixed_text(us / 1000, 2) + " ms";
-  return support::fixed_text(us, us >= 100 ? 0 : 1) + " us";
-}
+std::string duration_text(double us) { return scaled_duration(us, us >= 100 ? 0 : 1); }
 
 std::string program_table_text(const program_profile& profile) {
   std::size_t width = 6;

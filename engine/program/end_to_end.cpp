@@ -1,11 +1,11 @@
 // Alternating whole-program runs and the median ratio's interval.
 #include "engine/program/end_to_end.h"
+#include "support/text.h"
 
 #include "support/run_process.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace kblaster::engine {
 
@@ -26,17 +26,8 @@ double median_of_sorted(const std::vector<double>& v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, s < 1 ? "%.1f ms" : "%.3f s", s < 1 ? s * 1000 : s);
-  return buf;
-}
-
-std::string ratio_text(double r) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3fx", r);
-  return buf;
-}
+// A program's wall time: milliseconds to a tenth below a second, else seconds to a millisecond.
+std::string wall_time_text(double s) { return s < 1 ? support::ms_text(s * 1000, 1) : support::seconds_text(s, 3); }
 
 // One whole run of a program, timed from outside as the user's shell would time it.
 struct timed_run {
@@ -89,10 +80,9 @@ ratio_summary summarize_ratios(std::vector<double> ratios) {
 
 std::string end_to_end_result::text() const {
   if (!ok()) return error.empty() ? (cancelled ? "cancelled before a pair was timed" : "not measured") : error;
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "%.3fx (%s CI %.3f-%.3f, %d pairs)", speedup.median,
-                speedup.coverage >= 0.95 ? "95%" : "<95%", speedup.low, speedup.high, speedup.pairs);
-  return buf;
+  return support::times_text(speedup.median, 3) + " (" + (speedup.coverage >= 0.95 ? "95%" : "<95%") + " CI " +
+         support::fixed_text(speedup.low, 3) + "-" + support::fixed_text(speedup.high, 3) + ", " +
+         std::to_string(speedup.pairs) + " pairs)";
 }
 
 end_to_end_result measure_end_to_end(const program_command& original, const program_command& optimized,
@@ -128,8 +118,8 @@ end_to_end_result measure_end_to_end(const program_command& original, const prog
     out.original_seconds.push_back(*a);
     out.optimized_seconds.push_back(*b);
     out.ratios.push_back(*a / *b);
-    say("pair " + std::to_string(pair + 1) + ": original " + seconds_text(*a) + ", optimized " + seconds_text(*b) +
-        " (" + ratio_text(*a / *b) + ")");
+    say("pair " + std::to_string(pair + 1) + ": original " + wall_time_text(*a) + ", optimized " + wall_time_text(*b) +
+        " (" + support::times_text(*a / *b, 3) + ")");
   }
   out.speedup = summarize_ratios(out.ratios);
   return out;

@@ -1,11 +1,11 @@
 // The deterministic state classifier (rules documented in state_classifier.h).
 #include "engine/state/state_classifier.h"
+#include "support/text.h"
 
 #include "engine/profile/metric_value.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <regex>
 #include <tuple>
@@ -40,11 +40,9 @@ std::optional<double> first_value(const kernel_instance& k, std::initializer_lis
   return std::nullopt;
 }
 
+// A figure in a rule's evidence: `decimals` decimals, three significant digits from a million.
 std::string fmt(double v, int decimals = 1) {
-  char buf[64];
-  if (std::fabs(v) >= 1e6) std::snprintf(buf, sizeof buf, "%.3g", v);
-  else std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
+  return std::fabs(v) >= 1e6 ? support::significant_text(v, 3) : support::fixed_text(v, decimals);
 }
 
 // The rule's first sentence, which states the issue with its figures.

@@ -1,5 +1,6 @@
 // What an import depends on: the files' hashes, PyTorch's version file, the device's name.
 #include "engine/task/import_inputs.h"
+#include "support/text.h"
 
 #include "engine/task/kernelbench_import.h"
 #include "support/files.h"
@@ -101,12 +102,6 @@ std::optional<std::string> remembered(const std::string& arg, Ask ask) {
   return answers[arg] = ask(arg);
 }
 
-std::string timing_text(double seconds) {
-  std::ostringstream s;
-  s << seconds;
-  return s.str();
-}
-
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> import_inputs::named() const {
@@ -155,7 +150,7 @@ std::optional<import_inputs> import_inputs_of(const kernelbench_import_options& 
     return std::nullopt;
   }
   in.device = *device;
-  in.options = opts.device + ", timing " + timing_text(opts.timing_seconds) + " s";
+  in.options = opts.device + ", timing " + support::seconds_text(opts.timing_seconds);
   return in;
 }
 

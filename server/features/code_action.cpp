@@ -4,12 +4,11 @@
 // Optimize is always there; when it cannot run yet (optimize_gate.h) its title says what to do
 // first ("Optimize k: trust this folder first") and the techniques are left out.
 #include "server/features/features.h"
+#include "support/text.h"
 #include "server/features/kernel_context.h"
 #include "server/features/cuda_document.h"
 #include "server/features/optimize_gate.h"
 #include "server/lsp_server.h"
-
-#include <cstdio>
 
 namespace kblaster::server {
 
@@ -47,11 +46,10 @@ void register_code_action(feature_registry& registry, lsp_server& server, editor
     if (!blocked) {
       const auto k = lookup_kernel(state, settings, *doc, name);
       for (const auto& s : k.view ? k.insight.strategies : std::vector<engine::strategy>{}) {
-        char predicted[32];
-        std::snprintf(predicted, sizeof predicted, "%.2f", s.predicted_speedup);
         json a = args;
         a["technique"] = s.technique;
-        actions.push_back(command_action("Apply " + s.technique + " (predicted " + predicted + "×)", "kblaster.applyTechnique",
+        actions.push_back(command_action("Apply " + s.technique + " (predicted " + support::fixed_text(s.predicted_speedup, 2) + "×)",
+                                         "kblaster.applyTechnique",
                                          a, "refactor.rewrite"));
       }
     }

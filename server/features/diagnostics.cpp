@@ -2,6 +2,7 @@
 // their ranges, register spills, and (after a live profile) ncu's top findings on the kernel's
 // name and the source lines that hurt. Runs on open and save, in the background.
 #include "server/features/diagnostics.h"
+#include "support/text.h"
 
 #include "engine/profile/source_attribution.h"
 
@@ -11,7 +12,6 @@
 #include "server/features/refusal.h"
 #include "server/lsp_server.h"
 
-#include <cstdio>
 #include <map>
 
 namespace kblaster::server {
@@ -43,12 +43,6 @@ protocol::range line_range(const document_snapshot& doc, int line, int column) {
   while (word_end < end && identifier_char(text[word_end])) ++word_end;
   if (word_end == at && at < end) ++word_end;
   return doc.to_range({at, word_end});
-}
-
-std::string percent(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", v);
-  return buf;
 }
 
 json diagnostic_json(const protocol::range& r, int severity, const std::string& source, const std::string& message,
@@ -117,7 +111,7 @@ json to_lsp_diagnostics(const engine::file_analysis& a, const document_snapshot&
     for (const auto& f : view.signature.findings) {
       if (shown++ >= findings_per_kernel) break;
       std::string message = tag + view.state.state + ": " + f.rule;
-      if (f.estimated_speedup) message += " (est. speedup " + percent(*f.estimated_speedup) + ")";
+      if (f.estimated_speedup) message += " (est. speedup " + support::percent_text(*f.estimated_speedup, 0) + ")";
       if (!f.text.empty()) message += ": " + f.text;
       json d = diagnostic_json(where->second, information, "kblaster", message, f.rule);
       if (!related.empty()) d["relatedInformation"] = related;
@@ -131,10 +125,10 @@ json to_lsp_diagnostics(const engine::file_analysis& a, const document_snapshot&
     for (const auto& h : view.hot_lines) {
       // A line of a toolkit header is never one of this document's.
       if (h.line <= 0 || engine::is_toolkit_source(h.file)) continue;
-      std::string message = tag + std::string(engine::to_string(h.reason)) + ": " + percent(h.share * 100) +
+      std::string message = tag + std::string(engine::to_string(h.reason)) + ": " + support::percent_text(h.share * 100, 0) +
                             " of " + sig.function + "'s total";
       if (!h.top_stall.empty()) message += ", mostly " + h.top_stall;
-      if (!h.inlined_from.empty()) message += "; " + percent(h.inlined_share * 100) + " of it in " + h.inlined_from + " (inlined)";
+      if (!h.inlined_from.empty()) message += "; " + support::percent_text(h.inlined_share * 100, 0) + " of it in " + h.inlined_from + " (inlined)";
       out.push_back(diagnostic_json(line_range(doc, h.line, 0), hint, "kblaster", message));
     }
   }

@@ -5,12 +5,12 @@
 // it is replayed from a recording, and on which GPU it was measured. The user's settings are not
 // read for any of it but the replay's pace and where runs go.
 #include "engine/optimize/example_replay.h"
+#include "support/text.h"
 #include "server/features/commands.h"
 #include "server/features/optimize_request.h"
 #include "server/lsp_server.h"
 #include "server/work_done_progress.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -67,8 +67,7 @@ json replay_example_command(const json& arguments, request_context& ctx, editor_
   events.progress = [&](const opt::progress_event& e) {
     const std::lock_guard lock(progress_mutex);
     percent = e.steps_total > 0 ? 100 * e.steps_done / e.steps_total : 0;
-    char best[32];
-    std::snprintf(best, sizeof best, "%.2fx", e.best_speedup);
+    const std::string best = support::times_text(e.best_speedup, 2);
     progress.report(e.phase == "baseline" ? e.message : e.message + " (best so far " + best + ", replayed)", percent);
   };
   opt::optimize_outcome o;

@@ -3,13 +3,12 @@
 #include "support/text.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace kblaster::server {
 
 std::string format_ms(double ms) {
   if (ms < 1) return support::fixed_text(ms * 1000, 1) + " µs";
-  return support::fixed_text(ms, ms < 100 ? 3 : 1) + " ms";
+  return support::ms_text(ms, ms < 100 ? 3 : 1);
 }
 
 std::optional<engine::measured_runtime> last_runtime(const engine::file_analysis& a, const engine::kernel_view& v,
@@ -144,6 +143,23 @@ std::string lessons_list(const std::vector<engine::state_lesson>& lessons) {
   return md;
 }
 
+// The KB's strategies under `title`, or why the KB could not be read; empty when it has neither.
+std::string strategies_or_error(const std::string& title, const engine::kernel_insight& insight) {
+  if (!insight.strategies.empty()) return "\n" + strategies_table(title, insight.strategies);
+  if (!insight.error.empty()) return "\n_Knowledge base unavailable: " + insight.error + "_\n";
+  return "";
+}
+
+// "Last runtime: not measured yet" and why: an untrusted workspace (its full reason is the hover's
+// last paragraph; here, its gist), the machine (no GPU, ...), else `otherwise`.
+std::string not_measured_line(const engine::file_analysis& a, const std::string& otherwise) {
+  return "\nLast runtime: not measured yet" +
+         std::string(a.live_refused ? " (the workspace was not trusted at the last save)"
+                     : !a.live_skipped.empty() ? " (" + a.live_skipped + ")"
+                                               : otherwise) +
+         "\n";
+}
+
 // " (KERNEL was not profiled: why)" when the live profile ran but could not cover this kernel.
 std::string not_profiled_reason(const engine::file_analysis& a, const std::string& function) {
   if (!a.live_profile) return "";
@@ -162,19 +178,9 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
                    utc_in_words(a.analysed_at) + ")\n\n";
   if (s.static_only) {
     md += static_facts_markdown(s, launches);
-    if (!insight.strategies.empty()) {
-      md += "\n" + strategies_table("**Strategies** for what ptxas shows (knowledge base; not measured)", insight.strategies);
-    } else if (!insight.error.empty()) {
-      md += "\n_Knowledge base unavailable: " + insight.error + "_\n";
-    } else {
-      md += "\n_No strategy: nothing known without a profile calls for one._\n";
-    }
-    md += "\nLast runtime: not measured yet" +
-          std::string(a.live_refused ? " (the workspace was not trusted at the last save)"
-                      : !a.live_skipped.empty() ? " (" + a.live_skipped + ")"
-                                                : not_profiled_reason(a, s.function)) +
-          "\n";
-    return md;
+    const auto strategies = strategies_or_error("**Strategies** for what ptxas shows (knowledge base; not measured)", insight);
+    md += strategies.empty() ? "\n_No strategy: nothing known without a profile calls for one._\n" : strategies;
+    return md + not_measured_line(a, not_profiled_reason(a, s.function));
   }
   if (a.live_profile)
     if (const auto o = a.live_profile->origins.find(s.function); o != a.live_profile->origins.end())
@@ -208,22 +214,11 @@ std::string performance_markdown(const engine::file_analysis& a, const engine::k
     if (f.estimated_speedup) md += " (est. " + support::fixed_text(*f.estimated_speedup, 0) + "%)";
     md += "\n";
   }
-  if (!insight.strategies.empty()) {
-    md += "\n" + strategies_table("**Strategies** (knowledge base)", insight.strategies);
-    md += lessons_list(insight.lessons);
-  } else if (!insight.error.empty()) {
-    md += "\n_Knowledge base unavailable: " + insight.error + "_\n";
-  }
+  md += strategies_or_error("**Strategies** (knowledge base)", insight);
+  if (!insight.strategies.empty()) md += lessons_list(insight.lessons);
   if (const auto rt = last_runtime(a, v, insight))
-    md += "\nLast runtime: **" + format_ms(rt->runtime_ms) + "** (" + rt->source + ", " + utc_in_words(rt->when) + ")\n";
-  else
-    // An untrusted workspace's full reason is the hover's last paragraph; here, its gist.
-    md += "\nLast runtime: not measured yet" +
-          std::string(a.live_refused ? " (the workspace was not trusted at the last save)"
-                      : a.live_skipped.empty() ? ""
-                                               : " (" + a.live_skipped + ")") +
-          "\n";
-  return md;
+    return md + "\nLast runtime: **" + format_ms(rt->runtime_ms) + "** (" + rt->source + ", " + utc_in_words(rt->when) + ")\n";
+  return md + not_measured_line(a, "");
 }
 
 }  // namespace kblaster::server

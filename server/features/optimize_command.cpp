@@ -5,6 +5,7 @@
 // says predicted vs measured speedup and where the report is. applyTechnique is one step of
 // the named technique. Recordings named in kblaster.optimize.replayHarness win over a GPU.
 #include "server/features/commands.h"
+#include "support/text.h"
 #include "server/features/cuda_document.h"
 #include "server/features/document_edit.h"
 #include "server/features/optimize_gate.h"
@@ -86,8 +87,7 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   events.progress = [&](const opt::progress_event& e) {
     const std::lock_guard lock(progress_mutex);
     percent = e.steps_total > 0 ? 100 * e.steps_done / e.steps_total : 0;
-    char best[32];
-    std::snprintf(best, sizeof best, "%.2fx", e.best_speedup);
+    const std::string best = support::times_text(e.best_speedup, 2);
     progress.report(e.phase == "baseline" ? e.message : e.message + " (best so far " + best + ")", percent);  // no best before the input's
   };
   const auto unchanged = [&] { const auto now = server.documents().get(args.uri); return now && now->version() == doc->version(); };

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <filesystem>
 
 namespace kblaster::server {
@@ -17,12 +16,6 @@ namespace fs = std::filesystem;
 namespace opt = engine::optimize;
 
 namespace {
-
-std::string times(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", x);
-  return buf;
-}
 
 // A batch folder given relative to the file, as the user reads the setting beside it.
 std::string beside_file(const std::string& deferred, const fs::path& file) {
@@ -122,7 +115,7 @@ std::string optimize_end_text(const opt::optimize_outcome& o) {
   const auto& r = o.result;
   if (r.stop_reason == opt::stop_kind::waiting) return "waiting for the model's answers";
   if (r.stop_reason == opt::stop_kind::error) return "stopped: " + r.stop_reason.error;
-  return times(r.best_speedup) + ", " + how_had(o);
+  return support::times_text(r.best_speedup, 2) + ", " + how_had(o);
 }
 
 std::string optimize_result_message(const std::string& kernel, const opt::optimize_outcome& o, bool edited_meanwhile) {
@@ -137,11 +130,11 @@ std::string optimize_result_message(const std::string& kernel, const opt::optimi
   } else if (!o.improved() || r.best_speedup <= 1.0) {
     m += "optimized " + kernel + ": no faster version found (" + support::count_text(r.candidates, "candidate") + " measured)";
   } else {
-    m += "optimized " + kernel + ": " + times(r.best_speedup) + " faster, " + how_had(o);
+    m += "optimized " + kernel + ": " + support::times_text(r.best_speedup, 2) + " faster, " + how_had(o);
     if (const auto& step = r.best_step) {
       m += " (" + step->technique;
-      if (step->predicted_speedup) m += ": predicted " + times(*step->predicted_speedup);
-      if (step->measured_speedup) m += ", measured " + times(*step->measured_speedup);
+      if (step->predicted_speedup) m += ": predicted " + support::times_text(*step->predicted_speedup, 2);
+      if (step->measured_speedup) m += ", measured " + support::times_text(*step->measured_speedup, 2);
       if (!step->state.empty()) m += ", from state " + step->state;
       m += ")";
     }

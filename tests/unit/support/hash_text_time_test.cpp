@@ -1,5 +1,5 @@
-// support's hash, trim and timestamps: the hash is pinned (every cache key, recording and
-// cassette on disk is named by it).
+// support's hash, trim, numbers as text and timestamps: the hash is pinned (every cache key,
+// recording and cassette on disk is named by it).
 #include "support/hash.h"
 #include "support/text.h"
 #include "support/time.h"
@@ -35,4 +35,21 @@ TEST_CASE("UTC timestamps: ISO 8601 with Z, seconds or milliseconds") {
   CHECK(utc_timestamp(t, timestamp_precision::milliseconds) == "2026-11-23T21:14:02.123Z");
   CHECK(utc_now().size() == 20);
   CHECK(utc_now(timestamp_precision::milliseconds).size() == 24);
+}
+
+TEST_CASE("numbers and durations: fixed decimals, significant digits, units") {
+  CHECK(fixed_text(1.23456, 2) == "1.23");
+  CHECK(fixed_text(2.5, 0) == "2");  // rounds half to even, as printf does
+  CHECK(significant_text(0.000123456, 4) == "0.0001235");
+  CHECK(significant_text(1234567.0, 3) == "1.23e+06");
+  CHECK(significant_text(0.5, 6) == "0.5");
+  CHECK(times_text(1.5, 2) == "1.50x");
+  CHECK(percent_text(42.4, 0) == "42%");
+  CHECK(us_text(12.34, 1) == "12.3 us");
+  CHECK(ms_text(0.01234, 4) == "0.0123 ms");
+  CHECK(seconds_text(1.5, 2) == "1.50 s");
+  CHECK(seconds_text(0.2) == "0.2 s");
+  CHECK(seconds_text(1500) == "1500 s");
+  CHECK(count_text(1, "candidate") == "1 candidate");
+  CHECK(count_text(3, "candidate") == "3 candidates");
 }
