@@ -280,6 +280,20 @@ TEST_CASE("live evaluator on the CPU: pass, mismatch, compile error, crash, then
     CHECK(cancelled(f.eval->evaluate("vector_add", hang, request)));
   }
 
+  SUBCASE("a stop while the candidate is built ends its compiler: cancelled there, nothing judged") {
+    std::stop_source stop;
+    stop.request_stop();
+    evaluation_request request;
+    request.stop = stop.get_token();
+    // A source no build of this run made: its compiler must run, and the caller's stop reaches it.
+    const auto e = f.eval->evaluate("vector_add", f.good + "\n// built under a stop\n", request);
+    INFO(to_json(e).dump(2));
+    CHECK(cancelled(e));
+    CHECK(e.reason == "cancelled while the candidate was being built");
+    CHECK_FALSE(e.compile_ok);
+    CHECK_FALSE(e.harness.contains("verdict"));  // never sent to the judge
+  }
+
   SUBCASE("recorded live, replayed without the harness") {
     const auto file = work_dir() / "cpu-recording.jsonl";
     fs::remove(file);
