@@ -24,7 +24,7 @@ import {
   WorkDoneProgress,
 } from 'vscode-languageclient/node';
 import {
-  Advice, crashAdvice, Fix, OptimizeResult, profileAdvice, ProfileResult, Refusal, refusalAdvice, refusalOf, runEndAdvice, SettingScope,
+  Advice, commandErrorText, crashAdvice, Fix, OptimizeResult, profileAdvice, ProfileResult, Refusal, refusalAdvice, refusalOf, runEndAdvice, SettingScope,
   selfTestText, splitCommandLine, startFailureAdvice, stoppedAdvice,
 } from './refusals';
 import {
@@ -359,7 +359,7 @@ async function runLongCommand(command: string, args: unknown[]): Promise<unknown
       void showAdvice(refusalAdvice(refusal, where()), { command, args: { ...first, kernel: refusal.kernel ?? first.kernel }, refusal });
     } else {
       const message = error instanceof Error ? error.message : String(error);
-      void vscode.window.showErrorMessage(`${title[0].toUpperCase()}${title.slice(1)}: ${message}`, 'Show Output').then((choice) => {
+      void vscode.window.showErrorMessage(commandErrorText(title, message), 'Show Output').then((choice) => {
         if (choice) output?.show(true);
       });
     }

@@ -212,6 +212,13 @@ export function runEndAdvice(title: string, r: OptimizeResult): Advice {
   return { severity: 'info', message: `${title} done: ${found}${stopped}.`, buttons: report };
 }
 
+/** A command's error that is no refusal, under the title of what the user asked for ("Optimize
+ *  scale_half: ..."); the daemon's own "kblaster.optimize: " before its sentence is left out, the
+ *  title saying it in the user's words. */
+export function commandErrorText(title: string, message: string): string {
+  return `${title.charAt(0).toUpperCase()}${title.slice(1)}: ${message.replace(/^kblaster\.\w+: /, '')}`;
+}
+
 /** The self-test's answer in words. */
 export function selfTestText(result: unknown): string {
   const r = (result ?? {}) as { completedSteps?: unknown; cancelled?: unknown };

@@ -3,7 +3,7 @@
 import { strict as assert } from 'assert';
 import { test } from 'node:test';
 import {
-  crashAdvice, profileAdvice, Refusal, refusalAdvice, refusalOf, RefusalKind, runEndAdvice, selfTestText, splitCommandLine,
+  commandErrorText, crashAdvice, profileAdvice, Refusal, refusalAdvice, refusalOf, RefusalKind, runEndAdvice, selfTestText, splitCommandLine,
   startFailureAdvice, stoppedAdvice,
 } from '../refusals';
 
@@ -60,6 +60,12 @@ test('the words name what the user asked for', () => {
                                         taskFile: '/w/ops.task.json' })!);
   assert.equal(own.message, "The task of scale_half (ops.cu) cannot be read: /w/ops.task.json: 'inputs' must be a non-empty array.");
   assert.deepEqual(own.buttons, [{ title: 'Open the Task File', fix: 'openTaskFile' }]);
+});
+
+test('an error that is no refusal is said under what the user asked for, without the daemon\'s command name', () => {
+  assert.equal(commandErrorText('optimize scale_half', "kblaster.optimize: replay: no recording of task 'ops'"),
+               "Optimize scale_half: replay: no recording of task 'ops'");
+  assert.equal(commandErrorText('profile', 'the harness crashed'), 'Profile: the harness crashed');
 });
 
 test('a profile that profiled nothing says why where it was asked, never silence', () => {
