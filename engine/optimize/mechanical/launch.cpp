@@ -26,6 +26,30 @@ std::optional<long long> launch_bounds_max(const std::string& bounds) {
   return parse_integer_literal(trimmed);
 }
 
+// The x extent of a 1-D launch dimension written as a dim3, `dim3(X)` or `dim3(X, 1, 1)` (as a
+// captured launch's launcher writes it), or nothing for anything else.
+std::optional<token_range> one_d_dim3_x(const parsed_source& s, token_range r) {
+  if (!(s.word(r.begin, "dim3") && r.end > r.begin + 2 && s.tokens[r.begin + 1].is('(') && s.match(r.begin + 1) == r.end - 1))
+    return std::nullopt;
+  std::vector<token_range> args;
+  std::size_t from = r.begin + 2;
+  for (std::size_t j = from; j < r.end - 1; ++j) {
+    if (s.tokens[j].is('(') || s.tokens[j].is('[') || s.tokens[j].is('{')) {
+      j = s.match(j);
+      continue;
+    }
+    if (s.tokens[j].is(',')) {
+      args.push_back({from, j});
+      from = j + 1;
+    }
+  }
+  args.push_back({from, r.end - 1});
+  if (args.empty() || args.size() > 3 || args[0].begin >= args[0].end) return std::nullopt;
+  for (std::size_t a = 1; a < args.size(); ++a)
+    if (s.integer(args[a]) != 1) return std::nullopt;
+  return args[0];
+}
+
 // Why the body of `k` cannot take another block size, or "" when it can as far as we see.
 std::string block_dependence(const parsed_source& s, const function_info& k, long long block,
                              const std::string& block_name) {
@@ -66,6 +90,8 @@ std::optional<long long> known_block_size(const parsed_source& s, const launch_i
   }
   const token_range r = l.config[1];
   if (const auto v = s.integer(r)) return v;
+  if (const auto x = one_d_dim3_x(s, r))
+    if (const auto v = s.integer(*x)) return v;
   const std::string text = s.compact(r);
   if (contains_word(s, r, "dim3")) {
     why = "its block is a dim3 expression (" + text + "); only 1-D integer blocks are tuned";
@@ -134,7 +160,7 @@ mechanical_result block_size_variants(const parsed_source& s, const mechanical_c
       continue;
     }
     const token_range grid = l.config[0];
-    const bool grid_dim3 = contains_word(s, grid, "dim3") ||
+    const bool grid_dim3 = (contains_word(s, grid, "dim3") && !one_d_dim3_x(s, grid)) ||
                            (grid.end == grid.begin + 1 &&
                             s.is_dim3(s.text(grid.begin), 0, l.config_open));
     if (grid_dim3) {
@@ -183,8 +209,9 @@ mechanical_result block_size_variants(const parsed_source& s, const mechanical_c
       }
       const token_range g = e.launch->config[0];
       const token_range b = e.launch->config[1];
-      // ceil(grid * old / new) blocks of the new size: never fewer threads than before.
-      const std::string grid = "static_cast<unsigned>((static_cast<unsigned long long>(" + s.raw(g) +
+      // ceil(grid * old / new) blocks of the new size: never fewer threads than before. A 1-D
+      // dim3 grid is counted by its x.
+      const std::string grid = "static_cast<unsigned>((static_cast<unsigned long long>(" + s.raw(one_d_dim3_x(s, g).value_or(g)) +
                                ") * " + std::to_string(e.block) + " + " + std::to_string(size - 1) +
                                ") / " + std::to_string(size) + ")";
       edits.push_back({s.tokens[g.begin].begin, s.tokens[g.end - 1].end, grid});

@@ -86,6 +86,27 @@ TEST_CASE("mechanical block_size_tuning: the launch rewritten with the grid reco
   CHECK(run(vector_add, "block_size_tuning", two).variants.size() == 2);
 }
 
+TEST_CASE("mechanical block_size_tuning: a captured launch's 1-D dim3 grid and block are tuned") {
+  // What a program's captured launch looks like in its launcher: the grid and the block written as
+  // dim3s whose y and z are 1 (a one-thread-per-row kernel on 32 blocks of 128 threads).
+  const std::string src = R"(__global__ void rows(const float* in, float* out, int n) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < n) out[r] = in[r];
+}
+void kb_forward(const float* in, float* out, int n) { rows<<<dim3(32, 1, 1), dim3(128, 1, 1), 0, 0>>>(in, out, n); }
+)";
+  const auto r = run(src, "block_size_tuning");
+  REQUIRE(r.variants.size() == 4);
+  CHECK(r.variants[0].label == "block 256");
+  CHECK(r.variants[1].label == "block 64");
+  CHECK(contains(r.variants[1].source,
+                 "rows<<<static_cast<unsigned>((static_cast<unsigned long long>(32) * 128 + 63) / 64), 64, 0, 0>>>"));
+  // Two or three dimensions stay out.
+  CHECK(run(replace_all(src, "dim3(32, 1, 1)", "dim3(32, 2, 1)"), "block_size_tuning").not_applicable ==
+        "launch of rows: its grid is a dim3 (2-D/3-D launches are not tuned)");
+  CHECK(run(replace_all(src, "dim3(128, 1, 1)", "dim3(64, 2, 1)"), "block_size_tuning").variants.empty());
+}
+
 TEST_CASE("mechanical block_size_tuning: refusals say why") {
   SUBCASE("a shared array sized by the block") {
     const std::string src = R"(__global__ void k(float* x) {
