@@ -111,6 +111,13 @@ bool sandbox_too_broad(const std::filesystem::path& path);
 /// torch's libraries find NVIDIA's wheels beside it).
 std::vector<std::filesystem::path> program_folders(const std::filesystem::path& program);
 
+/// The folders Nsight Compute run as `ncu` needs: the installation it belongs to (the folder
+/// above its bin/), and, for a CUDA toolkit's `ncu` (a script that runs the newest
+/// ../nsight-compute-*/ncu beside the toolkit, else one under /opt/nvidia/nsight-compute) with
+/// none beside it, the standalone installations that script then runs. Only those that exist.
+std::vector<std::filesystem::path> ncu_folders(const std::filesystem::path& ncu,
+                                               const std::filesystem::path& standalone = "/opt/nvidia/nsight-compute");
+
 /// What a compiler run by `argv` reads beyond the system: the compiler's installation, each
 /// source file it names and that file's folder (its local headers), and the -I / -isystem
 /// folders. For a policy's `readable`.

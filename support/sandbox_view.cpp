@@ -141,7 +141,7 @@ void add_toolchains(view_builder& v) {
   v.add_resolved("/usr/local/cuda", cuda_why);
   if (const auto nvcc = tool_on_path("nvcc"); !nvcc.empty()) v.add_resolved(install_root(nvcc), cuda_why + " (nvcc on PATH)");
   if (const auto ncu = tool_on_path("ncu"); !ncu.empty())
-    v.add_resolved(install_root(ncu), "Nsight Compute: ncu profiles candidates (ncu on PATH)");
+    for (const auto& dir : ncu_folders(ncu)) v.add_resolved(dir, "Nsight Compute: ncu profiles candidates (ncu on PATH)");
   for (const char* var : {"CC", "CXX"})
     if (const auto cc = env(var); !cc.empty())
       if (const auto tool = cc.find('/') == std::string::npos ? tool_on_path(cc) : canonical_or_same(cc); !tool.empty())
@@ -185,6 +185,21 @@ std::vector<fs::path> program_folders(const fs::path& program) {
     }
     out.push_back(packages.empty() ? dir : packages);
   }
+  return out;
+}
+
+std::vector<fs::path> ncu_folders(const fs::path& ncu, const fs::path& standalone) {
+  const auto root = install_root(canonical_or_same(ncu));
+  std::vector<fs::path> out{root};
+  // A toolkit's ncu is a script: with no nsight-compute-* beside the toolkit, it runs the one
+  // installed under /opt/nvidia (as on machines where Nsight Compute came on its own); hidden,
+  // ncu says "Nsight Compute is not installed on your system" and every profile fails.
+  std::error_code ec;
+  const bool toolkit = fs::exists(root / "bin" / "nvcc", ec);
+  bool beside = false;
+  for (const auto& entry : fs::directory_iterator(root, ec))
+    beside |= entry.path().filename().string().rfind("nsight-compute", 0) == 0;
+  if (toolkit && !beside && fs::is_directory(standalone, ec)) out.push_back(standalone);
   return out;
 }
 

@@ -262,13 +262,11 @@ void task_folders(const nlohmann::json& j, std::vector<fs::path>& out) {
   if (!s.empty() && s.front() == '/' && fs::is_regular_file(s, ec)) add_unique(out, fs::path(s).parent_path());
 }
 
-// ncu's installation: the folder above its bin/ (a CUDA toolkit's ncu is a script that runs
-// ../nsight-compute-*/ncu), else its own folder.
-fs::path ncu_installation(const nlohmann::json& argv) {
+// The folders of the ncu an argv runs (support::ncu_folders: its installation, and the
+// standalone Nsight Compute a toolkit's ncu script may run).
+std::vector<fs::path> ncu_installation(const nlohmann::json& argv) {
   if (!argv.is_array() || argv.empty() || !argv[0].is_string()) return {};
-  std::error_code ec;
-  const auto dir = fs::weakly_canonical(argv[0].get<std::string>(), ec).parent_path();
-  return dir.filename() == "bin" ? dir.parent_path() : dir;
+  return support::ncu_folders(argv[0].get<std::string>());
 }
 
 }  // namespace
@@ -278,7 +276,7 @@ void harness_client::show_folders_read_by(const nlohmann::json& req) {
   if (req.contains("task")) task_folders(req["task"], needed);
   for (const char* key : {"ncu", "next_ncu"})
     if (req.contains(key))
-      if (const auto dir = ncu_installation(req[key]); !dir.empty()) add_unique(needed, dir);
+      for (const auto& dir : ncu_installation(req[key])) add_unique(needed, dir);
   bool added = false;
   for (const auto& dir : needed)
     if (std::find(options_.readable.begin(), options_.readable.end(), dir) == options_.readable.end())

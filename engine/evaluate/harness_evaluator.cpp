@@ -126,10 +126,8 @@ harness_evaluator::harness_evaluator(std::vector<task_spec> tasks, harness_evalu
   std::vector<fs::path> readable;
   for (const auto& t : tasks)
     if (!t.dir.empty()) readable.push_back(t.dir);
-  if (!ncu_.empty()) {
-    const auto bin = fs::weakly_canonical(ncu_, ec).parent_path();
-    readable.push_back(bin.filename() == "bin" ? bin.parent_path() : bin);
-  }
+  if (!ncu_.empty())
+    for (const auto& dir : support::ncu_folders(ncu_)) readable.push_back(dir);
   auto add_slot = [&](const std::string& visible, const std::string& name) {
     auto s = std::make_unique<slot>();
     s->visible = visible;
@@ -175,12 +173,12 @@ harness_evaluator::harness_evaluator(std::vector<task_spec> tasks, harness_evalu
     }
   }
   for (auto& s : slots_) free_.push_back(s.get());
-  for (const auto& t : tasks) add_task(t);
+  for (const auto& t : tasks) add_task(t, builds_stop_.get_token());
 }
 
 harness_evaluator::~harness_evaluator() { builds_stop_.request_stop(); }
 
-void harness_evaluator::add_task(const task_spec& task) {
+void harness_evaluator::add_task(const task_spec& task, std::stop_token stop) {
   auto entry = std::make_shared<task_entry>();
   entry->spec = task;
   if (task.reference.kind == reference_kind::kernel) {
@@ -188,8 +186,9 @@ void harness_evaluator::add_task(const task_spec& task) {
     if (src.empty())
       throw evaluation_error("task '" + task.name + "': its reference is a kernel but names no " +
                              (device_ == "cpu" ? "cpu_kernel (host C++) for the CPU path" : "CUDA source"));
-    const auto b = device_ == "cpu" ? build_host_candidate(src, (work_dir_ / "build").string())
-                                    : build_candidate(src, task.arch, *nvcc_);
+    const auto b = device_ == "cpu" ? build_host_candidate(src, (work_dir_ / "build").string(), true, stop)
+                                    : build_candidate(src, task.arch, *nvcc_, true, stop);
+    if (b.cancelled) throw evaluation_error("task '" + task.name + "': stopped while its reference kernel was being built");
     if (!b.ok) throw evaluation_error("task '" + task.name + "': the reference kernel " + src + " does not build:\n" + b.log);
     entry->reference_library = b.library;
   }

@@ -94,8 +94,9 @@ class harness_evaluator final : public evaluator {
   harness_evaluator(const harness_evaluator&) = delete;
   harness_evaluator& operator=(const harness_evaluator&) = delete;
 
-  /// Adds (or replaces) a task; builds its reference kernel when it has one. Throws evaluation_error.
-  void add_task(const task_spec& task);
+  /// Adds (or replaces) a task; builds its reference kernel when it has one, which `stop` kills.
+  /// Throws evaluation_error (a reference that does not build, or a build stopped).
+  void add_task(const task_spec& task, std::stop_token stop);
   /// Throws evaluation_error for an unknown task or a harness that cannot start.
   evaluation evaluate(const std::string& task_name, const std::string& source,
                       const evaluation_request& request) override;

@@ -1,8 +1,9 @@
 // Running Nsight Compute and exporting its report pages.
 #include "engine/profile/ncu_runner.h"
-#include "support/device_lock.h"
 
+#include "support/device_lock.h"
 #include "support/files.h"
+#include "support/untrusted_text.h"
 
 #include <algorithm>
 #include <chrono>
@@ -192,7 +193,11 @@ std::string explain_ncu_failure(const support::process_result& r, std::chrono::s
     std::string msg = r.signal ? "the program was killed by signal " + std::to_string(r.signal)
                                : "the program failed under ncu (exit code " + std::to_string(r.exit_code) + ")";
     const auto err = all.find("==ERROR==");
-    if (err != std::string::npos) msg += ": " + all.substr(err, all.find('\n', err) - err);
+    if (err != std::string::npos) return msg + ": " + all.substr(err, all.find('\n', err) - err);
+    // No ncu error line (ncu itself could not start its target, or the program failed on its
+    // own): the end of what was printed says why, bounded and marked as the program's.
+    const std::string printed = r.err.empty() ? r.out : r.err;
+    if (!printed.empty()) msg += ": " + support::candidate_text(printed, "output under ncu", 600, support::keep_end::tail);
     return msg;
   }
   return {};

@@ -167,6 +167,26 @@ TEST_CASE("sandbox: a readable folder too broad to show (the home folder, /, /tm
   CHECK(r.out.find("sk-kblaster-broad") == std::string::npos);
 }
 
+TEST_CASE("sandbox: ncu's folders: its installation, and the standalone Nsight Compute a toolkit's ncu script runs") {
+  // On the GPU machine /usr/local/cuda/bin/ncu is the toolkit's script and Nsight Compute is
+  // installed apart, under /opt/nvidia/nsight-compute: shown the toolkit alone, ncu said "Nsight
+  // Compute is not installed on your system" and every profile in the sandbox fell back to static.
+  const fs::path root = fs::temp_directory_path() / unique("ncu-folders");
+  planted_file nvcc(root / "cuda" / "bin" / "nvcc", "#!/bin/sh", root);
+  planted_file script(root / "cuda" / "bin" / "ncu", "#!/bin/sh");
+  planted_file standalone(root / "opt-nvidia" / "nsight-compute" / "2025.3.1" / "ncu", "#!/bin/sh");
+  const fs::path apart = root / "opt-nvidia" / "nsight-compute";
+  const auto toolkit_alone = ncu_folders(script.path(), apart);
+  REQUIRE(toolkit_alone.size() == 2);
+  CHECK(toolkit_alone[0] == fs::canonical(root / "cuda"));
+  CHECK(toolkit_alone[1] == apart);
+  // Nsight Compute beside the toolkit: the script runs that one; nothing else is shown.
+  planted_file beside(root / "cuda" / "nsight-compute-2025.3.1" / "ncu", "#!/bin/sh");
+  CHECK(ncu_folders(script.path(), apart) == std::vector<fs::path>{fs::canonical(root / "cuda")});
+  // Not a toolkit's (a standalone ncu, a stand-in script): its own folder only.
+  CHECK(ncu_folders(standalone.path(), apart) == std::vector<fs::path>{fs::canonical(standalone.path().parent_path())});
+}
+
 TEST_CASE("sandbox: every entry of the view says why it is there") {
   sandbox_policy policy;
   policy.scratch = fs::temp_directory_path();  // not shown (too broad), but the list is built
