@@ -145,7 +145,9 @@ compile_result nvcc_driver::compile(const std::string& source_path, output_kind 
   r.output_path = (fs::path(cache_dir_) / (key + suffix_of(kind))).string();
   const std::string log_path = (fs::path(cache_dir_) / (key + ".log")).string();
   const fs::path ptx_path = fs::path(cache_dir_) / (key + ".ptx");
-  const fs::path keep_dir = fs::path(cache_dir_) / (key + ".keep");
+  // Its own per build: two builds of one key at once (the analysis on open and a profile asked
+  // meanwhile) would otherwise share it, and the first to finish removes it under the other.
+  const fs::path keep_dir = support::temporary_sibling(fs::path(cache_dir_) / (key + ".keep"));
   r.command = {nvcc_};
   r.command.insert(r.command.end(), flags.begin(), flags.end());
   if (options.keep_ptx) r.command.insert(r.command.end(), {"-keep-dir", keep_dir.string()});

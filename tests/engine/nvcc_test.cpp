@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -148,6 +149,47 @@ TEST_CASE("threads of one process building the same source at once each get the 
     const std::string built((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(built == "first half, second half");
   }
+}
+
+TEST_CASE("two builds of one source at once, keeping their PTX, each keep their own intermediate files") {
+  // The analysis on open and a profile asked meanwhile build the same key with -keep: sharing one
+  // -keep-dir, the first to finish removed it while the second still wrote there ("cc1plus: fatal
+  // error: opening output file KEY.keep/row_reduce.cpp4.ii", on the GPU machine, 2026-11-29). A
+  // stand-in nvcc writes into its -keep-dir in two parts 0.4 s apart; the second build starts
+  // 0.2 s after the first, so the first ends between the second's two writes every time.
+  const auto dir = fs::path(fresh_cache()) / "stand-in-keep";
+  fs::create_directories(dir);
+  const auto nvcc = dir / "nvcc";
+  {
+    std::ofstream script(nvcc);
+    script << "#!/bin/sh\n"
+              "case \"$1\" in --version) echo 'Cuda compilation tools, release 0.0 (stand-in)'; exit 0;; esac\n"
+              "for a; do [ \"$prev\" = -o ] && out=$a; [ \"$prev\" = -keep-dir ] && keep=$a; prev=$a; done\n"
+              "printf '.version 8.0 ' > \"$keep/k.ptx\" || exit 1; sleep 0.4\n"
+              "printf '.target sm_90' >> \"$keep/k.ptx\" || exit 1\n"
+              "printf 'object' > \"$out\"\n";
+  }
+  fs::permissions(nvcc, fs::perms::owner_all);
+  std::ofstream(dir / "k.cu") << "__global__ void k() {}\n";
+  nvcc_driver driver(nvcc.string(), (dir / "cache").string());
+  nvcc_options o;
+  o.arch = "sm_90";
+  o.use_cache = false;  // both builds run the compiler
+  o.keep_ptx = true;
+  std::vector<compile_result> results(2);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = driver.compile((dir / "k.cu").string(), output_kind::object, o); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) {
+    INFO(r.log);
+    CHECK(r.ok);
+  }
+  // Neither build's intermediate files are left behind.
+  for (const auto& entry : fs::directory_iterator(dir / "cache"))
+    CHECK(entry.path().string().find(".keep") == std::string::npos);
 }
 
 TEST_CASE("nvcc version and the default architecture") {
