@@ -4,6 +4,7 @@
 #include "engine/analysis/file_role.h"
 #include "engine/capture/capture_profile.h"
 #include "engine/source/kernel_launches.h"
+#include "engine/state/program_profile_pipeline.h"
 #include "engine/source/program_entry.h"
 #include "support/time.h"
 #include "support/hash.h"
@@ -91,8 +92,38 @@ namespace {
 
 // Each kernel of a program profiled from its captured launch; the whole program under ncu when
 // the harness is not there to replay captures.
+// How the program spends its GPU time (each kernel's share, the GPU's idle time: the lenses'
+// figures and the file's program line) from one more run of it under the timeline collector;
+// the captures give each kernel's counters, not that. Without a timeline (no collector, CUPTI
+// not loadable here) the kernels' profiles stand alone and `program_unavailable` says why.
+void add_program_timeline(profile_outcome& out, const std::string& path, const capture_request& how, build_profile_options build,
+                          const fs::path& scratch) {
+  std::vector<std::string> argv = how.run.command;
+  if (argv.empty()) {
+    profile_outcome built;
+    const auto compiled = compile_for_profile(path, build, output_kind::executable, built);
+    if (!compiled) {
+      out.program_unavailable = "the program could not be built for its timeline";
+      return;
+    }
+    argv = {compiled->output_path};
+  } else if (!how.run.cwd.empty() && fs::path(argv.front()).is_relative() && fs::path(argv.front()).has_parent_path()) {
+    argv.front() = (fs::path(how.run.cwd) / argv.front()).string();
+  }
+  argv.insert(argv.end(), how.run.args.begin(), how.run.args.end());
+  build.ncu.report_base = (scratch / (fs::path(path).stem().string() + "-program")).string();
+  std::string why_not;
+  auto timed = timeline_of_program(argv, build, why_not);
+  if (!timed) {
+    out.program_unavailable = why_not;
+    return;
+  }
+  join_kernel_views(timed->profile, out.kernels);
+  out.program = std::move(timed->profile);
+}
+
 profile_outcome profile_program_kernels(const std::string& path, const capture_request& how, const profile_outcome& statics,
-                                        const build_profile_options& build, const optimize::harness_evaluator_options& evaluator,
+                                        const build_profile_options& build, const fs::path& scratch, const optimize::harness_evaluator_options& evaluator,
                                         const std::function<void(const std::string&)>& progress, std::stop_token stop) {
   captured_profile_options o;
   o.progress = progress;
@@ -102,7 +133,9 @@ profile_outcome profile_program_kernels(const std::string& path, const capture_r
   for (const auto& k : statics.kernels)
     if (!k.signature.function.empty()) o.kernels.push_back(k.signature.function);
   try {
-    return profile_captured_launches(o, stop);
+    auto out = profile_captured_launches(o, stop);
+    if (!stop.stop_requested() && !out.kernels.empty()) add_program_timeline(out, path, how, build, scratch);
+    return out;
   } catch (const optimize::evaluation_error& e) {
     if (!how.run.command.empty()) {  // built by the user's build: there is no whole program of this file to run
       profile_outcome none;
@@ -319,8 +352,8 @@ std::shared_ptr<const file_analysis> file_analyzer::analyze(const std::string& p
       optimize::harness_evaluator_options evaluator;
       evaluator.harness = options.harness;
       evaluator.ncu = caps.ncu.value_or("");
-      result->live_profile = profile_program_kernels(path, *options.program_capture, result->static_profile, build, evaluator,
-                                                     options.progress, mine.get_token());
+      result->live_profile = profile_program_kernels(path, *options.program_capture, result->static_profile, build,
+                                                     fs::path(copy).parent_path(), evaluator, options.progress, mine.get_token());
     } else if (defines_main(text)) {
       result->live_profile = profile_live(path, build);
     } else {

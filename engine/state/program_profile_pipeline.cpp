@@ -82,13 +82,8 @@ void join_kernel_views(program_profile& profile, std::vector<kernel_view>& views
   views = std::move(out);
 }
 
-std::optional<profile_outcome> profile_program_by_timeline(const std::string& ncu_path, const std::vector<std::string>& program,
-                                                           const build_profile_options& options, const state_namer* matcher,
-                                                           std::string& why_not) {
-  if (!options.ncu.nvtx_include.empty()) {
-    why_not = "an NVTX range was asked, which the timeline does not follow";
-    return std::nullopt;
-  }
+std::optional<timed_program> timeline_of_program(const std::vector<std::string>& program, const build_profile_options& options,
+                                                std::string& why_not) {
   const std::string base = options.ncu.report_base.empty() ? fs::path(program.front()).stem().string() : options.ncu.report_base;
   timeline_run_options t;
   t.output = base + ".timeline.jsonl";
@@ -99,12 +94,25 @@ std::optional<profile_outcome> profile_program_by_timeline(const std::string& nc
     why_not = ran.error;
     return std::nullopt;
   }
-  auto program_profile = aggregate_timeline(ran.timeline);
-  if (program_profile.kernels.empty()) {
+  auto profile = aggregate_timeline(ran.timeline);
+  if (profile.kernels.empty()) {
     why_not = "the timeline holds no kernel: CUPTI recorded nothing, or the program launched none";
     return std::nullopt;
   }
-  program_profile.source = "CUPTI timeline of one run (" + t.output + ")";
+  profile.source = "CUPTI timeline of one run (" + t.output + ")";
+  return timed_program{std::move(profile), ran.timeline};
+}
+
+std::optional<profile_outcome> profile_program_by_timeline(const std::string& ncu_path, const std::vector<std::string>& program,
+                                                           const build_profile_options& options, const state_namer* matcher,
+                                                           std::string& why_not) {
+  if (!options.ncu.nvtx_include.empty()) {
+    why_not = "an NVTX range was asked, which the timeline does not follow";
+    return std::nullopt;
+  }
+  auto timed = timeline_of_program(program, options, why_not);
+  if (!timed) return std::nullopt;
+  auto& program_profile = timed->profile;
   std::vector<const kernel_time*> chosen = kernels_worth_profiling(program_profile, options.worth);
   if (!options.ncu.kernel_regex.empty()) {
     // The user's --kernel names what ncu sees, whatever its share.
@@ -118,7 +126,7 @@ std::optional<profile_outcome> profile_program_by_timeline(const std::string& nc
       return std::nullopt;
     }
   }
-  const auto passes = plan_ncu_passes(ran.timeline, chosen);
+  const auto passes = plan_ncu_passes(timed->timeline, chosen);
   auto out = profile_passes(ncu_path, program, passes, options, matcher);
   join_kernel_views(program_profile, out.kernels);
   out.program = std::move(program_profile);

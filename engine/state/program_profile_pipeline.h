@@ -5,6 +5,7 @@
 #pragma once
 
 #include "engine/profile/program_profile.h"
+#include "engine/profile/program_timeline.h"
 #include "engine/state/profile_pipeline.h"
 
 #include <optional>
@@ -17,6 +18,16 @@ namespace kblaster::engine {
 /// first), and writes each one's headroom (headroom_of its SM and memory throughput) into
 /// `profile`. Views of kernels the timeline does not know stay, after the others.
 void join_kernel_views(program_profile& profile, std::vector<kernel_view>& views);
+
+/// One run of the built `program` (argv) under the timeline collector: its profile (kernels by
+/// GPU time, busy and idle time; no headroom yet) and the timeline it came from. nullopt with
+/// `why_not` when there is none (no collector, CUPTI not loadable, the program failed).
+struct timed_program {
+  program_profile profile;
+  program_timeline timeline;
+};
+std::optional<timed_program> timeline_of_program(const std::vector<std::string>& program, const build_profile_options& options,
+                                                std::string& why_not);
 
 /// Runs the built `program` (argv) under the collector, then ncu on one launch of each kernel
 /// worth it. nullopt when there is no timeline (no collector, CUPTI not loadable, the program

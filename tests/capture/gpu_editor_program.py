@@ -77,6 +77,16 @@ def main():
     shares = [float(x) for x in re.findall(r"\(([0-9.]+)%\)", achieved)]
     profile_ok = profile_ok and len(shares) == 2 and all(0 <= x <= 100 for x in shares)
     print("  hover shows the captured launch's profile:", profile_ok, shares)
+    # The program's share: one more run of it under the timeline collector gives the file's
+    # program line at the top and each kernel's share of the GPU time in its lens.
+    lenses = request(proc, {"jsonrpc": "2.0", "id": 12, "method": "textDocument/codeLens",
+                            "params": {"textDocument": {"uri": uri}}}).get("result") or []
+    titles = [(l["range"]["start"]["line"], (l.get("command") or {}).get("title", "")) for l in lenses]
+    print("  lenses:", titles)
+    program_line = any(line == 0 and t.startswith("program: GPU busy") for line, t in titles)
+    share_lens = any(" of GPU time" in t for _, t in titles)
+    print("  the program's line at the top:", program_line, "; a kernel's share in its lens:", share_lens)
+    profile_ok = profile_ok and program_line and share_lens
     send(proc, {"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand",
                 "params": {"command": "kblaster.optimize", "arguments": [{"uri": uri, "kernel": kernel}]}})
     result, edits, message = None, [], None
