@@ -309,7 +309,10 @@ async function runLongCommand(command: string, args: unknown[]): Promise<unknown
     : `${command.replace('kblaster.', '')} ${kernel}`.trim();
   const cancel = new vscode.CancellationTokenSource();
   let progress: vscode.Progress<{ message?: string; increment?: number }> | undefined;
-  let finish: () => void = () => undefined;
+  // The notification closes when the command ends, also when it ends before VS Code has called
+  // withProgress's callback (a refusal right after the progress began): then at once.
+  let ended = false;
+  let finish: () => void = () => { ended = true; };
   let last = 0;
   const sub = client.onProgress(WorkDoneProgress.type, token, (value) => {
     if (value.kind === 'begin' && !progress) {
@@ -319,7 +322,10 @@ async function runLongCommand(command: string, args: unknown[]): Promise<unknown
             progress = p;
             cancelled.onCancellationRequested(() => cancel.cancel());
             if (value.message) p.report({ message: value.message });
-            return new Promise<void>((resolve) => { finish = resolve; });
+            return new Promise<void>((resolve) => {
+              if (ended) resolve();
+              else finish = resolve;
+            });
           });
     }
     if (value.kind === 'end') return;

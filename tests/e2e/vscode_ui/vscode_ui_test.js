@@ -958,7 +958,12 @@ async function main() {
       && !/inputs|non-empty|done|kblaster\.optimize/.test(opsEnd.message),
       'Optimize on the new task runs it against the recorded results and says what stopped it (no recording of this kernel), not "done"',
       JSON.stringify(opsEnd));
+    // The progress notification that began closes with the refusal (none left with a Cancel button).
+    const progressGone = await waitFor('the progress notification closed', async () =>
+      !(await toastTexts(page)).some((t) => /^KernelBlaster: optimize scale_half(?! (stopped|done))/.test(t)), 10000, toastState)
+      .then(() => true, () => false);
     await shot('c2-optimize-created-task', `Optimize on the task just created: ${opsEnd.message}`);
+    check(progressGone, 'the progress notification of the refused run is closed', await toastState());
     await clearToasts();
 
     // -- n3: [Set the Program to Run] on another such kernel: asked for the program, the setting
