@@ -70,12 +70,12 @@ void print_human(const nlohmann::json& r) {
       const std::string label = side == "reference" && t.value("reference_kind", "") == "kernel" ? "original" : side;
       std::cout << "  " << std::setw(9) << std::left << label << std::right << " median " << ms(s.value("median_ms", 0.0))
                 << "  IQR " << ms(s.value("iqr_ms", 0.0)) << "  " << s.value("samples", 0) << " samples, RSD "
-                << std::setprecision(2) << 100 * s.value("rsd", 0.0) << " %"
+                << kblaster::support::significant_text(100 * s.value("rsd", 0.0), 2) << " %"
                 << (s.value("converged", false) ? "" : " (cap reached)") << (s.value("throttled", false) ? " THROTTLED" : "");
       if (t.value("calls_per_sample", 1) > 1) std::cout << "  (per call; " << t.value("calls_per_sample", 1) << " calls a sample)";
       std::cout << "\n";
     }
-    std::cout << "  speedup  " << std::fixed << std::setprecision(3) << t.value("speedup", 0.0) << "x  ("
+    std::cout << "  speedup  " << kblaster::support::times_text(t.value("speedup", 0.0), 3) << "  ("
               << t.value("method", "") << ")\n";
     if (t["candidate"].contains("note")) std::cout << "  note: " << t["candidate"]["note"].get<std::string>() << "\n";
   }
