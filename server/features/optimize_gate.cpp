@@ -32,10 +32,16 @@ std::optional<refusal> optimize_blocker(editor_state& state, const editor_settin
   const std::string path = document_path(doc);
   auto run = program_run_of(settings);
   // The engine's one answer, as the run will take it: a broken task file blocks its own kernel only.
-  const auto role = engine::role_of(path, doc.text(), run.run).for_kernel(kernel);
+  const auto file = engine::role_of(path, doc.text(), run.run);
+  const auto role = file.for_kernel(kernel);
   const bool program = role.is_program();
   if (!role.is_task() && !program) {
-    if (role.task.error.empty()) return refused(refusal_kind::no_task);
+    if (role.task.error.empty()) {
+      auto r = refused(refusal_kind::no_task);
+      // The file's task file is another kernel's: no second one can be created beside it.
+      if (!file.task.where.empty()) r.facts["taskFile"] = file.task.where;
+      return r;
+    }
     auto r = refused(refusal_kind::task_unreadable, role.task.error);
     if (!role.task.where.empty()) r.facts["taskFile"] = role.task.where;  // the button that opens it
     return r;

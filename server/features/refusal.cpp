@@ -2,6 +2,7 @@
 #include "server/features/refusal.h"
 
 #include <cctype>
+#include <filesystem>
 
 namespace kblaster::server {
 
@@ -40,6 +41,10 @@ std::string refusal::message() const {
     case refusal_kind::untrusted:
       return what_of(command) + " is off: the workspace is not trusted, and its programs are built and run only once it is.";
     case refusal_kind::no_task:
+      if (const auto task_file = facts.is_object() ? facts.value("taskFile", std::string()) : std::string(); !task_file.empty())
+        return "Nothing to measure" + of_kernel + " against: the file's task (" +
+               std::filesystem::path(task_file).filename().string() +
+               ") is another kernel's and the file has no main(). Set run.command to the program that launches it.";
       return "Nothing to measure" + of_kernel +
              " against: the file has no task and no main(). Create a task, or set run.command to the program that "
              "launches it.";

@@ -10,7 +10,8 @@
 // "provider", "providerFrom", "keyEnv", "keyEnvFrom", "reason" ("no_key" when the key's variable
 // is unset in the daemon's environment) and "suggestedProvider" (a Claude model on the OpenAI
 // provider: "anthropic", with "suggestedKeyEnv"). A task_unreadable refusal adds "taskFile", the
-// task file to open and fix, when it is known. A client that knows `refusal` words it for its editor
+// task file to open and fix, when it is known; a no_task refusal adds it when the file's task file
+// is another kernel's (a second one cannot be created beside it: set the program instead). A client that knows `refusal` words it for its editor
 // with the button or command that removes the cause (the VS Code extension, the Neovim plugin);
 // any other client shows `message`.
 //

@@ -28,7 +28,7 @@ export interface Refusal {
   suggestedKeyEnv?: string;
   /** no_gpu: the shipped example the daemon can replay here (kblaster.replayExample). */
   example?: string;
-  /** task_unreadable: the task file to open and fix. */
+  /** task_unreadable: the task file to open and fix; no_task: the file's task file, another kernel's. */
   taskFile?: string;
 }
 
@@ -147,6 +147,12 @@ export function refusalAdvice(r: Refusal, where: Where = {}): Advice {
       return { severity: 'warning', message: `${action(r)} needs a trusted folder: KernelBlaster builds and runs the folder's code.`,
                buttons: [{ title: 'Manage Workspace Trust', fix: 'manageTrust' }] };
     case 'no_task':
+      if (r.taskFile) {
+        // The file's task file is another kernel's: a second cannot be created beside it.
+        return { severity: 'warning',
+                 message: `${action(r)} needs a reference to measure against: ${basename(r.taskFile)} is the task of another kernel of ${basename(r.file)}; set the program that launches it.`,
+                 buttons: [{ title: 'Set the Program to Run', fix: 'setRunCommand' }, { title: 'Open the Task File', fix: 'openTaskFile' }] };
+      }
       return { severity: 'warning',
                message: `${action(r)} needs a reference to measure against: create a task for it, or set the program that launches it.`,
                buttons: [{ title: 'Create a Task', fix: 'createTask' }, { title: 'Set the Program to Run', fix: 'setRunCommand' }] };

@@ -37,6 +37,11 @@ function M.message(err)
   if r == 'untrusted' then
     return string.format('kblaster: %s needs a trusted project (KernelBlaster builds and runs its code): :KblasterTrust',
       action(data))
+  elseif r == 'no_task' and type(data.taskFile) == 'string' then
+    -- The file's task file is another kernel's: no second one beside it.
+    return string.format('kblaster: %s needs a reference to measure against: %s is the task of another kernel of %s; set '
+      .. 'settings.kblaster.run.command to the program that launches it', action(data), vim.fn.fnamemodify(data.taskFile, ':t'),
+      tail(data.file))
   elseif r == 'no_task' then
     return string.format('kblaster: %s needs a reference to measure against: :KblasterCreateTask %s, or set '
       .. 'settings.kblaster.run.command to the program that launches it', action(data), kernel)

@@ -60,6 +60,11 @@ test('the words name what the user asked for', () => {
                                         taskFile: '/w/ops.task.json' })!);
   assert.equal(own.message, "The task of scale_half (ops.cu) cannot be read: /w/ops.task.json: 'inputs' must be a non-empty array.");
   assert.deepEqual(own.buttons, [{ title: 'Open the Task File', fix: 'openTaskFile' }]);
+  // Another kernel of that file: no [Create a Task] over the file that is there.
+  const other = refusalAdvice(refusalOf({ refusal: 'no_task', command: 'kblaster.optimize', kernel: 'twice', file: 'file:///w/ops.cu',
+                                          taskFile: '/w/ops.task.json' })!);
+  assert.match(other.message, /^Optimize twice needs a reference to measure against: ops\.task\.json is the task of another kernel of ops\.cu/);
+  assert.deepEqual(other.buttons.map((b) => b.fix), ['setRunCommand', 'openTaskFile']);
 });
 
 test('an error that is no refusal is said under what the user asked for, without the daemon\'s command name', () => {
