@@ -28,10 +28,6 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-double seconds_since(clock_type::time_point t0) {
-  return std::chrono::duration<double>(clock_type::now() - t0).count();
-}
-
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::string item;
@@ -177,6 +173,10 @@ harness_evaluator::harness_evaluator(std::vector<task_spec> tasks, harness_evalu
 }
 
 harness_evaluator::~harness_evaluator() { builds_stop_.request_stop(); }
+
+double harness_evaluator::seconds_since(clock_type::time_point t0) {
+  return std::chrono::duration<double>(clock_type::now() - t0).count();
+}
 
 void harness_evaluator::add_task(const task_spec& task, std::stop_token stop) {
   auto entry = std::make_shared<task_entry>();

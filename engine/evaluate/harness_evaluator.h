@@ -175,6 +175,8 @@ class harness_evaluator final : public evaluator {
   harness_reply ask_judge(slot& s, const nlohmann::json& request, evaluation& e, std::stop_token stop, double& took);
   /// One candidate's ncu profile through the warm harness (harness_evaluator_profile.cpp).
   class ncu_profile;
+  /// Wall seconds since `t0`: what a phase of an evaluation is counted in.
+  static double seconds_since(std::chrono::steady_clock::time_point t0);
   void profile(const task_entry& task, const std::filesystem::path& dir, const std::string& source_path,
                const std::string& library, slot& s, evaluation& e, profile_scope scope, profile_scope next_scope,
                std::stop_token stop);

@@ -35,10 +35,6 @@ profile_snapshot snapshot_of(const kernel_view& v, const std::string& source) {
   return p;
 }
 
-double seconds_from(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 /// A profile that ended in neither pages nor an error worth a static profile instead.
 bool stopped_short(const ncu_run_result& run, bool timed_out) { return timed_out || run.error == "cancelled"; }
 
@@ -285,7 +281,7 @@ class harness_evaluator::ncu_profile {
   bool await_report(nlohmann::json& body, ncu_run_result& run) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto report = s_.client->request({{"op", "profile_report"}}, stop_);
-    const double waited = seconds_from(t0);
+    const double waited = seconds_since(t0);
     e_.phases.profile_report += waited;
     run.report_seconds = waited;
     if (!report.ok()) {
@@ -311,7 +307,7 @@ class harness_evaluator::ncu_profile {
     }
     const auto export_start = std::chrono::steady_clock::now();
     read_ncu_report(ev_.ncu_, kept, r, n_.timeout, run);
-    e_.phases.profile_export += seconds_from(export_start);
+    e_.phases.profile_export += seconds_since(export_start);
     // Exports cut short by the stop are no failure of ncu's: the profile was abandoned.
     if (!run.ok && stop_.stop_requested()) run.error = "cancelled";
   }
