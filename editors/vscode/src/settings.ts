@@ -77,6 +77,10 @@ export function daemonSettings(config: ConfigReader, workspaceFolder?: string, h
     arch: config.get<string>('arch', '').trim(),
     ncuPath: path('ncuPath'),
     profileOnSave: config.get<boolean>('profileOnSave', true),
+    profile: {
+      replay: path('profile.replay'),
+      replayTimeline: path('profile.replayTimeline'),
+    },
     analysis: {
       enabled: config.get<boolean>('analysis.enabled', true),
       debounceMs: bounded(config, 'analysis.debounceMs', 0, 10000),

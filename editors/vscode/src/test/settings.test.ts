@@ -30,6 +30,13 @@ test('settings map to the daemon keys, nested by section', () => {
   });
 });
 
+test('a recorded profile and its program timeline reach the daemon as profile.*', () => {
+  const s = daemonSettings(reader({ 'profile.replay': '${workspaceFolder}/rec/app.details.csv', 'profile.replayTimeline': '~/app.timeline.jsonl' }),
+                           '/ws', '/home/u');
+  assert.deepEqual(s.profile, { replay: '/ws/rec/app.details.csv', replayTimeline: '/home/u/app.timeline.jsonl' });
+  assert.equal(daemonSettings(reader({ 'profile.replay': '' })).profile as unknown, undefined);
+});
+
 test('how the program runs reaches the daemon as run.*, malformed values left out', () => {
   const s = daemonSettings(reader({
     'run.args': ['1000', '1000', '3'], 'run.cwd': '${workspaceFolder}/data', 'run.env': { OMP_NUM_THREADS: '4' },
