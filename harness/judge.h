@@ -22,7 +22,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <functional>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -110,6 +109,8 @@ class judge {
   /// The candidate's runner up with its library loaded; null when so, else the failing reply.
   nlohmann::json start_candidate(runner_process& runner, const std::string& path, deadline until);
 
+  /// The candidate in `runner` on the task's seeds under every guard, then on the stress sets
+  /// (judge_verify.cpp): pass, or the first failure with the seeds and sets so far.
   nlohmann::json verify(const engine::task_spec& task, runner_process& runner, reference_model& ref,
                         std::uint64_t seed_base, deadline until);
   /// Times the candidate in `runner`, ends the runner, then times the reference the same way.
