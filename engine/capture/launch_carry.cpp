@@ -9,6 +9,8 @@
 #include <cctype>
 #include <map>
 #include <optional>
+#include <regex>
+#include <set>
 
 namespace kblaster::engine {
 
@@ -37,6 +39,16 @@ std::string normalized(const std::string& s) {
   return tight;
 }
 
+// The word that stands for the site's grid while the rest of a rewritten grid is carried.
+const std::string site_grid_word = "kb_site_grid";
+
+// Words that name a type or a cast, not a value: `static_cast<unsigned>(2048)` is a constant.
+bool is_type_or_cast(const std::string& word) {
+  static const std::set<std::string> words = {"dim3", "sizeof", "static_cast", "int", "unsigned", "long", "short",
+                                              "char", "size_t", "std", "min", "max"};
+  return words.count(word) > 0;
+}
+
 bool has_identifier(const std::string& s) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (std::isdigit(static_cast<unsigned char>(s[i]))) {  // 1.0f, 0x20u: literals, not names
@@ -47,7 +59,8 @@ bool has_identifier(const std::string& s) {
       std::size_t j = i;
       while (j < s.size() && ident_char(s[j])) ++j;
       const auto word = s.substr(i, j - i);
-      if (word != "dim3" && word != "sizeof") return true;
+      const bool member = i > 0 && (s[i - 1] == '.' || (i > 1 && s.compare(i - 2, 2, "->") == 0));  // `.x` names no value
+      if (!is_type_or_cast(word) && !member) return true;
       i = j;
     }
   }
@@ -56,7 +69,9 @@ bool has_identifier(const std::string& s) {
 
 bool whole_word_in(const std::string& text, const std::string& word) {
   for (auto at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
-    const bool left = at == 0 || !ident_char(text[at - 1]);
+    // A member (`grid.x`, `p->x`) is not the name `x`.
+    const bool member = at > 0 && (text[at - 1] == '.' || (at > 1 && text.compare(at - 2, 2, "->") == 0));
+    const bool left = (at == 0 || !ident_char(text[at - 1])) && !member;
     const bool right = at + word.size() >= text.size() || !ident_char(text[at + word.size()]);
     if (left && right) return true;
   }
@@ -146,9 +161,7 @@ std::optional<std::string> substituted(const std::string& element, const std::ma
       out += "(" + p->second + ")";
     } else if (word == "kb_stream") {
       out += stream;
-    } else if (word == "dim3" || word == "sizeof" || word == "std" || word == "min" || word == "max" ||
-               word == "static_cast" || word == "int" || word == "unsigned" || word == "long" || word == "size_t" ||
-               whole_word_in(code, word)) {
+    } else if (is_type_or_cast(word) || word == site_grid_word || whole_word_in(code, word)) {
       out += word;  // a type, an operator, or a name the program's code (the rewrite's part) defines
     } else {
       why = "the rewritten launch uses `" + word + "`, which only the launcher knows (it is not a parameter of the kernel)";
@@ -157,6 +170,42 @@ std::optional<std::string> substituted(const std::string& element, const std::ma
     i = j;
   }
   return out;
+}
+
+// Whether `want` counts its blocks from the launcher's whole grid `generated` (a 1-D dim3, as a
+// captured launch's launcher writes it) and the site's grid can stand in for it: a scalar
+// expression, or a dim3 the site writes with only an x (never a name the program declares a
+// dim3: its y and z may be more than 1 for other shapes).
+bool counts_generated_grid(const std::string& want, const std::string& generated, const std::string& site,
+                           const std::string& program) {
+  const auto g = normalized(generated);
+  if (normalized(want).find("(" + g + ").x") == std::string::npos) return false;
+  if (g.rfind("dim3(", 0) != 0 || split_top_level(g.substr(5, g.size() - 6)).size() > 3) return false;
+  const auto s = normalized(site);
+  if (s.rfind("dim3(", 0) == 0) {
+    if (s.back() != ')') return false;
+    const auto parts = split_top_level(s.substr(5, s.size() - 6));
+    for (std::size_t i = 1; i < parts.size(); ++i)
+      if (parts[i] != "1") return false;
+  }
+  const bool single_name = !site.empty() && ident_start(site.front()) &&
+                           std::all_of(site.begin(), site.end(), [](char c) { return ident_char(c); });
+  return !(single_name && std::regex_search(program, std::regex("\\bdim3\\s+" + site + "\\b")));
+}
+
+// `want` with `(GENERATED).x` written as the site-grid word.
+std::string with_site_grid_word(const std::string& want, const std::string& generated) {
+  std::string text = normalized(want);
+  const std::string whole = "(" + normalized(generated) + ").x";
+  for (std::size_t at; (at = text.find(whole)) != std::string::npos;) text.replace(at, whole.size(), site_grid_word);
+  return text;
+}
+
+// `value` with the site-grid word replaced by the site's grid, counted by its x.
+std::string with_site_grid(std::string value, const std::string& site) {
+  const std::string x = "dim3(" + site + ").x";
+  for (std::size_t at; (at = value.find(site_grid_word)) != std::string::npos;) value.replace(at, site_grid_word.size(), x);
+  return value;
 }
 
 }  // namespace
@@ -219,8 +268,14 @@ carried_launch carry_launch(const std::string& program, std::size_t code_end, co
         out.refusal = "the rewrite launches on another stream (" + want + "), which cannot be carried to your program";
         return out;
       }
+      // A rewrite that counts blocks from the launcher's own grid (block-size tuning's
+      // `(dim3(2048, 1, 1)).x * 256 / 128`) is carried with the site's grid in its place: the
+      // relation holds for every shape, where the captured number would hold for one.
+      const bool counts_site_grid = e == 0 && counts_generated_grid(want, gen[0], site_element, program);
+      const std::string written = counts_site_grid ? with_site_grid_word(want, gen[0]) : want;
       std::string why;
-      auto value = substituted(want, by_parameter, stream, code, why);
+      auto value = substituted(written, by_parameter, stream, code, why);
+      if (value && counts_site_grid) *value = with_site_grid(*value, site_element);
       if (!value) {
         out.refusal = why;
         return out;
@@ -235,7 +290,7 @@ carried_launch carry_launch(const std::string& program, std::size_t code_end, co
           return out;
         }
       }
-      if (!uses_parameter && has_identifier(site_element) && !has_identifier(want) && e < 2) {
+      if (!uses_parameter && !counts_site_grid && has_identifier(site_element) && !has_identifier(want) && e < 2) {
         out.refusal = "the rewritten " + std::string(what[e]) + " `" + want + "` is a constant computed for the captured shape, where your call site computes it (`" +
                       site_element + "`): carried, it would hold for that shape only";
         return out;

@@ -210,10 +210,12 @@ mechanical_result block_size_variants(const parsed_source& s, const mechanical_c
       const token_range g = e.launch->config[0];
       const token_range b = e.launch->config[1];
       // ceil(grid * old / new) blocks of the new size: never fewer threads than before. A 1-D
-      // dim3 grid is counted by its x.
-      const std::string grid = "static_cast<unsigned>((static_cast<unsigned long long>(" + s.raw(one_d_dim3_x(s, g).value_or(g)) +
-                               ") * " + std::to_string(e.block) + " + " + std::to_string(size - 1) +
-                               ") / " + std::to_string(size) + ")";
+      // dim3 grid (a captured launch's launcher writes `dim3(32, 1, 1)`) is counted by its x, the
+      // dim3 kept whole in the text: carried to a program's call site, the site's own grid takes
+      // its place (launch_carry.h), so the rewrite holds for every shape, not the captured one.
+      const std::string counted = one_d_dim3_x(s, g) ? "(" + s.raw(g) + ").x" : s.raw(g);
+      const std::string grid = "static_cast<unsigned>((static_cast<unsigned long long>(" + counted + ") * " +
+                               std::to_string(e.block) + " + " + std::to_string(size - 1) + ") / " + std::to_string(size) + ")";
       edits.push_back({s.tokens[g.begin].begin, s.tokens[g.end - 1].end, grid});
       edits.push_back({s.tokens[b.begin].begin, s.tokens[b.end - 1].end, std::to_string(size)});
     }

@@ -75,6 +75,40 @@ TEST_CASE("a constant grid replaces a constant grid, never a computed one") {
   }
 }
 
+TEST_CASE("blocks counted from the launcher's grid are carried with the site's grid: every shape, not the captured one") {
+  // Block-size tuning on a captured launch writes the new grid from the launcher's `dim3(2048, 1,
+  // 1)`. Carried with the 2048 itself, the program launched 2048 * 256 / 64 blocks whatever its
+  // rows (H200, 2026-11-29: `relu_rowsum<<<(32 * 128 + 63) / 64, 64>>>` in rowsum_loop.cu).
+  const std::string tuned = "static_cast<unsigned>((static_cast<unsigned long long>((dim3(2048, 1, 1)).x) * 256 + 63) / 64), 64, 0, kb_stream";
+  SUBCASE("a computed scalar grid") {
+    const auto program = program_with("  row_sum<<<(n + 255) / 256, 256>>>(d_x, d_out, n, m);");
+    const auto c = carry_launch(program, code_end(program), "row_sum", row_sum_params, generated, tuned);
+    REQUIRE(c.refusal.empty());
+    INFO(c.edited);
+    CHECK(c.edited.find("row_sum<<<static_cast<unsigned>((static_cast<unsigned long long>(dim3((n + 255) / 256).x) * 256 + 63) / 64), "
+                        "64>>>(d_x, d_out, n, m);") != std::string::npos);
+  }
+  SUBCASE("a dim3 the site writes with only an x") {
+    const auto program = program_with("  row_sum<<<dim3(blocks), dim3(256)>>>(d_x, d_out, n, m);");
+    const auto c = carry_launch(program, code_end(program), "row_sum", row_sum_params, generated, tuned);
+    REQUIRE(c.refusal.empty());
+    CHECK(c.edited.find("dim3(dim3(blocks)).x") != std::string::npos);
+  }
+  SUBCASE("a name the program declares a dim3 (its y may be more than 1 for other shapes): refused") {
+    const auto program = program_with("  dim3 grid(n / 256, m);\n  row_sum<<<grid, 256>>>(d_x, d_out, n, m);");
+    const auto c = carry_launch(program, code_end(program), "row_sum", row_sum_params, generated, tuned);
+    CHECK(c.edited.empty());
+    CHECK(c.refusal.find("constant computed for the captured shape") != std::string::npos);
+  }
+  SUBCASE("the captured number itself, cast: refused as the constant it is") {
+    const auto program = program_with("  row_sum<<<(n + 255) / 256, 256>>>(d_x, d_out, n, m);");
+    const auto c = carry_launch(program, code_end(program), "row_sum", row_sum_params, generated,
+                                "static_cast<unsigned>((static_cast<unsigned long long>(2048) * 256 + 63) / 64), 64, 0, kb_stream");
+    CHECK(c.edited.empty());
+    CHECK(c.refusal.find("constant computed for the captured shape") != std::string::npos);
+  }
+}
+
 TEST_CASE("names only the launcher knows, argument side effects and other streams are refused") {
   const auto program = program_with("  row_sum<<<rows, 256>>>(x, out, rows++, cols);");
   SUBCASE("a launcher local") {

@@ -100,7 +100,7 @@ void kb_forward(const float* in, float* out, int n) { rows<<<dim3(32, 1, 1), dim
   CHECK(r.variants[0].label == "block 256");
   CHECK(r.variants[1].label == "block 64");
   CHECK(contains(r.variants[1].source,
-                 "rows<<<static_cast<unsigned>((static_cast<unsigned long long>(32) * 128 + 63) / 64), 64, 0, 0>>>"));
+                 "rows<<<static_cast<unsigned>((static_cast<unsigned long long>((dim3(32, 1, 1)).x) * 128 + 63) / 64), 64, 0, 0>>>"));
   // Two or three dimensions stay out.
   CHECK(run(replace_all(src, "dim3(32, 1, 1)", "dim3(32, 2, 1)"), "block_size_tuning").not_applicable ==
         "launch of rows: its grid is a dim3 (2-D/3-D launches are not tuned)");
