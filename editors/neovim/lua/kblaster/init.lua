@@ -13,6 +13,7 @@
 --     settings = { kblaster = { logLevel = 'info', profileOnSave = true } },
 --     keymaps = true,                       -- <leader>ko optimize, <leader>kp profile, <leader>kt task
 --     ask_trust = true,                     -- ask once per project whether to trust it
+--     codelens = true,                      -- draw the daemon's code lenses
 --   })
 --
 -- Commands: :KblasterOptimize [kernel], :KblasterProfile, :KblasterCreateTask [kernel],
@@ -54,6 +55,9 @@ local defaults = {
   keymaps = false,
   -- Ask, once per project, whether to trust it (false: never ask; :KblasterTrust still trusts).
   ask_trust = true,
+  -- Show the daemon's code lenses (each kernel's state, share of the program's GPU time and
+  -- Optimize; the program's line at the top): Neovim draws none unless asked.
+  codelens = true,
   before_init = nil,
 }
 
@@ -175,6 +179,9 @@ function M.client_config(root_dir)
     flags = c.flags,
     on_attach = function(client, bufnr)
       M.set_keymaps(bufnr)
+      if c.codelens then
+        M.show_lenses(bufnr)
+      end
       if c.on_attach then
         c.on_attach(client, bufnr)
       end
@@ -404,6 +411,26 @@ function M.create_task(kernel)
       end
     end)
   end)
+end
+
+--- Draws the daemon's code lenses in buffer `bufnr` and keeps them current: 0.12+ with
+--- vim.lsp.codelens.enable (Neovim asks again on each change and on the daemon's
+--- workspace/codeLens/refresh); before, vim.lsp.codelens.refresh on entering the buffer, leaving
+--- insert mode, and each time the daemon publishes the buffer's diagnostics (the end of an
+--- analysis: a save's profile changes the lenses after the save).
+function M.show_lenses(bufnr)
+  if vim.lsp.codelens.enable then
+    vim.lsp.codelens.enable(true, { bufnr = bufnr })
+    return
+  end
+  local function refresh()
+    if vim.api.nvim_get_current_buf() == bufnr then
+      vim.lsp.codelens.refresh()
+    end
+  end
+  local group = vim.api.nvim_create_augroup('kblaster_codelens_' .. bufnr, { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufEnter', 'InsertLeave', 'DiagnosticChanged' }, { group = group, buffer = bufnr, callback = refresh })
+  vim.schedule(refresh)
 end
 
 --- Sets the buffer-local key maps chosen in setup({ keymaps = ... }).
