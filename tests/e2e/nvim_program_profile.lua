@@ -29,7 +29,6 @@ local recording = root .. '/tests/fixtures/programs/relu_rowsum'
 local timeline = os.getenv('KBLASTER_E2E_PROFILE_TIMELINE') or (recording .. '/relu_rowsum.timeline.jsonl')
 local details = os.getenv('KBLASTER_E2E_PROFILE_DETAILS') or (recording .. '/relu_rowsum.details.csv')
 local modern = vim.fn.has('nvim-0.12') == 1
-local uv = vim.uv or vim.loop
 
 local failures = {}
 
