@@ -18,38 +18,9 @@ local root = vim.fn.fnamemodify(script, ':p:h:h:h')
 local binary = os.getenv('KBLASTER_BINARY') or (root .. '/build/cli/kblaster')
 local timeout_ms = tonumber(os.getenv('KBLASTER_E2E_TIMEOUT_MS') or '') or 240000
 
-local failures = {}
-
-local function out(fmt, ...)
-  io.stdout:write(string.format(fmt, ...) .. '\n')
-  io.stdout:flush()
-end
-
-local function check(ok, fmt, ...)
-  local msg = string.format(fmt, ...)
-  if not ok then
-    table.insert(failures, msg)
-    io.stderr:write('FAIL: ' .. msg .. '\n')
-  else
-    out('PASS %s', msg)
-  end
-  return ok
-end
-
-local function wait_for(what, predicate, ms)
-  ms = ms or timeout_ms
-  if not vim.wait(ms, predicate, 20) then
-    error(string.format('timed out after %d ms waiting for %s', ms, what), 0)
-  end
-end
-
-local function read_file(path)
-  local f = io.open(path, 'rb')
-  if not f then return nil end
-  local s = f:read('*a')
-  f:close()
-  return s
-end
+local e2e = dofile(root .. '/tests/e2e/nvim_e2e.lua').new('e2e.neovim_first_hour', timeout_ms, { pass_lines = true })
+local out, check, wait_for, read_file, write_file = e2e.out, e2e.check, e2e.wait_for, e2e.read_file, e2e.write_file
+local failures = e2e.failures
 
 -- What the plugin tells the user: every vim.notify, in order.
 local notes = {}
@@ -163,21 +134,4 @@ local function main()
   kb.call(kb.clients(buf)[1], 'stop')
 end
 
-vim.api.nvim_create_autocmd('VimEnter', {
-  once = true,
-  nested = true,
-  callback = function()
-    local ok, err = xpcall(main, debug.traceback)
-    if not ok then
-      table.insert(failures, tostring(err))
-      io.stderr:write('ERROR: ' .. tostring(err) .. '\n')
-    end
-    if #failures == 0 then
-      out('e2e.neovim_first_hour: all checks passed')
-      vim.cmd('qall!')
-    else
-      io.stderr:write(string.format('e2e.neovim_first_hour: %d check(s) failed\n', #failures))
-      vim.cmd('cquit 1')
-    end
-  end,
-})
+e2e.run_at_vim_enter(main)

@@ -42,42 +42,10 @@ local tasks = vim.split(os.getenv('KBLASTER_E2E_TASKS') or (root .. '/examples/t
 local programs = vim.split(os.getenv('KBLASTER_E2E_PROGRAMS') or (root .. '/tests/capture/programs/row_normalize.cu:64,256+37,100'),
   '%s+', { trimempty = true })
 
-local failures, skipped = {}, {}
-
-local function out(fmt, ...)
-  io.stdout:write(string.format(fmt, ...) .. '\n')
-  io.stdout:flush()
-end
-
-local function check(ok, fmt, ...)
-  local msg = string.format(fmt, ...)
-  if not ok then
-    table.insert(failures, msg)
-    io.stderr:write('FAIL: ' .. msg .. '\n')
-  end
-  return ok
-end
-
-local function wait_for(what, predicate, ms)
-  ms = ms or timeout_ms
-  if not vim.wait(ms, predicate, 20) then
-    error(string.format('timed out after %d ms waiting for %s', ms, what), 0)
-  end
-end
-
-local function read_file(path)
-  local f = io.open(path, 'rb')
-  if not f then return nil end
-  local s = f:read('*a')
-  f:close()
-  return s
-end
-
-local function write_file(path, text)
-  local f = assert(io.open(path, 'wb'))
-  f:write(text)
-  f:close()
-end
+local e2e = dofile(root .. '/tests/e2e/nvim_e2e.lua').new('e2e.neovim_optimize', timeout_ms)
+local out, check, wait_for, read_file, write_file = e2e.out, e2e.check, e2e.wait_for, e2e.read_file, e2e.write_file
+local failures = e2e.failures
+local skipped = {}
 
 --- Copies the files of task directory `src` (one level: a task is flat) into `dst`.
 local function copy_task(src, dst)
@@ -387,22 +355,6 @@ local function main()
   if #failures == 0 and os.getenv('KBLASTER_E2E_KEEP') ~= '1' then vim.fn.delete(workspace, 'rf') end
 end
 
-vim.api.nvim_create_autocmd('VimEnter', {
-  once = true,
-  nested = true,
-  callback = function()
-    local ok, err = xpcall(main, debug.traceback)
-    if not ok then
-      table.insert(failures, tostring(err))
-      io.stderr:write('ERROR: ' .. tostring(err) .. '\n')
-    end
-    if #failures == 0 then
-      out('e2e.neovim_optimize: all checks passed%s',
-        #skipped > 0 and (' (SKIPPED, no recordings: ' .. table.concat(skipped, ', ') .. ')') or '')
-      vim.cmd('qall!')
-    else
-      io.stderr:write(string.format('e2e.neovim_optimize: %d check(s) failed\n', #failures))
-      vim.cmd('cquit 1')
-    end
-  end,
-})
+e2e.run_at_vim_enter(main, function()
+  return #skipped > 0 and (' (SKIPPED, no recordings: ' .. table.concat(skipped, ', ') .. ')') or ''
+end)
