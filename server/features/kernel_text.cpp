@@ -72,7 +72,10 @@ std::string performance_line(const engine::kernel_view& v, const engine::kernel_
     line = state_in_words(insight.kb_state.empty() ? v.state.state : insight.kb_state);
   }
   if (insight.last_runtime) line += " · " + format_ms(insight.last_runtime->runtime_ms);
-  else if (!v.signature.static_only && v.signature.sol.duration_us) line += " · " + format_ms(*v.signature.sol.duration_us / 1000);
+  // ncu's own duration, at the clocks it locks: beside the program's share lens (its time in the
+  // program, from the timeline) the two differ, so the lens says which this one is.
+  else if (!v.signature.static_only && v.signature.sol.duration_us)
+    line += " · " + format_ms(*v.signature.sol.duration_us / 1000) + " under ncu";
   return line;
 }
 

@@ -40,6 +40,21 @@ TEST_CASE("a kernel profiled from its captured launch: origin, launch and achiev
   CHECK(has(whole, "- Achieved: DRAM"));
 }
 
+TEST_CASE("the lens's time says it is ncu's when it is (locked clocks, not the program's time)") {
+  // On an H200 the lens of a captured kernel read "latency bound memory stalls · 8.5 µs" beside
+  // its share lens's "5.4 us" in the program: two times, unlabelled.
+  engine::file_analysis a;
+  a.live_profile = engine::analyze_recorded(fixture("fma_heavy.details.csv"), fixture("fma_heavy.raw.csv"));
+  REQUIRE(a.live_profile->error.empty());
+  const auto& v = a.live_profile->kernels.at(0);
+  CHECK(has(server::performance_line(v, {}, ""), " ms under ncu"));
+  engine::kernel_insight measured;
+  measured.last_runtime = engine::measured_runtime{0.5, "2026-11-24T19:40:00Z", "harness"};
+  const auto line = server::performance_line(v, measured, "");
+  CHECK(has(line, "500.0 µs"));
+  CHECK_FALSE(has(line, "under ncu"));
+}
+
 TEST_CASE("a kernel the captured profile could not cover says why") {
   engine::file_analysis a;
   a.analysed_at = "2026-11-24T19:40:00Z";
