@@ -5,7 +5,6 @@
 // it is replayed from a recording, and on which GPU it was measured. The user's settings are not
 // read for any of it but the replay's pace and where runs go.
 #include "engine/optimize/example_replay.h"
-#include "support/text.h"
 #include "server/features/commands.h"
 #include "server/features/optimize_request.h"
 #include "server/lsp_server.h"
@@ -13,7 +12,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 
 namespace kblaster::server {
 
@@ -60,16 +58,8 @@ json replay_example_command(const json& arguments, request_context& ctx, editor_
   const std::string recorded = example->recorded_on.empty() ? "" : ", recorded on an " + example->recorded_on;
   work_done_progress progress(ctx, "KernelBlaster: replaying the example " + example->name + " (REPLAYED results" + recorded + ")",
                               "");
-  std::mutex progress_mutex;  // trajectories report from their own threads
-  int percent = 0;
-  opt::service_events events;
-  events.say = [&](const std::string& line) { const std::lock_guard lock(progress_mutex); progress.report(line, percent); };
-  events.progress = [&](const opt::progress_event& e) {
-    const std::lock_guard lock(progress_mutex);
-    percent = e.steps_total > 0 ? 100 * e.steps_done / e.steps_total : 0;
-    const std::string best = support::times_text(e.best_speedup, 2);
-    progress.report(e.phase == "baseline" ? e.message : e.message + " (best so far " + best + ", replayed)", percent);
-  };
+  optimize_progress reporter(progress, ", replayed");
+  const auto events = reporter.events();
   opt::optimize_outcome o;
   try {
     o = opt::optimize_file(request, events, ctx.stop_token());

@@ -5,7 +5,6 @@
 // says predicted vs measured speedup and where the report is. applyTechnique is one step of
 // the named technique. Recordings named in kblaster.optimize.replayHarness win over a GPU.
 #include "server/features/commands.h"
-#include "support/text.h"
 #include "server/features/cuda_document.h"
 #include "server/features/document_edit.h"
 #include "server/features/optimize_gate.h"
@@ -15,7 +14,6 @@
 #include "server/work_done_progress.h"
 
 #include <filesystem>
-#include <mutex>
 
 namespace kblaster::server {
 
@@ -80,16 +78,8 @@ json optimize_command(const command_args& args, request_context& ctx, editor_sta
   }
   work_done_progress progress(ctx, "KernelBlaster: optimizing " + args.kernel +
                                        (request.evaluator.replay.empty() ? "" : " (REPLAYED results)"), "");
-  std::mutex progress_mutex;  // trajectories report from their own threads
-  int percent = 0;
-  opt::service_events events;
-  events.say = [&](const std::string& line) { const std::lock_guard lock(progress_mutex); progress.report(line, percent); };
-  events.progress = [&](const opt::progress_event& e) {
-    const std::lock_guard lock(progress_mutex);
-    percent = e.steps_total > 0 ? 100 * e.steps_done / e.steps_total : 0;
-    const std::string best = support::times_text(e.best_speedup, 2);
-    progress.report(e.phase == "baseline" ? e.message : e.message + " (best so far " + best + ")", percent);  // no best before the input's
-  };
+  optimize_progress reporter(progress, "");
+  auto events = reporter.events();
   const auto unchanged = [&] { const auto now = server.documents().get(args.uri); return now && now->version() == doc->version(); };
   events.input_unchanged = unchanged;
   opt::optimize_outcome o;

@@ -111,6 +111,23 @@ std::string how_had(const opt::optimize_outcome& o) {
 
 }  // namespace
 
+opt::service_events optimize_progress::events() {
+  opt::service_events events;
+  events.say = [this](const std::string& line) {
+    const std::lock_guard lock(mutex_);
+    progress_.report(line, percent_);
+  };
+  events.progress = [this](const opt::progress_event& e) {
+    const std::lock_guard lock(mutex_);
+    percent_ = e.steps_total > 0 ? 100 * e.steps_done / e.steps_total : 0;
+    // No best before the input's measure.
+    progress_.report(e.phase == "baseline" ? e.message
+                                           : e.message + " (best so far " + support::times_text(e.best_speedup, 2) + best_note_ + ")",
+                     percent_);
+  };
+  return events;
+}
+
 std::string optimize_end_text(const opt::optimize_outcome& o) {
   const auto& r = o.result;
   if (r.stop_reason == opt::stop_kind::waiting) return "waiting for the model's answers";

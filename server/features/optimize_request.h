@@ -6,8 +6,11 @@
 #include "server/document_store.h"
 #include "server/features/commands.h"
 #include "server/features/editor_settings.h"
+#include "server/work_done_progress.h"
 
 #include <nlohmann/json.hpp>
+
+#include <mutex>
 
 #include <string>
 
@@ -16,6 +19,21 @@ namespace kblaster::server {
 /// The request for `doc` (its text as the buffer: unsaved edits are what the user sees).
 engine::optimize::optimize_request optimize_request_of(const editor_settings& settings, const document_snapshot& doc,
                                                        const command_args& args);
+
+/// An Optimize run's events as $/progress reports: each line it says, and from its steps the
+/// percentage and the best speedup so far, `best_note` after it (", replayed"). The trajectories
+/// report from their own threads, so the reports are serialized here; it must outlive the run.
+class optimize_progress {
+ public:
+  optimize_progress(work_done_progress& progress, std::string best_note) : progress_(progress), best_note_(std::move(best_note)) {}
+  engine::optimize::service_events events();
+
+ private:
+  work_done_progress& progress_;
+  std::string best_note_;
+  std::mutex mutex_;
+  int percent_ = 0;
+};
 
 /// The progress's last words: the speedup and how it was had ("1.42x measured"; "1.42x,
 /// replayed from a recording, not measured here"), or what stopped the run ("stopped: replay: no
