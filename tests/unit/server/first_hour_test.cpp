@@ -5,6 +5,7 @@
 // refused naming the provider, the variable and (for a Claude model) the provider it belongs to,
 // once. GPU results are the H100's recordings in tests/optimize/recordings.
 #include "server_fixture.h"
+#include "support/files.h"
 
 #include <doctest/doctest.h>
 
@@ -12,8 +13,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 using namespace kblaster::testing;
 namespace fs = std::filesystem;
@@ -22,24 +21,6 @@ namespace {
 
 const fs::path source_root = KBLASTER_SOURCE_DIR;
 
-struct workspace {
-  fs::path dir = fs::temp_directory_path() / ("kblaster-first-hour-" + std::to_string(::getpid()));
-  workspace() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~workspace() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string uri_of(const fs::path& p) { return "file://" + p.string(); }
 
@@ -77,7 +58,7 @@ json run(server_fixture& s, int id, const std::string& command, const json& args
 }  // namespace
 
 TEST_CASE("no GPU: said before the missing task, with the example this machine can replay") {
-  workspace w;
+  temp_workspace w("first-hour");
   server_fixture s;
   start(s, {{"analysis", {{"enabled", false}}}});
   if (machine_has_gpu(s)) {
@@ -102,7 +83,7 @@ TEST_CASE("no GPU: said before the missing task, with the example this machine c
 }
 
 TEST_CASE("kblaster.replayExample: the example replayed with its recorded settings, to its real result, said so") {
-  workspace w;
+  temp_workspace w("first-hour");
   server_fixture s;
   // Settings a user may have that would make the replay miss: they do not apply to the example.
   start(s, {{"analysis", {{"enabled", false}}}, {"optimize", {{"outputDir", (w.dir / "runs").string()}, {"breadth", 8}, {"depth", 4}}}});
@@ -122,8 +103,8 @@ TEST_CASE("kblaster.replayExample: the example replayed with its recorded settin
   CHECK(message.find("faster, replayed from a recording made on an NVIDIA H100 80GB HBM3, not measured here") != std::string::npos);
   const fs::path best = result.at("bestPath").get<std::string>(), input = result.at("inputPath").get<std::string>();
   CHECK(best.string().rfind((w.dir / "runs").string(), 0) == 0);
-  CHECK(read(best) != read(input));
-  CHECK(read(input) == read(source_root / "examples/tasks/row_softmax/kernel.cu"));  // a copy, untouched
+  CHECK(kblaster::support::read_file(best) != kblaster::support::read_file(input));
+  CHECK(kblaster::support::read_file(input) == kblaster::support::read_file(source_root / "examples/tasks/row_softmax/kernel.cu"));  // a copy, untouched
   REQUIRE(progress.size() >= 2);
   CHECK(progress.front().at("kind") == "begin");
   CHECK(progress.front().at("title").get<std::string>().find("REPLAYED results, recorded on an NVIDIA H100") != std::string::npos);
@@ -135,7 +116,7 @@ TEST_CASE("kblaster.replayExample: the example replayed with its recorded settin
 }
 
 TEST_CASE("a replay with no recording of the kernel ends saying what stopped it, not \"done\" with a speedup") {
-  workspace w;
+  temp_workspace w("first-hour");
   fs::copy(source_root / "examples/tasks/row_softmax", w.dir / "row_softmax", fs::copy_options::recursive);
   const auto kernel = w.dir / "row_softmax" / "kernel.cu";
   server_fixture s;
@@ -145,7 +126,7 @@ TEST_CASE("a replay with no recording of the kernel ends saying what stopped it,
                           {"outputDir", (w.dir / "runs").string()}}}});
   // The recorded kernel, with the user's own settings (breadth 8, no model: the mechanical tier):
   // the input replays, the candidates were never recorded.
-  s.open(uri_of(kernel), read(kernel));
+  s.open(uri_of(kernel), kblaster::support::read_file(kernel));
   std::vector<json> progress;
   const json r = run(s, 5, "kblaster.optimize", {{"uri", uri_of(kernel)}, {"kernel", "row_softmax"}}, progress);
   CAPTURE(r.dump());
@@ -167,7 +148,7 @@ TEST_CASE("a replay with no recording of the kernel ends saying what stopped it,
 }
 
 TEST_CASE("a model without its key: the provider, the variable, where it must be set, and the provider a Claude model needs") {
-  workspace w;
+  temp_workspace w("first-hour");
   // Nothing of this machine's own configuration: no key, no config file.
   ::unsetenv("OPENAI_API_KEY");
   ::unsetenv("KBLASTER_LLM_PROVIDER");
@@ -182,7 +163,7 @@ TEST_CASE("a model without its key: the provider, the variable, where it must be
             {"optimize", {{"replayHarness", (source_root / "tests/optimize/recordings/loop-vector_add.jsonl").string()},
                           {"outputDir", (w.dir / "runs").string()}}},
             {"llm", {{"model", "claude-sonnet-4-5"}}}});
-  s.open(uri_of(kernel), read(kernel));
+  s.open(uri_of(kernel), kblaster::support::read_file(kernel));
   s.request(6, "workspace/executeCommand",
             {{"command", "kblaster.optimize"}, {"arguments", json::array({{{"uri", uri_of(kernel)}, {"kernel", "vector_add"}}})}});
   const json refused = s.reply(6, std::chrono::seconds(120));

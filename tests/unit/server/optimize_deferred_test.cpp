@@ -5,6 +5,7 @@
 // with the same answers (kblaster.llm.replay) ends. GPU results: vector_add's, recorded on an
 // H100 (tests/optimize/recordings/loop-vector_add.jsonl), replayed: no GPU, no model.
 #include "server_fixture.h"
+#include "support/files.h"
 
 #include <doctest/doctest.h>
 
@@ -12,8 +13,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 using namespace kblaster::testing;
 namespace fs = std::filesystem;
@@ -22,24 +21,6 @@ namespace {
 
 const fs::path source_root = KBLASTER_SOURCE_DIR;
 
-struct workspace {
-  fs::path dir = fs::temp_directory_path() / ("kblaster-lsp-deferred-" + std::to_string(::getpid()));
-  workspace() {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  ~workspace() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // One editor session on a copy of vector_add: `model` is the llm.* settings.
 class session {
@@ -56,7 +37,7 @@ class session {
                                  {"initializationOptions", {{"workspaceTrusted", true}, {"kblaster", settings}}}});
     s_.reply(0);
     s_.notify("initialized");
-    s_.open(uri(), read(task_ / "kernel.cu"));
+    s_.open(uri(), kblaster::support::read_file(task_ / "kernel.cu"));
   }
   std::string uri() const { return "file://" + (task_ / "kernel.cu").string(); }
   fs::path task() const { return task_; }
@@ -88,7 +69,7 @@ class session {
 
 TEST_CASE("Optimize with a batch model: rounds that wait, then the synchronous run's result") {
   const fs::path book = source_root / "tests/optimize/answer_book.jsonl";
-  workspace w;
+  temp_workspace w("lsp-deferred");
   fs::create_directories(w.dir / "sync");
   fs::create_directories(w.dir / "deferred");
   session sync(w.dir / "sync", {{"replay", book.string()}});
