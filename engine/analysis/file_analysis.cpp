@@ -98,8 +98,10 @@ namespace {
 // not loadable here) the kernels' profiles stand alone and `program_unavailable` says why.
 void add_program_timeline(profile_outcome& out, const std::string& path, const capture_request& how, build_profile_options build,
                           const fs::path& scratch) {
-  std::vector<std::string> argv = how.run.command;
-  if (argv.empty()) {
+  std::vector<std::string> argv;
+  if (!how.run.command.empty()) {
+    argv = own_build_argv(how.run);
+  } else {
     profile_outcome built;
     const auto compiled = compile_for_profile(path, build, output_kind::executable, built);
     if (!compiled) {
@@ -107,10 +109,8 @@ void add_program_timeline(profile_outcome& out, const std::string& path, const c
       return;
     }
     argv = {compiled->output_path};
-  } else if (!how.run.cwd.empty() && fs::path(argv.front()).is_relative() && fs::path(argv.front()).has_parent_path()) {
-    argv.front() = (fs::path(how.run.cwd) / argv.front()).string();
+    argv.insert(argv.end(), how.run.args.begin(), how.run.args.end());
   }
-  argv.insert(argv.end(), how.run.args.begin(), how.run.args.end());
   build.ncu.report_base = (scratch / (fs::path(path).stem().string() + "-program")).string();
   std::string why_not;
   auto timed = timeline_of_program(argv, build, why_not);

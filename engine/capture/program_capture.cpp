@@ -113,6 +113,14 @@ double run_user_build(const capture_request& request, std::stop_token stop) {
 
 bool runs_as_program(const std::string& text, const program_run& run) { return !run.command.empty() || defines_main(text); }
 
+std::vector<std::string> own_build_argv(const program_run& run) {
+  std::vector<std::string> argv = run.command;
+  if (!argv.empty() && !run.cwd.empty() && fs::path(argv.front()).is_relative() && fs::path(argv.front()).has_parent_path())
+    argv.front() = (fs::path(run.cwd) / argv.front()).string();
+  argv.insert(argv.end(), run.args.begin(), run.args.end());
+  return argv;
+}
+
 std::string capture_blocker(const capture_request& request) {
   if (!env_or(request.replay_root, "KBLASTER_CAPTURE_REPLAY").empty()) return {};
   return missing_cuda_driver(request.driver_library);

@@ -40,6 +40,10 @@ struct program_run {
 /// (it is built as it is), or `run` names the program the user's own build makes.
 bool runs_as_program(const std::string& text, const program_run& run);
 
+/// The argv that runs the program the user's own build makes (`run.command` set): the command,
+/// a relative path in it (`./app`, `build/app`) taken from `run.cwd`, then `run.args`.
+std::vector<std::string> own_build_argv(const program_run& run);
+
 struct capture_request {
   std::string source;  // the .cu file that defines main() and the kernel
   std::string kernel;  // plain or qualified name

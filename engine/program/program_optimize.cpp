@@ -49,11 +49,7 @@ profile_outcome live_or_recorded_profile(const program_optimize_request& r) {
   auto how = r.base.program;
   how.source = r.base.file;
   if (!run.build.empty()) run_user_build(how, options.stop);
-  std::vector<std::string> argv = run.command;
-  argv.insert(argv.end(), run.args.begin(), run.args.end());
-  if (!how.run.cwd.empty() && fs::path(argv.front()).is_relative() && fs::path(argv.front()).has_parent_path())
-    argv.front() = (fs::path(how.run.cwd) / argv.front()).string();
-  return profile_built_program(*ncu, argv, options);
+  return profile_built_program(*ncu, own_build_argv(how.run), options);
 }
 
 // A program the user's own build makes compiles the file where it is: a text under test is put
