@@ -5,6 +5,7 @@
 #include "engine/bench/metrics.h"
 #include "engine/bench/report_markdown.h"
 #include "engine/bench/runner.h"
+#include "tests/temp_dir.h"
 
 #include <doctest/doctest.h>
 
@@ -20,19 +21,13 @@ using namespace kblaster::engine::bench;
 
 namespace {
 
-struct temp_dir {
-  fs::path path = fs::temp_directory_path() / ("kblaster_bench_import_" + std::to_string(::getpid()));
-  temp_dir() {
-    fs::remove_all(path);
+struct temp_dir : kblaster::testing::temp_dir {
+  temp_dir() : kblaster::testing::temp_dir("bench-import") {
     fs::create_directories(path / "kernelbench" / "level1");
     for (const char* name : {"1_Copy", "2_Scale"}) {
       std::ofstream(path / "kernelbench" / "level1" / (std::string(name) + ".py")) << "# a problem\n";
       std::ofstream(path / "kernelbench" / "level1" / (std::string(name) + ".cu")) << "// its initial kernel\n";
     }
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
   }
 };
 

@@ -3,6 +3,7 @@
 // bench_pipeline.learning_pg (learning_pg_test.py, on a throwaway server).
 #include "engine/bench/bench_kb.h"
 #include "engine/bench/result_store.h"
+#include "tests/temp_dir.h"
 
 #include <doctest/doctest.h>
 
@@ -13,18 +14,9 @@ using namespace kblaster::engine::bench;
 
 namespace {
 
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    path = fs::temp_directory_path() / ("kblaster_bench_kb_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  static inline int n = 0;
+// A fresh folder for each test.
+struct temp_dir : kblaster::testing::temp_dir {
+  temp_dir() : kblaster::testing::temp_dir("bench-kb") {}
 };
 
 }  // namespace

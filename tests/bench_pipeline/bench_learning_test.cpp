@@ -5,6 +5,7 @@
 #include "engine/bench/learning_curve.h"
 #include "engine/bench/problem_set.h"
 #include "kb/knowledge_base.h"
+#include "tests/temp_dir.h"
 
 #include <doctest/doctest.h>
 
@@ -19,18 +20,9 @@ namespace kb = kblaster::kb;
 
 namespace {
 
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    path = fs::temp_directory_path() / ("kblaster_learning_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  static inline int n = 0;
+// A fresh folder for each test.
+struct temp_dir : kblaster::testing::temp_dir {
+  temp_dir() : kblaster::testing::temp_dir("learning") {}
 };
 
 // Attempts from speedups; 0 stands for a candidate that failed (no speedup).

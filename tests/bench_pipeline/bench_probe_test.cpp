@@ -4,6 +4,7 @@
 // and the loop are stand-ins here (the real probe runs in tests/harness/reference_probe_test.cpp).
 #include "engine/bench/metrics.h"
 #include "engine/bench/runner.h"
+#include "tests/temp_dir.h"
 
 #include <doctest/doctest.h>
 
@@ -18,16 +19,8 @@ using namespace kblaster::engine::bench;
 
 namespace {
 
-struct temp_dir {
-  fs::path path = fs::temp_directory_path() / ("kblaster_bench_probe_" + std::to_string(::getpid()));
-  temp_dir() {
-    fs::remove_all(path);
-    fs::create_directories(path / "kernelbench" / "level2");
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+struct temp_dir : kblaster::testing::temp_dir {
+  temp_dir() : kblaster::testing::temp_dir("bench-probe") { fs::create_directories(path / "kernelbench" / "level2"); }
 };
 
 // A probe as the harness would give it: output 0 constant for 1_Clamp, healthy otherwise.

@@ -1,6 +1,7 @@
 // The bench result store (atomic files, resume, manifest check, merge) and problem selection.
 #include "engine/bench/problem_set.h"
 #include "engine/bench/result_store.h"
+#include "tests/temp_dir.h"
 
 #include <doctest/doctest.h>
 
@@ -13,18 +14,9 @@ using namespace kblaster::engine::bench;
 
 namespace {
 
-struct temp_dir {
-  fs::path path;
-  temp_dir() {
-    path = fs::temp_directory_path() / ("kblaster_bench_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  static inline int n = 0;
+// A fresh folder for each test.
+struct temp_dir : kblaster::testing::temp_dir {
+  temp_dir() : kblaster::testing::temp_dir("bench-store") {}
 };
 
 problem_result result(int level, const std::string& name, double best, const std::string& finished) {

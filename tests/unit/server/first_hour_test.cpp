@@ -6,6 +6,7 @@
 // once. GPU results are the H100's recordings in tests/optimize/recordings.
 #include "server_fixture.h"
 #include "support/files.h"
+#include "tests/temp_dir.h"
 
 #include <doctest/doctest.h>
 
@@ -58,14 +59,14 @@ json run(server_fixture& s, int id, const std::string& command, const json& args
 }  // namespace
 
 TEST_CASE("no GPU: said before the missing task, with the example this machine can replay") {
-  temp_workspace w("first-hour");
+  temp_dir w("first-hour");
   server_fixture s;
   start(s, {{"analysis", {{"enabled", false}}}});
   if (machine_has_gpu(s)) {
     MESSAGE("this machine has a GPU: the no-GPU order is checked on machines without one");
     return;
   }
-  const auto file = w.dir / "add_one.cu";
+  const auto file = w.path / "add_one.cu";
   s.open(uri_of(file), "__global__ void add_one(float* x, int n) {\n  int i = threadIdx.x;\n  if (i < n) x[i] += 1.0f;\n}\n");
   s.request(1, "textDocument/codeLens", {{"textDocument", {{"uri", uri_of(file)}}}});
   const json lenses = s.reply(1).at("result");
@@ -83,10 +84,10 @@ TEST_CASE("no GPU: said before the missing task, with the example this machine c
 }
 
 TEST_CASE("kblaster.replayExample: the example replayed with its recorded settings, to its real result, said so") {
-  temp_workspace w("first-hour");
+  temp_dir w("first-hour");
   server_fixture s;
   // Settings a user may have that would make the replay miss: they do not apply to the example.
-  start(s, {{"analysis", {{"enabled", false}}}, {"optimize", {{"outputDir", (w.dir / "runs").string()}, {"breadth", 8}, {"depth", 4}}}});
+  start(s, {{"analysis", {{"enabled", false}}}, {"optimize", {{"outputDir", (w.path / "runs").string()}, {"breadth", 8}, {"depth", 4}}}});
   std::vector<json> progress;
   const json r = run(s, 3, "kblaster.replayExample", json::object(), progress);
   REQUIRE(r.contains("result"));
@@ -102,7 +103,7 @@ TEST_CASE("kblaster.replayExample: the example replayed with its recorded settin
   CHECK(message.rfind("[REPLAYED] optimized row_softmax: ", 0) == 0);
   CHECK(message.find("faster, replayed from a recording made on an NVIDIA H100 80GB HBM3, not measured here") != std::string::npos);
   const fs::path best = result.at("bestPath").get<std::string>(), input = result.at("inputPath").get<std::string>();
-  CHECK(best.string().rfind((w.dir / "runs").string(), 0) == 0);
+  CHECK(best.string().rfind((w.path / "runs").string(), 0) == 0);
   CHECK(kblaster::support::read_file(best) != kblaster::support::read_file(input));
   CHECK(kblaster::support::read_file(input) == kblaster::support::read_file(source_root / "examples/tasks/row_softmax/kernel.cu"));  // a copy, untouched
   REQUIRE(progress.size() >= 2);
@@ -116,14 +117,14 @@ TEST_CASE("kblaster.replayExample: the example replayed with its recorded settin
 }
 
 TEST_CASE("a replay with no recording of the kernel ends saying what stopped it, not \"done\" with a speedup") {
-  temp_workspace w("first-hour");
-  fs::copy(source_root / "examples/tasks/row_softmax", w.dir / "row_softmax", fs::copy_options::recursive);
-  const auto kernel = w.dir / "row_softmax" / "kernel.cu";
+  temp_dir w("first-hour");
+  fs::copy(source_root / "examples/tasks/row_softmax", w.path / "row_softmax", fs::copy_options::recursive);
+  const auto kernel = w.path / "row_softmax" / "kernel.cu";
   server_fixture s;
   start(s, {{"analysis", {{"enabled", false}}},
-            {"knowledgeBase", (w.dir / "kb.sqlite").string()},
+            {"knowledgeBase", (w.path / "kb.sqlite").string()},
             {"optimize", {{"replayHarness", (source_root / "tests/optimize/recordings/loop-row_softmax.jsonl").string()},
-                          {"outputDir", (w.dir / "runs").string()}}}});
+                          {"outputDir", (w.path / "runs").string()}}}});
   // The recorded kernel, with the user's own settings (breadth 8, no model: the mechanical tier):
   // the input replays, the candidates were never recorded.
   s.open(uri_of(kernel), kblaster::support::read_file(kernel));
@@ -148,20 +149,20 @@ TEST_CASE("a replay with no recording of the kernel ends saying what stopped it,
 }
 
 TEST_CASE("a model without its key: the provider, the variable, where it must be set, and the provider a Claude model needs") {
-  temp_workspace w("first-hour");
+  temp_dir w("first-hour");
   // Nothing of this machine's own configuration: no key, no config file.
   ::unsetenv("OPENAI_API_KEY");
   ::unsetenv("KBLASTER_LLM_PROVIDER");
   ::unsetenv("KBLASTER_LLM_KEY_ENV");
   ::unsetenv("KBLASTER_LLM_MODEL");
-  ::setenv("XDG_CONFIG_HOME", (w.dir / "config").c_str(), 1);
-  fs::copy(source_root / "examples/tasks/vector_add", w.dir / "vector_add", fs::copy_options::recursive);
-  const auto kernel = w.dir / "vector_add" / "kernel.cu";
+  ::setenv("XDG_CONFIG_HOME", (w.path / "config").c_str(), 1);
+  fs::copy(source_root / "examples/tasks/vector_add", w.path / "vector_add", fs::copy_options::recursive);
+  const auto kernel = w.path / "vector_add" / "kernel.cu";
   server_fixture s;
   start(s, {{"analysis", {{"enabled", false}}},
-            {"knowledgeBase", (w.dir / "kb.sqlite").string()},
+            {"knowledgeBase", (w.path / "kb.sqlite").string()},
             {"optimize", {{"replayHarness", (source_root / "tests/optimize/recordings/loop-vector_add.jsonl").string()},
-                          {"outputDir", (w.dir / "runs").string()}}},
+                          {"outputDir", (w.path / "runs").string()}}},
             {"llm", {{"model", "claude-sonnet-4-5"}}}});
   s.open(uri_of(kernel), kblaster::support::read_file(kernel));
   s.request(6, "workspace/executeCommand",

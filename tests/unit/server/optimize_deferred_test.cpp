@@ -6,6 +6,7 @@
 // H100 (tests/optimize/recordings/loop-vector_add.jsonl), replayed: no GPU, no model.
 #include "server_fixture.h"
 #include "support/files.h"
+#include "tests/temp_dir.h"
 
 #include <doctest/doctest.h>
 
@@ -69,16 +70,16 @@ class session {
 
 TEST_CASE("Optimize with a batch model: rounds that wait, then the synchronous run's result") {
   const fs::path book = source_root / "tests/optimize/answer_book.jsonl";
-  temp_workspace w("lsp-deferred");
-  fs::create_directories(w.dir / "sync");
-  fs::create_directories(w.dir / "deferred");
-  session sync(w.dir / "sync", {{"replay", book.string()}});
+  temp_dir w("lsp-deferred");
+  fs::create_directories(w.path / "sync");
+  fs::create_directories(w.path / "deferred");
+  session sync(w.path / "sync", {{"replay", book.string()}});
   const json want = sync.optimize();
   REQUIRE(want.contains("result"));
   CHECK(want["result"]["stopReason"] == "finished");
 
   // A relative batch folder is beside the file.
-  session later(w.dir / "deferred", {{"batch", "files:batch"}, {"batchWait", false}});
+  session later(w.path / "deferred", {{"batch", "files:batch"}, {"batchWait", false}});
   const fs::path batch = later.task() / "batch";
   json got;
   int rounds = 0;

@@ -6,36 +6,15 @@
 #include "server/lsp_server.h"
 
 #include <condition_variable>
-#include <filesystem>
-#include <string>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
 
-#include <unistd.h>
-
 namespace kblaster::testing {
 
 using protocol::json;
-
-/// A fresh folder of the test's own under the system's temporary one (named by `what` and the
-/// process), removed with the object.
-struct temp_workspace {
-  std::filesystem::path dir;
-  explicit temp_workspace(const std::string& what)
-      : dir(std::filesystem::temp_directory_path() / ("kblaster-" + what + "-" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-  }
-  ~temp_workspace() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  temp_workspace(const temp_workspace&) = delete;
-  temp_workspace& operator=(const temp_workspace&) = delete;
-};
 
 /// The server's side reads what the test sends; what the server writes is parsed back into JSON.
 class memory_transport final : public server::transport {
